@@ -1,0 +1,165 @@
+"""One typed configuration object, fed by defaults, environment variables and arguments.
+
+Front ends only feed it: the CLI from its flags, the magics from traitlets
+(``c.NbAgent.model = ...``), the server extension from its settings. Each
+field's docstring is its documentation (docs/configuration.md mirrors it).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel")
+APPROVAL_MODES = ("ask", "auto", "read-only")
+APIS = ("chat", "responses")
+
+
+@dataclass
+class AgentConfig:
+    workspace: Path = field(default_factory=Path.cwd)
+    """Root of everything the tools may touch. Paths outside it are refused."""
+
+    model: str | None = None
+    """Model name sent to the endpoint. Env: NBAGENT_MODEL."""
+
+    base_url: str | None = None
+    """OpenAI-compatible endpoint, e.g. http://localhost:11434/v1. Env: OPENAI_BASE_URL."""
+
+    api_key: str | None = None
+    """API key. Env: OPENAI_API_KEY. Local servers accept any value."""
+
+    api: str = "chat"
+    """Wire protocol: "chat" (Chat Completions) or "responses" (Responses API). Env: NBAGENT_API."""
+
+    toolsets: tuple[str, ...] = DEFAULT_TOOLSETS
+    """Tool sets to enable; "core" is always on. Env: NBAGENT_TOOLSETS (comma separated)."""
+
+    approval: str = "ask"
+    """"ask" (approval_request events), "auto" (approve all) or "read-only" (deny all changes).
+    Env: NBAGENT_APPROVAL."""
+
+    max_steps: int = 50
+    """Model calls per turn before the turn ends with reason "max_steps". Env: NBAGENT_MAX_STEPS."""
+
+    output_limit: int = 30_000
+    """Characters of one tool output kept on the wire (head and tail). Env: NBAGENT_OUTPUT_LIMIT."""
+
+    bash_timeout: float = 120.0
+    """Seconds before a bash command is handed over to a background task. Env: NBAGENT_BASH_TIMEOUT."""
+
+    request_timeout: float = 600.0
+    """Seconds one model request may take. Env: NBAGENT_REQUEST_TIMEOUT."""
+
+    max_retries: int = 3
+    """Retries of a model call on 429 and 5xx, with exponential backoff. Env: NBAGENT_MAX_RETRIES."""
+
+    retry_base_delay: float = 0.5
+    """First backoff delay in seconds; doubles on each retry (a Retry-After header wins)."""
+
+    compact_threshold: int = 120_000
+    """Estimated tokens on the wire above which older tool results are pruned. Env: NBAGENT_COMPACT_THRESHOLD."""
+
+    memory: bool = True
+    """Load and write project memory. Env: NBAGENT_MEMORY=0 switches it off."""
+
+    session: str = "new"
+    """"new", "continue" (newest of this origin) or a session id / unique prefix."""
+
+    origin: str | None = None
+    """The notebook or directory a session is started from (for "continue" and history)."""
+
+    temperature: float | None = None
+    """Sampling temperature, when set. Env: NBAGENT_TEMPERATURE."""
+
+    reasoning_effort: str | None = None
+    """Reasoning effort for models that take it (low, medium, high). Env: NBAGENT_REASONING_EFFORT."""
+
+    local: str = "auto"
+    """Offline model: "auto" (when no endpoint is configured and nbagent[local] is installed),
+    "on" or "off". Env: NBAGENT_LOCAL."""
+
+    persist: bool = True
+    """Store sessions in the workspace's .nbagent/ database. Env: NBAGENT_PERSIST=0 keeps them in memory."""
+
+    extra_instructions: str = ""
+    """Appended to the system prompt."""
+
+    @classmethod
+    def load(cls, **overrides: Any) -> "AgentConfig":
+        """Defaults, then environment variables, then explicit arguments (None means unset)."""
+        values = _from_env(os.environ)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        unknown = set(values) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ConfigError(f"unknown configuration option(s): {', '.join(sorted(unknown))}")
+        return cls(**_coerce(values)).validated()
+
+    def with_changes(self, **changes: Any) -> "AgentConfig":
+        return replace(self, **_coerce(changes)).validated()
+
+    def validated(self) -> "AgentConfig":
+        if self.api not in APIS:
+            raise ConfigError(f"api must be one of {APIS}, not {self.api!r}")
+        if self.approval not in APPROVAL_MODES:
+            raise ConfigError(f"approval must be one of {APPROVAL_MODES}, not {self.approval!r}")
+        if self.max_steps < 1:
+            raise ConfigError("max_steps must be at least 1")
+        self.workspace = Path(self.workspace).expanduser().resolve()
+        if not self.workspace.is_dir():
+            raise ConfigError(f"workspace {self.workspace} is not a directory")
+        if "core" not in self.toolsets:
+            self.toolsets = ("core", *self.toolsets)
+        return self
+
+
+_ENV = {
+    "NBAGENT_MODEL": "model",
+    "OPENAI_BASE_URL": "base_url",
+    "OPENAI_API_KEY": "api_key",
+    "NBAGENT_API": "api",
+    "NBAGENT_TOOLSETS": "toolsets",
+    "NBAGENT_APPROVAL": "approval",
+    "NBAGENT_MAX_STEPS": "max_steps",
+    "NBAGENT_OUTPUT_LIMIT": "output_limit",
+    "NBAGENT_BASH_TIMEOUT": "bash_timeout",
+    "NBAGENT_REQUEST_TIMEOUT": "request_timeout",
+    "NBAGENT_MAX_RETRIES": "max_retries",
+    "NBAGENT_COMPACT_THRESHOLD": "compact_threshold",
+    "NBAGENT_MEMORY": "memory",
+    "NBAGENT_TEMPERATURE": "temperature",
+    "NBAGENT_REASONING_EFFORT": "reasoning_effort",
+    "NBAGENT_LOCAL": "local",
+    "NBAGENT_PERSIST": "persist",
+    "NBAGENT_WORKSPACE": "workspace",
+}
+ENV_VARS = dict(_ENV)
+
+
+def _from_env(env) -> dict[str, Any]:
+    return {name: env[var] for var, name in _ENV.items() if env.get(var)}
+
+
+def _coerce(values: dict[str, Any]) -> dict[str, Any]:
+    """Turn strings from the environment or a command line into the fields' types."""
+    types = {f.name: f.type for f in fields(AgentConfig)}
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        kind = str(types.get(name, ""))
+        if isinstance(value, str):
+            if kind.startswith("int"):
+                value = int(value)
+            elif kind.startswith("float"):
+                value = float(value)
+            elif kind == "bool":
+                value = value.strip().lower() not in ("0", "false", "no", "off", "")
+            elif kind.startswith("tuple"):
+                value = tuple(s.strip() for s in value.split(",") if s.strip())
+        elif kind.startswith("tuple") and isinstance(value, (list, set)):
+            value = tuple(value)
+        out[name] = value
+    return out

@@ -1,0 +1,44 @@
+"""Exceptions shared by the engine, the tools and the front ends."""
+
+from __future__ import annotations
+
+
+class NbagentError(Exception):
+    """Base of every error nbagent raises on purpose."""
+
+
+class ConfigError(NbagentError):
+    """The configuration cannot work (no endpoint, bad option); the message says how to fix it."""
+
+
+class ToolError(NbagentError):
+    """A tool failed in a way the model can act on: the message goes back to it as the result."""
+
+
+class CommandKilled(ToolError):
+    """The user stopped the command in flight; reported as "killed by the user", never as an exit code."""
+
+    def __init__(self, message: str = "killed by the user"):
+        super().__init__(message)
+
+
+class ToolRegistrationError(NbagentError):
+    """A Python function cannot become a tool (a missing type hint, a duplicate name)."""
+
+
+class ModelError(NbagentError):
+    """A model call failed after retries. ``kind`` is one of: auth, not_found, rate_limit,
+    server, context_overflow, stream_broken, timeout, bad_request, connection."""
+
+    def __init__(self, message: str, kind: str = "error", status_code: int | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.status_code = status_code
+
+
+class TurnAborted(NbagentError):
+    """Raised inside a turn when the user aborts it."""
+
+
+class StoreError(NbagentError):
+    """The state database cannot be used (newer schema, corrupt file)."""

@@ -1,0 +1,194 @@
+"""The one typed event stream that every front end renders.
+
+Each event is a small dataclass with a ``type`` string; ``to_dict()`` gives
+plain JSON-serialisable data (the server extension sends it over a WebSocket
+unchanged) and ``event_from_dict()`` turns it back into the dataclass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+TurnEndReason = Literal["done", "aborted", "error", "max_steps"]
+ToolStatus = Literal["done", "failed", "denied", "killed"]
+Decision = Literal["approve", "deny", "always"]
+
+
+@dataclass
+class Event:
+    """Base of all events. ``turn_id`` ties an event to the turn that made it."""
+
+    type: str = field(init=False, default="event")
+    turn_id: str = field(default="", kw_only=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        # A shallow copy is enough: every field holds JSON data already,
+        # and asdict()'s deep copy costs ~10x more on hot deltas.
+        # ``type`` lives on the class (an init=False default), so add it here.
+        return {"type": self.type, **self.__dict__}
+
+
+def _event(type_name: str):
+    """Class decorator: a dataclass whose ``type`` field defaults to ``type_name``."""
+
+    def wrap(cls):
+        # Redeclaring the inherited field keeps its position and gives this
+        # class its own default, so ``TextDelta().type == "text_delta"``.
+        cls.__annotations__ = {"type": str, **cls.__dict__.get("__annotations__", {})}
+        cls.type = field(init=False, default=type_name)
+        cls = dataclass(cls)
+        EVENT_TYPES[type_name] = cls
+        return cls
+
+    return wrap
+
+
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+
+@_event("turn_start")
+class TurnStart(Event):
+    prompt: str = ""
+    session_id: str | None = None
+
+
+@_event("prompt_queued")
+class PromptQueued(Event):
+    """A prompt submitted while a turn runs; ``position`` counts from 1."""
+
+    prompt: str = ""
+    position: int = 0
+
+
+@_event("reasoning_delta")
+class ReasoningDelta(Event):
+    text: str = ""
+
+
+@_event("text_delta")
+class TextDelta(Event):
+    text: str = ""
+
+
+@_event("tool_input_start")
+class ToolInputStart(Event):
+    """The model has started a tool call: its name is known, its arguments are not yet."""
+
+    name: str = ""
+    call_id: str = ""
+
+
+@_event("tool_input_delta")
+class ToolInputDelta(Event):
+    name: str = ""
+    call_id: str = ""
+    text: str = ""
+
+
+@_event("tool_call")
+class ToolCall(Event):
+    name: str = ""
+    call_id: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@_event("approval_request")
+class ApprovalRequest(Event):
+    """The turn waits for a decision on this call; ``diff`` previews an edit."""
+
+    name: str = ""
+    call_id: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    diff: str | None = None
+
+
+@_event("approval_decision")
+class ApprovalDecision(Event):
+    name: str = ""
+    call_id: str = ""
+    decision: str = "approve"
+    by: str = "user"
+
+
+@_event("tool_result")
+class ToolResult(Event):
+    name: str = ""
+    call_id: str = ""
+    output: str = ""
+    is_error: bool = False
+    status: str = "done"
+    duration_ms: float = 0.0
+
+
+@_event("todos_changed")
+class TodosChanged(Event):
+    todos: list[dict[str, Any]] = field(default_factory=list)
+
+
+@_event("memory_changed")
+class MemoryChanged(Event):
+    action: str = ""
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+
+@_event("usage")
+class Usage(Event):
+    """Tokens of one model call, and the session's running totals."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_input_tokens: int = 0
+    total_output_tokens: int = 0
+    cost: float | None = None
+
+
+@_event("compacted")
+class Compacted(Event):
+    before: int = 0
+    after: int = 0
+    message: str = ""
+
+
+@_event("context_note")
+class ContextNote(Event):
+    source: str = ""
+    text: str = ""
+
+
+@_event("checkpoint")
+class Checkpoint(Event):
+    ref: str = ""
+    files: list[str] = field(default_factory=list)
+
+
+@_event("turn_end")
+class TurnEnd(Event):
+    reason: str = "done"
+    text: str = ""
+    steps: int = 0
+
+
+@_event("error")
+class Error(Event):
+    """Something went wrong; ``kind`` is machine-readable (auth, not_found, rate_limit, ...)."""
+
+    message: str = ""
+    kind: str = "error"
+    status_code: int | None = None
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from ``to_dict()`` output; unknown keys are ignored."""
+    cls = EVENT_TYPES.get(data.get("type", ""))
+    if cls is None:
+        raise ValueError(f"unknown event type: {data.get('type')!r}")
+    names = {f.name for f in fields(cls) if f.init}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+AnyEvent = (
+    TurnStart | PromptQueued | ReasoningDelta | TextDelta | ToolInputStart | ToolInputDelta
+    | ToolCall | ApprovalRequest | ApprovalDecision | ToolResult | TodosChanged | MemoryChanged
+    | Usage | Compacted | ContextNote | Checkpoint | TurnEnd | Error
+)

@@ -1,0 +1,203 @@
+"""Tools: plain typed Python functions with docstrings, turned into JSON-schema tools.
+
+A built-in tool takes a ``ctx: ToolContext`` first parameter (left out of the
+schema); a user tool passed as ``Agent(tools=[fn])`` need not. The schema is
+derived from the signature with pydantic; a parameter without a type hint is
+an error at registration, as is a function without a docstring.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pydantic
+
+from ..errors import ToolError, ToolRegistrationError
+
+if typing.TYPE_CHECKING:
+    from .context import ToolContext
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[..., Any]
+    toolset: str = "custom"
+    read_only: bool = False
+    """Read-only tools run without asking and may run concurrently."""
+    needs_approval: bool | None = None
+    """None: ask exactly when the tool is not read-only."""
+    preview: Callable[..., str | None] | None = None
+    """``preview(ctx, **args)`` returns the diff an approval card shows, computed before any write."""
+    takes_context: bool = False
+    is_async: bool = False
+    validator: Any = field(default=None, repr=False)
+    prompt_hint: str = ""
+    """One line for the system prompt on when to use the tool."""
+
+    @property
+    def asks(self) -> bool:
+        return (not self.read_only) if self.needs_approval is None else self.needs_approval
+
+    def spec(self) -> dict[str, Any]:
+        """The tool as the model sees it (provider-neutral)."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Check and coerce the model's arguments; a mismatch is a ToolError the model can fix."""
+        try:
+            model = self.validator.model_validate(arguments)
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+            )
+            raise ToolError(f"invalid arguments for {self.name}: {problems}") from None
+        return {k: getattr(model, k) for k in model.model_fields_set | _required(self.validator)}
+
+
+def _required(model: type[pydantic.BaseModel]) -> set[str]:
+    return {name for name, f in model.model_fields.items() if f.is_required()}
+
+
+def function_tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    toolset: str = "custom",
+    read_only: bool = False,
+    needs_approval: bool | None = None,
+    preview: Callable[..., str | None] | None = None,
+    prompt_hint: str = "",
+):
+    """Make a Tool from a typed function; usable bare or with options, as a decorator or a call."""
+
+    def build(func: Callable[..., Any]) -> Tool:
+        return _build_tool(func, name, toolset, read_only, needs_approval, preview, prompt_hint)
+
+    return build(fn) if fn is not None else build
+
+
+tool = function_tool
+
+
+def _build_tool(func, name, toolset, read_only, needs_approval, preview, prompt_hint) -> Tool:
+    tool_name = name or func.__name__
+    doc = inspect.getdoc(func)
+    if not doc:
+        raise ToolRegistrationError(f"tool {tool_name!r} needs a docstring: it is the model's only guide")
+    summary, arg_docs = _parse_docstring(doc)
+    hints = typing.get_type_hints(func, include_extras=True)
+    params = list(inspect.signature(func).parameters.values())
+    takes_context = bool(params) and params[0].name == "ctx"
+    fields_: dict[str, Any] = {}
+    for p in params[1:] if takes_context else params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise ToolRegistrationError(f"tool {tool_name!r}: *args and **kwargs cannot be described to a model")
+        if p.name not in hints:
+            raise ToolRegistrationError(f"tool {tool_name!r}: parameter {p.name!r} has no type hint")
+        default = ... if p.default is p.empty else p.default
+        fields_[p.name] = (hints[p.name], pydantic.Field(default, description=arg_docs.get(p.name)))
+    validator = pydantic.create_model(
+        f"{tool_name}_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields_
+    )
+    schema = _clean_schema(validator.model_json_schema())
+    return Tool(
+        name=tool_name, description=summary, parameters=schema, fn=func, toolset=toolset,
+        read_only=read_only, needs_approval=needs_approval, preview=preview,
+        takes_context=takes_context, is_async=inspect.iscoroutinefunction(func),
+        validator=validator, prompt_hint=prompt_hint,
+    )
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's titles: they cost tokens and tell the model nothing."""
+    if isinstance(schema, dict):
+        return {k: _clean_schema(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_clean_schema(v) for v in schema]
+    return schema
+
+
+_ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$", re.M)
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its description and per-argument help.
+
+    Written by hand because the one format we accept is small; griffe would
+    add a dependency for three regular expressions' worth of parsing.
+    """
+    match = _ARGS_HEADER.search(doc)
+    if not match:
+        return doc.strip(), {}
+    summary = doc[: match.start()].strip()
+    args: dict[str, str] = {}
+    current = None
+    for line in doc[match.end():].splitlines():
+        m = _ARG_LINE.match(line)
+        if m:
+            current = m.group(1)
+            args[current] = m.group(2).strip()
+        elif current and line.startswith("    ") and line.strip():
+            args[current] += " " + line.strip()
+        elif line.strip() and not line.startswith(" "):
+            break  # the next section (Returns:, Raises:) ends the arguments
+    return summary, args
+
+
+class ToolSet:
+    """A named group of tools switched on and off together."""
+
+    def __init__(self, name: str, tools: list[Tool], description: str = "", always_on: bool = False):
+        self.name = name
+        self.tools = tools
+        self.description = description
+        self.always_on = always_on
+        for t in tools:
+            t.toolset = name
+
+
+class Registry:
+    """The tools a turn may offer: tool sets filtered by the configuration, plus user tools."""
+
+    def __init__(self, toolsets: list[ToolSet], enabled: tuple[str, ...], extra: list[Tool] = ()):
+        self.toolsets = {ts.name: ts for ts in toolsets}
+        self.enabled = tuple(n for n in enabled if n in self.toolsets)
+        self._tools: dict[str, Tool] = {}
+        for ts in toolsets:
+            if ts.always_on or ts.name in enabled:
+                for t in ts.tools:
+                    self._add(t)
+        for t in extra:
+            self._add(t)
+
+    def _add(self, t: Tool) -> None:
+        if t.name in self._tools:
+            raise ToolRegistrationError(f"two tools are named {t.name!r}")
+        self._tools[t.name] = t
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def __iter__(self):
+        return iter(self._tools.values())
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [t.spec() for t in self._tools.values()]
+
+
+def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
+    return obj if isinstance(obj, Tool) else function_tool(obj)

@@ -1,0 +1,33 @@
+"""What a running tool may use: the workspace, the configuration, the event sink and session state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from ..config import AgentConfig
+    from ..events import Event
+    from ..procs import ProcessTracker
+    from ..workspace import Workspace
+
+
+@dataclass
+class ToolContext:
+    workspace: "Workspace"
+    config: "AgentConfig"
+    emit: Callable[["Event"], None]
+    processes: "ProcessTracker"
+    """Every child process a tool starts is tracked here, so Stop and Abort can kill its tree."""
+    call_id: str = ""
+    turn_id: str = ""
+    state: Any = None
+    """The session's state (todos, memory, tasks, store); see nbagent.state.SessionState."""
+    kernel: Any = None
+    """A bridge to the live kernel's namespace when the agent runs inside one, else None."""
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def for_call(self, call_id: str) -> "ToolContext":
+        from dataclasses import replace
+
+        return replace(self, call_id=call_id)
