@@ -1,0 +1,295 @@
+"""The Agent: the one object every front end drives.
+
+It owns a worker thread running its own asyncio loop, so it behaves the same
+in a script, in a Jupyter kernel (whose main thread already runs a loop) and
+in the Jupyter server. Prompts queue and run one turn at a time; events go to
+subscribers (called on the worker thread) and into each turn's RunResult.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import queue
+import threading
+from typing import Any, AsyncIterator, Callable, Iterator
+
+from . import events as ev
+from .config import AgentConfig
+from .ids import short_id
+from .result import RunResult
+from .runtime import AgentRuntime
+
+
+class Agent:
+    """An AI coding agent on a workspace. See docs/python-api.md."""
+
+    def __init__(self, workspace=None, model=None, base_url=None, api_key=None, api=None, toolsets=None,
+                 tools=None, approval=None, approver=None, max_steps=None, session=None, memory=None,
+                 origin=None, kernel=None, config: AgentConfig | None = None, **more_config: Any):
+        model_obj = None if model is None or isinstance(model, str) else model
+        settings = dict(workspace=workspace, model=model if isinstance(model, str) else None,
+                        base_url=base_url, api_key=api_key, api=api, toolsets=toolsets, approval=approval,
+                        max_steps=max_steps, session=session, memory=memory, origin=origin, **more_config)
+        if config is not None:
+            self.config = config.with_changes(**{k: v for k, v in settings.items() if v is not None})
+        else:
+            self.config = AgentConfig.load(**settings)
+        self._subscribers: list[Callable[[ev.Event], None]] = []
+        self._sub_lock = threading.Lock()
+        self._thread_loop = _LoopThread(name=f"nbagent-{id(self):x}")
+        self.runtime = AgentRuntime(self.config, emit=self._emit, model=model_obj, extra_tools=tools or (),
+                                    approver=approver, kernel=kernel)
+        self._jobs: asyncio.Queue | None = None
+        self._waiting: list[tuple[str, str, concurrent.futures.Future]] = []
+        self._current: asyncio.Task | None = None
+        self._collectors: dict[str, list[ev.Event]] = {}
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread_loop.call(self._start_worker)
+
+    # ----- running prompts -------------------------------------------------------------------
+    def submit(self, prompt: str, *, turn_id: str | None = None) -> concurrent.futures.Future:
+        """Queue ``prompt``; it runs after the turns before it. The future gives a RunResult."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        turn_id = turn_id or short_id("turn_")
+        self._idle.clear()
+        self._thread_loop.loop.call_soon_threadsafe(self._enqueue, prompt, turn_id, future)
+        return future
+
+    def run(self, prompt: str, timeout: float | None = None) -> RunResult:
+        """Run ``prompt`` to the end of its turn and return the result (blocks)."""
+        if threading.current_thread() is self._thread_loop.thread:
+            raise RuntimeError("Agent.run() cannot be called from the agent's own thread; use arun()")
+        return self.submit(prompt).result(timeout)
+
+    async def arun(self, prompt: str) -> RunResult:
+        return await asyncio.wrap_future(self.submit(prompt))
+
+    def stream(self, prompt: str) -> Iterator[ev.Event]:
+        """Yield the events of ``prompt``'s turn as they happen, ending with its turn_end."""
+        inbox: queue.Queue = queue.Queue()
+        turn_id = short_id("turn_")
+        unsubscribe = self.subscribe(lambda e: inbox.put(e) if e.turn_id == turn_id else None)
+        try:
+            self.submit(prompt, turn_id=turn_id)
+            while True:
+                event = inbox.get()
+                yield event
+                if isinstance(event, ev.TurnEnd):
+                    return
+        finally:
+            unsubscribe()
+
+    async def astream(self, prompt: str) -> AsyncIterator[ev.Event]:
+        loop = asyncio.get_running_loop()
+        inbox: asyncio.Queue = asyncio.Queue()
+        turn_id = short_id("turn_")
+        unsubscribe = self.subscribe(
+            lambda e: loop.call_soon_threadsafe(inbox.put_nowait, e) if e.turn_id == turn_id else None)
+        try:
+            self.submit(prompt, turn_id=turn_id)
+            while True:
+                event = await inbox.get()
+                yield event
+                if isinstance(event, ev.TurnEnd):
+                    return
+        finally:
+            unsubscribe()
+
+    # ----- control (safe from any thread) --------------------------------------------------
+    def abort(self) -> None:
+        """End the current turn at once (stream closed, command killed) and clear the queue."""
+        self.runtime.processes.kill_all()
+        self._thread_loop.loop.call_soon_threadsafe(self._abort_now)
+
+    def stop_command(self) -> int:
+        """Kill the command in flight (its whole tree); the turn goes on. Returns processes killed."""
+        return self.runtime.processes.kill_all()
+
+    def decide(self, call_id: str, decision: str) -> None:
+        """Answer an approval_request: "approve", "deny" or "always"."""
+        if decision not in ("approve", "deny", "always"):
+            raise ValueError(f"decision must be approve, deny or always, not {decision!r}")
+        self._thread_loop.loop.call_soon_threadsafe(self.runtime.approvals.resolve, call_id, decision)
+
+    def subscribe(self, callback: Callable[[ev.Event], None]) -> Callable[[], None]:
+        with self._sub_lock:
+            self._subscribers = [*self._subscribers, callback]
+
+        def unsubscribe() -> None:
+            with self._sub_lock:
+                self._subscribers = [s for s in self._subscribers if s is not callback]
+
+        return unsubscribe
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until no turn runs or waits; False on timeout."""
+        return self._idle.wait(timeout)
+
+    @property
+    def busy(self) -> bool:
+        return not self._idle.is_set()
+
+    @property
+    def queued(self) -> int:
+        return len(self._waiting)
+
+    # ----- session -------------------------------------------------------------------------
+    @property
+    def session(self):
+        return self.runtime.session
+
+    @property
+    def session_id(self) -> str:
+        return self.runtime.session.id
+
+    @property
+    def registry(self):
+        return self.runtime.registry
+
+    @property
+    def todos(self) -> list[dict[str, Any]]:
+        return list(self.runtime.session.todos)
+
+    def new_session(self) -> str:
+        return self._call_idle(self.runtime.switch_session, "new")
+
+    def resume(self, selector: str) -> str:
+        return self._call_idle(self.runtime.switch_session, selector)
+
+    def fork(self, up_to_turn: int | None = None) -> str:
+        """Continue in a new session that starts with a copy of this one up to ``up_to_turn``."""
+        return self._call_idle(self.runtime.fork_session, up_to_turn)
+
+    def compact(self) -> RunResult:
+        """Have the model summarise the transcript; the summary replaces it on the wire."""
+        return self._thread_loop.run(self.runtime.compact()).result()
+
+    def set_model(self, name: str) -> None:
+        self._call_idle(self.runtime.set_model, name)
+
+    def close(self) -> None:
+        self.abort()
+        try:
+            self._thread_loop.run(self.runtime.aclose()).result(5)
+        except Exception:
+            pass
+        self._thread_loop.stop()
+
+    def __enter__(self) -> "Agent":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def view(self):
+        """Show the live view of this agent's turns (in Jupyter)."""
+        from .jupyter.view import show_agent_view
+
+        return show_agent_view(self)
+
+    # ----- internals (on the worker thread) ------------------------------------------------
+    def _call_idle(self, fn, *args):
+        if self.busy:
+            raise RuntimeError("a turn is running: wait for it or abort it first")
+        return self._thread_loop.run(_as_coro(fn, *args)).result()
+
+    def _start_worker(self) -> None:
+        self._jobs = asyncio.Queue()
+        self._worker = asyncio.ensure_future(self._drain())
+
+    def _enqueue(self, prompt: str, turn_id: str, future: concurrent.futures.Future) -> None:
+        self._waiting.append((prompt, turn_id, future))
+        if self._current is not None or len(self._waiting) > 1:
+            self._emit(ev.PromptQueued(prompt=prompt, position=len(self._waiting), turn_id=turn_id))
+        self._jobs.put_nowait(None)
+
+    async def _drain(self) -> None:
+        while True:
+            await self._jobs.get()
+            if not self._waiting:
+                continue
+            prompt, turn_id, future = self._waiting.pop(0)
+            collected: list[ev.Event] = []
+            self._collectors[turn_id] = collected
+            self._current = asyncio.ensure_future(self.runtime.run_turn(prompt, turn_id))
+            try:
+                end = await self._current
+            except asyncio.CancelledError:  # aborted before the turn's first await: nothing was said
+                end = ev.TurnEnd(reason="aborted", turn_id=turn_id)
+                self._emit(end)
+            except Exception as exc:  # a bug in the engine: report it, keep the agent usable
+                self._emit(ev.Error(message=f"{type(exc).__name__}: {exc}", kind="internal", turn_id=turn_id))
+                end = ev.TurnEnd(reason="error", turn_id=turn_id)
+                self._emit(end)
+            finally:
+                self._current = None
+                self._collectors.pop(turn_id, None)
+            if not future.done():
+                future.set_result(RunResult.from_events(collected, end, self.session_id))
+            if not self._waiting:
+                self._idle.set()
+
+    def _abort_now(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for prompt, turn_id, future in waiting:
+            end = ev.TurnEnd(reason="aborted", turn_id=turn_id)
+            if not future.done():
+                future.set_result(RunResult.from_events([end], end, self.session_id))
+        if self._current is not None:
+            self._current.cancel()
+        elif not waiting:
+            self._idle.set()
+
+    def _emit(self, event: ev.Event) -> None:
+        collected = self._collectors.get(event.turn_id)
+        if collected is not None:
+            collected.append(event)
+        for callback in self._subscribers:
+            try:
+                callback(event)
+            except Exception:  # a broken front end must not break the turn
+                import logging
+
+                logging.getLogger("nbagent").exception("event subscriber failed")
+
+
+async def _as_coro(fn, *args):
+    result = fn(*args)
+    if asyncio.iscoroutine(result):
+        result = await result
+    return result
+
+
+class _LoopThread:
+    """A daemon thread running an asyncio loop until stopped."""
+
+    def __init__(self, name: str):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def call(self, fn, *args) -> None:
+        done = threading.Event()
+
+        def wrapped():
+            try:
+                fn(*args)
+            finally:
+                done.set()
+
+        self.loop.call_soon_threadsafe(wrapped)
+        done.wait()
+
+    def run(self, coro) -> concurrent.futures.Future:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def stop(self) -> None:
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)

@@ -1,0 +1,214 @@
+"""One turn: build the request, stream the model, run its tool calls, repeat.
+
+The turn ends when the model answers without tool calls (done), the user
+aborts (aborted), a model call fails for good (error), or ``max_steps`` model
+calls have been made (max_steps). Every completed step is appended to the
+session (durable) before the next model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import events as ev
+from .errors import ModelError
+from .model.base import (
+    Model, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
+)
+from .prune import estimate_tokens, message_chars, prune
+from .toolrun import ToolRunner
+
+
+@dataclass
+class TurnState:
+    """What one turn has produced so far (used to keep partial work on abort or error)."""
+
+    turn_id: str
+    text: list[str] = field(default_factory=list)
+    steps: int = 0
+    partial: dict[str, Any] | None = None
+    """The assistant message being streamed, kept if the turn is cut mid-stream."""
+
+
+class Loop:
+    """Runs turns for one session. Owned by an Agent; runs on the agent's event loop."""
+
+    def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
+                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]]):
+        self.model = model
+        self.session = session
+        self.registry = registry
+        self.config = config
+        self.emit = emit
+        self.runner = runner
+        self.prompt_parts = prompt_parts
+        self._wire_chars = sum(message_chars(m) for m in session.wire_messages())
+        self._last_input_tokens: int | None = None
+        self._pruned_to: int | None = None
+
+    async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+        state = TurnState(turn_id)
+        self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, turn_id=turn_id))
+        self.session.begin_turn(prompt)
+        self._append([{"role": "user", "content": prompt}])
+        try:
+            reason = await self._steps(state)
+        except asyncio.CancelledError:
+            self._keep_partial(state)
+            return self._end(state, "aborted")
+        except ModelError as exc:
+            self._keep_partial(state)
+            self.emit(ev.Error(message=str(exc), kind=exc.kind, status_code=exc.status_code, turn_id=turn_id))
+            return self._end(state, "error")
+        return self._end(state, reason)
+
+    async def _steps(self, state: TurnState) -> str:
+        while state.steps < self.config.max_steps:
+            state.steps += 1
+            message = await self._call_model(state)
+            calls = message.get("tool_calls") or []
+            if not calls:
+                self._append([message])
+                return "done"
+            state.partial = message
+            results = await self.runner.run_calls(calls, state.turn_id)
+            state.partial = None
+            self._append([message, *results])
+        return "max_steps"
+
+    async def _call_model(self, state: TurnState) -> dict[str, Any]:
+        request = self._request()
+        state.partial = {"role": "assistant", "content": ""}
+        streamed: list[str] = []
+        names: dict[int, tuple[str, str]] = {}
+        done: ResponseDone | None = None
+        emit, tid = self.emit, state.turn_id
+        async for chunk in self.model.stream(request):
+            if isinstance(chunk, TextChunk):
+                streamed.append(chunk.text)
+                state.partial["content"] += chunk.text
+                emit(ev.TextDelta(text=chunk.text, turn_id=tid))
+            elif isinstance(chunk, ReasoningChunk):
+                emit(ev.ReasoningDelta(text=chunk.text, turn_id=tid))
+            elif isinstance(chunk, ToolCallBegin):
+                names[chunk.index] = (chunk.name, chunk.call_id)
+                emit(ev.ToolInputStart(name=chunk.name, call_id=chunk.call_id, turn_id=tid))
+            elif isinstance(chunk, ToolCallArgs):
+                name, call_id = names.get(chunk.index, ("", ""))
+                emit(ev.ToolInputDelta(name=name, call_id=call_id, text=chunk.text, turn_id=tid))
+            elif isinstance(chunk, UsageInfo):
+                self._usage(chunk, tid)
+            elif isinstance(chunk, ResponseDone):
+                done = chunk
+        if done is None:
+            raise ModelError("the model stream ended without a final response", kind="stream_broken")
+        state.text.append("".join(streamed))
+        return done.message
+
+    def _request(self) -> ModelRequest:
+        static, todos, memory = self.prompt_parts()
+        from .prompt import system_prompt
+
+        messages = self.session.wire_messages()
+        tokens = self._estimate_tokens()
+        if tokens > self.config.compact_threshold:
+            messages = self._pruned(messages, tokens)
+        else:
+            messages = list(messages)
+        return ModelRequest(
+            system=system_prompt(static, todos, memory), messages=messages, tools=self.registry.specs(),
+            temperature=self.config.temperature, reasoning_effort=self.config.reasoning_effort,
+        )
+
+    def _pruned(self, messages: list[dict], tokens: int) -> list[dict]:
+        wire = prune(messages, self.config.compact_threshold)
+        if len(wire) != self._pruned_to:
+            self._pruned_to = len(wire)
+            self.emit(ev.Compacted(
+                before=len(messages), after=len(wire),
+                message=f"context compacted: {len(messages)} messages pruned to {len(wire)} on the wire",
+            ))
+        return wire
+
+    def _estimate_tokens(self) -> int:
+        # Once the API has reported usage, trust it and add only what came since.
+        if self._last_input_tokens is not None:
+            return self._last_input_tokens + self._chars_since_usage // 4
+        return self._wire_chars // 4
+
+    _chars_since_usage = 0
+
+    def _append(self, messages: list[dict[str, Any]]) -> None:
+        self.session.append(messages)
+        added = sum(message_chars(m) for m in messages)
+        self._wire_chars += added
+        self._chars_since_usage += added
+
+    def _usage(self, usage: UsageInfo, turn_id: str) -> None:
+        self._last_input_tokens = usage.input_tokens + usage.output_tokens
+        self._chars_since_usage = 0
+        cost = _cost(self.session.model, self.session.provider, usage)
+        self.session.add_usage(usage.input_tokens, usage.output_tokens, cost)
+        self.emit(ev.Usage(
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            total_input_tokens=self.session.input_tokens, total_output_tokens=self.session.output_tokens,
+            cost=self.session.cost, turn_id=turn_id,
+        ))
+
+    def _keep_partial(self, state: TurnState) -> None:
+        """Keep what was already said; a tool call without a result must not reach the history."""
+        partial = state.partial
+        if not partial:
+            return
+        if partial.get("tool_calls"):
+            done_ids = set(self.runner.finished_results)
+            results = [self.runner.finished_results[c["id"]] if c["id"] in done_ids else _interrupted(c)
+                       for c in partial["tool_calls"]]
+            self._append([partial, *results])
+        elif partial.get("content"):
+            state.text.append(partial["content"])
+            self._append([{"role": "assistant", "content": partial["content"]}])
+        state.partial = None
+
+    def _end(self, state: TurnState, reason: str) -> ev.TurnEnd:
+        text = "\n\n".join(t.strip() for t in state.text if t.strip())
+        end = ev.TurnEnd(reason=reason, text=text, steps=state.steps, turn_id=state.turn_id)
+        self.emit(end)
+        return end
+
+    def reset_estimates(self) -> None:
+        """After the wire history changes wholesale (compact, resume)."""
+        self._wire_chars = sum(message_chars(m) for m in self.session.wire_messages())
+        self._last_input_tokens = None
+        self._chars_since_usage = 0
+
+
+def _interrupted(call: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call["id"], "name": call["name"],
+            "content": "interrupted: the turn was aborted before this call finished", "is_error": True}
+
+
+def _cost(model: str, provider: str, usage: UsageInfo) -> float | None:
+    try:
+        from .cost import cost_of
+    except ImportError:  # the cost module arrives with the state work
+        return None
+    return cost_of(model, provider, usage.input_tokens, usage.output_tokens)
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """The model's argument text as a dict; raises ValueError with a message the model can act on."""
+    if not raw or not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+                         "send the call again with a JSON object") from None
+    if not isinstance(value, dict):
+        raise ValueError("the arguments must be a JSON object")
+    return value

@@ -1,0 +1,199 @@
+"""Chat Completions over the openai SDK, streaming, with tools.
+
+Tool calls are assembled by index: id and name are taken from the first
+delta that carries them and only ``arguments`` is appended afterwards.
+llama.cpp's server repeats id and name in every delta, which breaks naive
+assembly (the SDK's own stream helper included). ``reasoning_content`` /
+``reasoning`` deltas are read when a server sends them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from typing import Any, AsyncIterator
+
+from .base import (
+    ModelChunk, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
+)
+from .openai_common import guarded, make_client, tool_param, with_retries
+
+_fallback_ids = itertools.count(1)
+
+
+class ChatModel:
+    provider = "openai-chat"
+
+    def __init__(self, config, client=None):
+        self.config = config
+        self.name = config.model
+        self.base_url = config.base_url
+        self.client = client or make_client(config)
+        self._wire_cache: dict[int, tuple[dict, dict]] = {}
+
+    def set_name(self, name: str) -> None:
+        self.name = name
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        params = self._params(request)
+        sdk_stream = await with_retries(lambda: self.client.chat.completions.create(**params),
+                                        config=self.config, model=self.name)
+        if not request.stream:
+            async for chunk in _from_completion(sdk_stream):
+                yield chunk
+            return
+        assembler = _Assembler()
+        async with contextlib.aclosing(guarded(sdk_stream, self.name, self.base_url)) as chunks:
+            async for chunk in chunks:
+                for out in assembler.feed(chunk):
+                    yield out
+        for out in assembler.finish():
+            yield out
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.name, "messages": self._wire(request), "stream": request.stream}
+        if request.stream:
+            params["stream_options"] = {"include_usage": True}
+        if request.tools:
+            params["tools"] = [tool_param(t) for t in request.tools]
+            if request.tool_choice is not None:
+                params["tool_choice"] = _tool_choice(request.tool_choice)
+        for key in ("temperature", "max_tokens", "reasoning_effort"):
+            value = getattr(request, key)
+            if value is not None:
+                params[key] = value
+        return params
+
+    def _wire(self, request: ModelRequest) -> list[dict[str, Any]]:
+        out = [{"role": "system", "content": request.system}] if request.system else []
+        cache = self._wire_cache
+        for m in request.messages:
+            hit = cache.get(id(m))
+            if hit is None or hit[0] is not m:
+                hit = (m, to_chat_message(m))
+                cache[id(m)] = hit
+            out.append(hit[1])
+        return out
+
+
+def to_chat_message(m: dict[str, Any]) -> dict[str, Any]:
+    role = m["role"]
+    if role == "tool":
+        return {"role": "tool", "tool_call_id": m["tool_call_id"], "content": m.get("content") or ""}
+    if role == "assistant":
+        out: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
+        if m.get("tool_calls"):
+            out["tool_calls"] = [{"id": c["id"], "type": "function",
+                                  "function": {"name": c["name"], "arguments": c.get("arguments") or "{}"}}
+                                 for c in m["tool_calls"]]
+        elif out["content"] is None:
+            out["content"] = ""
+        return out
+    return {"role": role, "content": m.get("content") or ""}
+
+
+def _tool_choice(choice: Any) -> Any:
+    if isinstance(choice, dict) and "name" in choice:
+        return {"type": "function", "function": {"name": choice["name"]}}
+    return choice
+
+
+class _Assembler:
+    """Builds the assistant message from chunks while passing deltas on."""
+
+    def __init__(self):
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.args: dict[int, list[str]] = {}
+        self.usage: UsageInfo | None = None
+        self.finish_reason = "stop"
+
+    def feed(self, chunk) -> list[ModelChunk]:
+        out: list[ModelChunk] = []
+        if getattr(chunk, "usage", None):
+            u = chunk.usage
+            self.usage = UsageInfo(input_tokens=u.prompt_tokens or 0, output_tokens=u.completion_tokens or 0)
+        for choice in chunk.choices or ():
+            delta = choice.delta
+            if delta is not None:
+                self._delta(delta, out)
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+        return out
+
+    def _delta(self, delta, out: list[ModelChunk]) -> None:
+        extra = delta.model_extra or {}
+        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            self.reasoning.append(reasoning)
+            out.append(ReasoningChunk(reasoning))
+        if delta.content:
+            self.text.append(delta.content)
+            out.append(TextChunk(delta.content))
+        for tc in delta.tool_calls or ():
+            self._tool_delta(tc, out)
+
+    def _tool_delta(self, tc, out: list[ModelChunk]) -> None:
+        index = tc.index if tc.index is not None else len(self.calls)
+        fn = tc.function
+        call = self.calls.get(index)
+        if call is None:
+            call = self.calls[index] = {"id": tc.id or "", "name": "", "arguments": ""}
+            self.args[index] = []
+        if not call["id"] and tc.id:
+            call["id"] = tc.id
+        if not call["name"] and fn is not None and fn.name:
+            call["name"] = fn.name
+            call["id"] = call["id"] or f"call_{next(_fallback_ids):06d}"
+            out.append(ToolCallBegin(index=index, call_id=call["id"], name=fn.name))
+        if fn is not None and fn.arguments:
+            self.args[index].append(fn.arguments)
+            out.append(ToolCallArgs(index=index, text=fn.arguments))
+
+    def finish(self) -> list[ModelChunk]:
+        out: list[ModelChunk] = [self.usage] if self.usage else []
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
+        if self.reasoning:
+            message["reasoning"] = "".join(self.reasoning)
+        calls = []
+        for index in sorted(self.calls):
+            call = self.calls[index]
+            call["arguments"] = "".join(self.args[index])
+            call["id"] = call["id"] or f"call_{next(_fallback_ids):06d}"
+            calls.append(call)
+        if calls:
+            message["tool_calls"] = calls
+        out.append(ResponseDone(message=message, finish_reason=self.finish_reason))
+        return out
+
+
+async def _from_completion(completion) -> AsyncIterator[ModelChunk]:
+    """A non-streamed completion as the same chunks (llama.cpp needs this for auto tool choice)."""
+    choice = completion.choices[0]
+    msg = choice.message
+    extra = msg.model_extra or {}
+    reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+    if reasoning:
+        yield ReasoningChunk(reasoning)
+    if msg.content:
+        yield TextChunk(msg.content)
+    calls = []
+    for index, tc in enumerate(msg.tool_calls or ()):
+        call = {"id": tc.id or f"call_{next(_fallback_ids):06d}", "name": tc.function.name,
+                "arguments": tc.function.arguments or ""}
+        calls.append(call)
+        yield ToolCallBegin(index=index, call_id=call["id"], name=call["name"])
+        yield ToolCallArgs(index=index, text=call["arguments"])
+    if completion.usage:
+        yield UsageInfo(input_tokens=completion.usage.prompt_tokens or 0,
+                        output_tokens=completion.usage.completion_tokens or 0)
+    message: dict[str, Any] = {"role": "assistant", "content": msg.content or ""}
+    if reasoning:
+        message["reasoning"] = reasoning
+    if calls:
+        message["tool_calls"] = calls
+    yield ResponseDone(message=message, finish_reason=choice.finish_reason or "stop")

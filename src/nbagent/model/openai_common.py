@@ -1,0 +1,119 @@
+"""What both OpenAI adapters share: the client, error mapping and retries with backoff.
+
+Retries happen only before anything was streamed: once text has reached the
+user, replaying the request would say it twice, so a break mid-stream is an
+error event with everything already said kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+import openai
+
+from ..errors import ModelError
+
+RETRYABLE = {"rate_limit", "server", "connection"}
+_CONTEXT = re.compile(r"context (length|window)|maximum context|too many tokens|context_length", re.I)
+
+
+def make_client(config) -> openai.AsyncOpenAI:
+    # The SDK's own retries are off: ours are bounded by the config and visible in tests.
+    return openai.AsyncOpenAI(
+        base_url=config.base_url, api_key=config.api_key or "not-needed",
+        timeout=config.request_timeout, max_retries=0,
+    )
+
+
+def to_model_error(exc: BaseException, model: str, base_url: str | None) -> ModelError:
+    """A clear, actionable message for each way a request fails."""
+    where = base_url or "the OpenAI API"
+    if isinstance(exc, ModelError):
+        return exc
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelError(f"the request to {where} timed out", kind="timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        return ModelError(f"cannot reach {where}: {exc}", kind="connection")
+    if isinstance(exc, openai.APIStatusError):
+        return _status_error(exc, model, where)
+    if isinstance(exc, openai.APIError):  # an error event inside a stream
+        return ModelError(f"the model stream failed: {exc}", kind="stream_broken")
+    return ModelError(f"the model stream broke off: {type(exc).__name__}: {exc}", kind="stream_broken")
+
+
+def _status_error(exc: openai.APIStatusError, model: str, where: str) -> ModelError:
+    status, detail = exc.status_code, _detail(exc)
+    if status in (401, 403):
+        return ModelError(f"{where} refused the API key ({status}): {detail}. Set OPENAI_API_KEY "
+                          "or pass api_key=...", kind="auth", status_code=status)
+    if status == 404:
+        return ModelError(f"model {model!r} not found at {where} (404): {detail}. Check NBAGENT_MODEL "
+                          "or pass model=...", kind="not_found", status_code=status)
+    if status == 429:
+        return ModelError(f"rate limited by {where} (429): {detail}", kind="rate_limit", status_code=status)
+    if status >= 500:
+        return ModelError(f"{where} failed ({status}): {detail}", kind="server", status_code=status)
+    if status in (400, 413) and _CONTEXT.search(detail):
+        return ModelError(f"the conversation is longer than the model's context: {detail}. "
+                          "Use /compact or start a new session", kind="context_overflow", status_code=status)
+    return ModelError(f"{where} rejected the request ({status}): {detail}", kind="bad_request",
+                      status_code=status)
+
+
+def _detail(exc: openai.APIStatusError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error", body) if isinstance(body, dict) else {}
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])
+    return str(exc.message or exc)
+
+
+def retry_delay(exc: BaseException, attempt: int, base: float) -> float:
+    """Exponential backoff with jitter; a server's Retry-After wins when it is reasonable."""
+    response = getattr(getattr(exc, "__cause__", None), "response", None) or getattr(exc, "response", None)
+    if response is not None:
+        for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+            value = response.headers.get(header)
+            try:
+                if value is not None and 0 <= float(value) * scale <= 60:
+                    return float(value) * scale
+            except ValueError:
+                pass
+    return base * (2 ** attempt) * (0.75 + random.random() / 2)
+
+
+async def with_retries(open_stream: Callable[[], Awaitable[Any]], *, config, model: str,
+                       on_retry: Callable[[ModelError, float], None] | None = None) -> Any:
+    """Open a stream, retrying 429, 5xx and connection failures up to ``config.max_retries`` times."""
+    attempt = 0
+    while True:
+        try:
+            return await open_stream()
+        except Exception as exc:
+            error = to_model_error(exc, model, config.base_url)
+            if error.kind not in RETRYABLE or attempt >= config.max_retries:
+                raise error from exc
+            delay = retry_delay(exc, attempt, config.retry_base_delay)
+            if on_retry:
+                on_retry(error, delay)
+            attempt += 1
+            await asyncio.sleep(delay)
+
+
+async def guarded(stream: AsyncIterator[Any], model: str, base_url: str | None) -> AsyncIterator[Any]:
+    """Iterate an SDK stream, turning any failure into a ModelError."""
+    try:
+        async for item in stream:
+            yield item
+    except (asyncio.CancelledError, GeneratorExit):
+        raise
+    except Exception as exc:
+        raise to_model_error(exc, model, base_url) from exc
+
+
+def tool_param(spec: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": spec["name"], "description": spec["description"],
+                                             "parameters": spec["parameters"]}}

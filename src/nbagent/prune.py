@@ -1,0 +1,94 @@
+"""Pruning what goes on the wire, and the two repairs that keep a pruned request valid.
+
+Pruning counts messages, so a cut can land between an assistant's tool call
+and the tool message answering it; providers then answer 400 ("No tool call
+found for function call output with call_id ..."). And the Responses API
+refuses a function_call item whose reasoning item is gone. ``repair`` fixes
+both; a call still awaiting its result is left alone (that is what a
+suspended approval looks like). The stored history is never touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Message = dict[str, Any]
+
+
+def estimate_tokens(messages: list[Message]) -> int:
+    """About four characters a token: good enough to decide when to prune."""
+    return sum(message_chars(m) for m in messages) // 4
+
+
+def message_chars(m: Message) -> int:
+    n = len(m.get("content") or "") + len(m.get("reasoning") or "")
+    for call in m.get("tool_calls") or ():
+        n += len(call.get("arguments") or "") + len(call.get("name") or "")
+    for item in m.get("reasoning_items") or ():
+        n += len(str(item.get("encrypted_content") or "")) // 2
+    return n
+
+
+def prune(messages: list[Message], budget_tokens: int, keep_recent: int = 12) -> list[Message]:
+    """Fit ``messages`` under ``budget_tokens``: older messages lose reasoning and tool traffic.
+
+    The newest ``keep_recent`` messages (more while they fit) stay whole; older
+    assistant messages keep their text only, older tool results go.
+    """
+    cut = _cut_index(messages, budget_tokens, keep_recent)
+    older = [_strip(m) for m in messages[:cut]]
+    return repair([m for m in older if m is not None] + messages[cut:])
+
+
+def _cut_index(messages: list[Message], budget_tokens: int, keep_recent: int) -> int:
+    cut = max(0, len(messages) - keep_recent)
+    used = estimate_tokens(messages[cut:])
+    # Widen the kept window while it fits in half the budget: recent tool
+    # results are what the model is working with.
+    while cut > 0 and used + message_chars(messages[cut - 1]) // 4 < budget_tokens // 2:
+        cut -= 1
+        used += message_chars(messages[cut]) // 4
+    return cut
+
+
+def _strip(m: Message) -> Message | None:
+    role = m.get("role")
+    if role == "tool":
+        return None
+    if role == "assistant":
+        if not m.get("content"):
+            return None
+        return {"role": "assistant", "content": m["content"]}
+    return m
+
+
+def repair(messages: list[Message]) -> list[Message]:
+    """Drop calls whose reasoning item is gone, then results whose call is gone."""
+    out: list[Message] = []
+    live_calls: set[str] = set()
+    for m in messages:
+        role = m.get("role")
+        if role == "assistant" and m.get("tool_calls"):
+            m = _drop_orphaned_calls(m)
+            if m is None:
+                continue
+            live_calls.update(c["id"] for c in m.get("tool_calls") or ())
+        elif role == "tool" and m.get("tool_call_id") not in live_calls:
+            continue
+        out.append(m)
+    return out
+
+
+def _drop_orphaned_calls(m: Message) -> Message | None:
+    """Repair two: a Responses item whose reasoning item was dropped goes with it."""
+    kept_reasoning = {item.get("id") for item in m.get("reasoning_items") or ()}
+    calls = m["tool_calls"]
+    good = [c for c in calls if not c.get("reasoning_id") or c["reasoning_id"] in kept_reasoning]
+    if len(good) == len(calls):
+        return m
+    m = {**m, "tool_calls": good}
+    if not good:
+        del m["tool_calls"]
+        if not m.get("content") and not m.get("reasoning_items"):
+            return None
+    return m

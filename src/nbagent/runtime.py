@@ -1,0 +1,131 @@
+"""AgentRuntime: the parts of an agent wired together (runs on the agent's worker thread).
+
+Agent is the thread-safe facade; this is where the configuration becomes a
+model, a workspace, a session, a tool registry and a loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from . import events as ev
+from .config import AgentConfig
+from .loop import Loop
+from .model.factory import make_model
+from .procs import ProcessTracker
+from .prompt import static_prompt
+from .session import Session
+from .toolrun import Approvals, ToolRunner
+from .tools import build_registry
+from .tools.context import ToolContext
+from .workspace import Workspace
+
+SUMMARY_PROMPT = """Write a summary of this conversation that can replace it entirely, so that the work can
+go on from the summary alone. Use these headings: Goal; Files touched; Decisions; Commands and their
+outcomes; What remains. Be specific (paths, names, numbers). Answer with the summary only."""
+
+
+class AgentRuntime:
+    def __init__(self, config: AgentConfig, *, emit: Callable[[ev.Event], None], model=None,
+                 extra_tools=(), approver=None, kernel=None):
+        self.config = config
+        self.emit = emit
+        self.kernel = kernel
+        self.extra_tools = list(extra_tools)
+        self.workspace = Workspace(config.workspace)
+        self.processes = ProcessTracker()
+        self.model = model if model is not None else make_model(config)
+        self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
+        self.approvals = Approvals(config.approval, emit, approver,
+                                   auto_allowed=lambda tool: bool(getattr(config, "kernel_run_auto", False)))
+        self.state = _open_state(self)
+        self._static_prompt = static_prompt(config, self.registry)
+        self._build_loop()
+
+    @property
+    def session(self) -> Session:
+        return self.state.session
+
+    def _build_loop(self) -> None:
+        context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
+                              processes=self.processes, state=self.state, kernel=self.kernel)
+        self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
+                                 emit=self.emit, session=self.session, output_limit=self._limit)
+        self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
+                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts)
+
+    def _limit(self, text: str, name: str) -> str:
+        from .limits import limit_output
+
+        return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_dir / "outputs",
+                            name=name)
+
+    def _prompt_parts(self) -> tuple[str, str, str]:
+        return self._static_prompt, self.state.todos_block(), self.state.memory_block()
+
+    async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+        self.state.remember_prompt(prompt)
+        return await self.loop.run_turn(prompt, turn_id)
+
+    # ----- sessions --------------------------------------------------------------------------
+    def switch_session(self, selector: str) -> str:
+        self.state = _open_state(self, selector)
+        self._build_loop()
+        return self.session.id
+
+    def fork_session(self, up_to_turn: int | None) -> str:
+        self.state = self.state.fork(up_to_turn)
+        self._build_loop()
+        return self.session.id
+
+    def set_model(self, name: str) -> None:
+        self.config = self.config.with_changes(model=name)
+        if hasattr(self.model, "set_name"):
+            self.model.set_name(name)
+        self.session.model = name
+
+    async def compact(self):
+        """Replace the transcript on the wire by a model-written summary; a failure changes nothing."""
+        from .model.base import ModelRequest, ResponseDone
+        from .result import RunResult
+
+        messages = [*self.session.wire_messages(), {"role": "user", "content": SUMMARY_PROMPT}]
+        request = ModelRequest(system="You summarise coding sessions.", messages=messages, tools=[])
+        summary = ""
+        try:
+            async for chunk in self.model.stream(request):
+                if isinstance(chunk, ResponseDone):
+                    summary = chunk.message.get("content") or ""
+        except Exception as exc:
+            error = ev.Error(message=f"compaction failed, nothing changed: {exc}", kind="compact")
+            self.emit(error)
+            end = ev.TurnEnd(reason="error")
+            return RunResult.from_events([error, end], end, self.session.id)
+        if not summary.strip():
+            end = ev.TurnEnd(reason="error", text="")
+            self.emit(ev.Error(message="compaction failed: the model wrote no summary; nothing changed",
+                               kind="compact"))
+            return RunResult.from_events([end], end, self.session.id)
+        before = len(self.session.wire_messages())
+        self.session.set_summary({"role": "user", "summary": True,
+                                  "content": "Summary of the conversation so far:\n\n" + summary.strip()})
+        self.loop.reset_estimates()
+        event = ev.Compacted(before=before, after=1, message=f"transcript of {before} messages replaced "
+                                                              "by a summary")
+        self.emit(event)
+        end = ev.TurnEnd(reason="done", text=summary.strip())
+        return RunResult.from_events([event, end], end, self.session.id)
+
+    async def aclose(self) -> None:
+        self.processes.kill_all()
+        close = getattr(self.model, "aclose", None)
+        if close is not None:
+            await close()
+        self.state.close()
+
+
+def _open_state(runtime: AgentRuntime, selector: str | None = None):
+    from .state import open_state
+
+    return open_state(runtime.config, runtime.model, selector or runtime.config.session)

@@ -1,0 +1,191 @@
+"""Running one model response's tool calls: parse, validate, approve, execute, report.
+
+Read-only calls of one response run concurrently; as soon as one call may
+change something, all run in order. Every failure becomes a tool result the
+model can act on; the loop goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Awaitable, Callable
+
+from . import events as ev
+from .errors import CommandKilled, ToolError
+from .tools.base import Tool
+from .tools.context import ToolContext
+
+Approve = Callable[[Tool, ToolContext, dict[str, Any]], Awaitable[str]]
+
+
+class ToolRunner:
+    def __init__(self, *, registry, base_context: ToolContext, approvals: "Approvals",
+                 emit: Callable[[ev.Event], None], session, output_limit: Callable[[str, str], str]):
+        self.registry = registry
+        self.base_context = base_context
+        self.approvals = approvals
+        self.emit = emit
+        self.session = session
+        self.output_limit = output_limit
+        self.finished_results: dict[str, dict[str, Any]] = {}
+
+    async def run_calls(self, calls: list[dict[str, Any]], turn_id: str) -> list[dict[str, Any]]:
+        self.finished_results = {}
+        if all(self._read_only(c) for c in calls) and len(calls) > 1:
+            results = await asyncio.gather(*(self._run_one(c, turn_id) for c in calls))
+        else:
+            results = [await self._run_one(c, turn_id) for c in calls]
+        return list(results)
+
+    def _read_only(self, call: dict[str, Any]) -> bool:
+        tool = self.registry.get(call.get("name", ""))
+        return bool(tool and tool.read_only)
+
+    async def _run_one(self, call: dict[str, Any], turn_id: str) -> dict[str, Any]:
+        name, call_id = call.get("name", ""), call["id"]
+        started = time.perf_counter()
+        status, arguments = "done", {}
+        try:
+            tool, arguments = self._prepare(call, turn_id)
+            ctx = self.base_context.for_call(call_id)
+            ctx.turn_id = turn_id
+            decision = await self.approvals.decide(tool, ctx, arguments)
+            if decision == "deny":
+                status, output = "denied", "denied by the user: do not retry this call; ask or try another way"
+            else:
+                output = await self._execute(tool, ctx, arguments)
+        except CommandKilled as exc:
+            status, output = "killed", str(exc) or "killed by the user"
+        except ToolError as exc:
+            status, output = "failed", str(exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool's bug must not end the turn: the model can often work around it
+            status, output = "failed", f"{name} failed: {type(exc).__name__}: {exc}"
+        return self._finish(call, arguments, status, output, started, turn_id)
+
+    def _prepare(self, call: dict[str, Any], turn_id: str) -> tuple[Tool, dict[str, Any]]:
+        from .loop import parse_arguments
+
+        name = call.get("name", "")
+        tool = self.registry.get(name)
+        try:
+            raw_args = parse_arguments(call.get("arguments") or "")
+        except ValueError as exc:
+            self.emit(ev.ToolCall(name=name, call_id=call["id"], arguments={}, turn_id=turn_id))
+            raise ToolError(f"{name}: {exc}") from None
+        self.emit(ev.ToolCall(name=name, call_id=call["id"], arguments=raw_args, turn_id=turn_id))
+        if tool is None:
+            raise ToolError(f"unknown tool {name!r}; the tools are: {', '.join(self.registry.names())}")
+        return tool, tool.validate(raw_args)
+
+    async def _execute(self, tool: Tool, ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        args = (ctx,) if tool.takes_context else ()
+        if tool.is_async:
+            result = await tool.fn(*args, **arguments)
+        else:
+            result = await asyncio.to_thread(tool.fn, *args, **arguments)
+        return result if isinstance(result, str) else _to_text(result)
+
+    def _finish(self, call, arguments, status, output, started, turn_id) -> dict[str, Any]:
+        name, call_id = call.get("name", ""), call["id"]
+        output = self.output_limit(output, name)
+        duration_ms = (time.perf_counter() - started) * 1000
+        is_error = status != "done"
+        self.emit(ev.ToolResult(name=name, call_id=call_id, output=output, is_error=is_error,
+                                status=status, duration_ms=duration_ms, turn_id=turn_id))
+        self.session.add_tool_call({"call_id": call_id, "name": name, "arguments": arguments,
+                                    "status": status, "duration_ms": duration_ms, "is_error": is_error})
+        message = {"role": "tool", "tool_call_id": call_id, "name": name, "content": output,
+                   "is_error": is_error}
+        self.finished_results[call_id] = message
+        return message
+
+
+def _to_text(value: Any) -> str:
+    import json
+
+    if value is None:
+        return "(no output)"
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str, indent=1)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+class Approvals:
+    """Decides whether a call may run: by mode, by earlier "always", or by asking.
+
+    In "ask" mode the request goes out as an approval_request event and the
+    call waits for ``resolve(call_id, decision)`` from a front end, or for the
+    ``approver`` callable when one was given.
+    """
+
+    def __init__(self, mode: str, emit: Callable[[ev.Event], None], approver=None,
+                 auto_allowed: Callable[[Tool], bool] = lambda tool: True):
+        self.mode = mode
+        self.emit = emit
+        self.approver = approver
+        self.auto_allowed = auto_allowed
+        self.always: set[str] = set()
+        self._pending: dict[str, asyncio.Future] = {}
+
+    async def decide(self, tool: Tool, ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        always_ask = getattr(tool, "always_ask", False)
+        if not tool.asks and not always_ask:
+            return "approve"
+        if tool.name in self.always:
+            return self._record(tool, ctx, "approve", "always")
+        if self.mode == "read-only":
+            return self._record(tool, ctx, "deny", "read-only mode")
+        if self.mode == "auto" and (not always_ask or self.auto_allowed(tool)):
+            return "approve"
+        return await self._ask(tool, ctx, arguments)
+
+    async def _ask(self, tool: Tool, ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        diff = None
+        if tool.preview is not None:
+            try:
+                diff = await asyncio.to_thread(tool.preview, ctx, **arguments)
+            except ToolError:
+                raise  # the edit cannot apply (no match...): tell the model now, ask nobody
+        request = ev.ApprovalRequest(name=tool.name, call_id=ctx.call_id, arguments=arguments, diff=diff,
+                                     turn_id=ctx.turn_id)
+        future = asyncio.get_running_loop().create_future()
+        self._pending[ctx.call_id] = future
+        self.emit(request)
+        try:
+            if self.approver is not None:
+                decision = await _call_approver(self.approver, request)
+            else:
+                decision = await future
+        finally:
+            self._pending.pop(ctx.call_id, None)
+        decision = decision if decision in ("approve", "deny", "always") else "deny"
+        if decision == "always":
+            self.always.add(tool.name)
+        return self._record(tool, ctx, "deny" if decision == "deny" else "approve", "user", decision)
+
+    def _record(self, tool, ctx, outcome: str, by: str, decision: str | None = None) -> str:
+        self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=decision or outcome,
+                                      by=by, turn_id=ctx.turn_id))
+        return outcome
+
+    def resolve(self, call_id: str, decision: str) -> bool:
+        """Answer a pending request (called on the agent's loop). False if none is pending."""
+        future = self._pending.get(call_id)
+        if future is None or future.done():
+            return False
+        future.set_result(decision)
+        return True
+
+    @property
+    def pending(self) -> list[str]:
+        return list(self._pending)
+
+
+async def _call_approver(approver, request: ev.ApprovalRequest) -> str:
+    if asyncio.iscoroutinefunction(approver):
+        return await approver(request)
+    return await asyncio.to_thread(approver, request)

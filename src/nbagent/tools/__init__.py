@@ -1,0 +1,41 @@
+"""The built-in tool sets and the registry a turn offers the model.
+
+core is always on (files, grep, glob, bash and the background-task tools
+bash hands over to); edit-plus, git, todos, memory and notebook are on by
+default and can be switched off; kernel is offered only inside a kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from .base import Registry, Tool, ToolSet, as_tool, function_tool, tool
+
+__all__ = ["Registry", "Tool", "ToolSet", "as_tool", "build_registry", "builtin_toolsets", "function_tool",
+           "tool"]
+
+
+def builtin_toolsets(*, kernel: Any = None, memory: bool = True) -> list[ToolSet]:
+    from .files import CORE_FILE_TOOLS, EDIT_PLUS
+    from .git import GIT
+    from .memory import MEMORY
+    from .notebook import NOTEBOOK
+    from .search import GREP_TOOL
+    from .shell import BASH_TOOL
+    from .tasks import TASKS
+    from .todos import TODOS
+
+    core = ToolSet("core", [*CORE_FILE_TOOLS, GREP_TOOL, BASH_TOOL, *TASKS.tools], always_on=True)
+    sets = [core, EDIT_PLUS, GIT, TODOS, NOTEBOOK]
+    if memory:
+        sets.append(MEMORY)
+    if kernel is not None:
+        from .kernel import KERNEL
+
+        sets.append(KERNEL)
+    return sets
+
+
+def build_registry(config, *, extra_tools: Iterable[Any] = (), kernel: Any = None) -> Registry:
+    sets = builtin_toolsets(kernel=kernel, memory=config.memory)
+    return Registry(sets, tuple(config.toolsets), extra=[as_tool(t) for t in extra_tools])
