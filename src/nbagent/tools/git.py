@@ -1,0 +1,171 @@
+"""Read-only git: status, diff, log, show and blame, without ever going through a shell.
+
+GitPython finds the repository (the workspace or a directory above it) and
+runs git with a fixed argv, which is what makes these tools safe to run
+without asking: no argument can become a second command. What remains is
+git's own options, so a ref may not start with "-" (``--output=<file>``
+would write) and paths always come after ``--``. Global options keep git
+from writing even its optional index refresh and from running the
+repository's fsmonitor hook or an external diff program.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+import git
+
+from ..errors import ToolError
+from .base import ToolSet, function_tool
+from .context import ToolContext
+
+
+READ_ONLY_OPTIONS = ["--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "color.ui=false"]
+LOG_DEFAULT, LOG_MAX = 20, 200
+
+
+class _Repo:
+    """The repository holding the workspace, and the workspace's place in it."""
+
+    def __init__(self, ctx: ToolContext):
+        self.ctx = ctx
+        root = ctx.workspace.root
+        try:
+            self.repo = git.Repo(root, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise ToolError(
+                f"the workspace {root} is not inside a git repository, so the git tools have nothing to read "
+                "(`git init` in bash would create one)"
+            ) from None
+        if self.repo.bare or self.repo.working_tree_dir is None:
+            raise ToolError(f"the repository at {self.repo.git_dir} is bare: it has no working tree to read")
+        self.top = Path(self.repo.working_tree_dir).resolve()
+
+    def __enter__(self) -> "_Repo":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.repo.close()
+
+    def path(self, path: str) -> str:
+        """A workspace path (confined to the workspace) as a path relative to the repository's top."""
+        real = self.ctx.workspace.resolve(path)
+        try:
+            return real.relative_to(self.top).as_posix() or "."
+        except ValueError:
+            raise ToolError(f"{path} is not inside the repository at {self.top}") from None
+
+    def scope(self, path: str | None) -> list[str]:
+        """The pathspec after ``--``: the given path, else the workspace when it is only part of the repo."""
+        if path:
+            return ["--", self.path(path)]
+        return [] if self.ctx.workspace.root == self.top else ["--", self.path(".")]
+
+    def run(self, *args: str) -> str:
+        status, out, err = self.repo.git.execute(
+            ["git", *READ_ONLY_OPTIONS, *args], with_extended_output=True, with_exceptions=False,
+            stdout_as_string=False, strip_newline_in_stdout=False,
+        )
+        if status != 0:
+            message = err.decode("utf-8", "replace") if isinstance(err, bytes) else str(err)
+            raise ToolError(f"git {args[0]} failed: {message.strip() or f'exit status {status}'}")
+        return out.decode("utf-8", errors="replace") if isinstance(out, bytes) else str(out)
+
+
+def _ref(ref: str) -> str:
+    ref = ref.strip()
+    if not ref:
+        raise ToolError("ref is empty; give a commit, branch, tag or range such as HEAD~2 or main..HEAD")
+    if ref.startswith("-"):
+        raise ToolError(f"{ref!r} is not a ref: refs may not start with '-' (git would read an option)")
+    return ref
+
+
+def git_status(ctx: ToolContext) -> str:
+    """Show the branch and the changed, staged and untracked files (git status --short --branch)."""
+    with _Repo(ctx) as repo:
+        out = repo.run("status", "--short", "--branch", "--untracked-files=normal", *repo.scope(None))
+    lines = out.rstrip("\n").splitlines()
+    if len(lines) <= 1:
+        lines.append("nothing to commit, working tree clean")
+    return "\n".join(lines)
+
+
+def git_diff(ctx: ToolContext, ref: str | None = None, staged: bool = False, path: str | None = None) -> str:
+    """Show changes as a unified diff: by default the unstaged changes in the working tree.
+
+    Args:
+        ref: Compare against this commit or range instead (e.g. HEAD~1, main, main..HEAD).
+        staged: Show what is staged for the next commit (the index) instead of the working tree.
+        path: Limit the diff to this file or directory.
+    """
+    args = ["diff", "--no-ext-diff", "--stat", "--patch"]
+    if staged:
+        args.append("--cached")
+    if ref:
+        args.append(_ref(ref))
+    with _Repo(ctx) as repo:
+        out = repo.run(*args, *repo.scope(path))
+    return out.rstrip("\n") or "no differences"
+
+
+def git_log(ctx: ToolContext, max_count: int | None = None, path: str | None = None) -> str:
+    """List recent commits, newest first: short hash, date, author, refs and subject.
+
+    Args:
+        max_count: How many commits (default 20, at most 200).
+        path: Only commits that touched this file or directory.
+    """
+    count = LOG_DEFAULT if max_count is None else min(max(int(max_count), 1), LOG_MAX)
+    with _Repo(ctx) as repo:
+        if not repo.repo.head.is_valid():
+            return "no commits yet"
+        out = repo.run("log", f"--max-count={count}", "--date=short", "--format=%h %ad %an%d %s",
+                       *repo.scope(path))
+    return out.rstrip("\n") or "no commits match"
+
+
+def git_show(ctx: ToolContext, ref: str, path: str | None = None) -> str:
+    """Show a commit (message, changed files and patch), or with path, that file's content at the ref.
+
+    Args:
+        ref: A commit, branch or tag (e.g. HEAD, HEAD~3, v1.2, a hash).
+        path: A file: show its content as it was at ref instead of the commit.
+    """
+    ref = _ref(ref)
+    with _Repo(ctx) as repo:
+        if path:
+            return repo.run("show", "--no-ext-diff", f"{ref}:{repo.path(path)}")
+        return repo.run("show", "--no-ext-diff", "--stat", "--patch", "--format=fuller", ref, "--").rstrip("\n")
+
+
+def git_blame(ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+    """Show who last changed each line of a file, and in which commit.
+
+    Args:
+        path: The file.
+        start_line: First line to show (1-based; default 1).
+        end_line: Last line to show (default: the end of the file).
+    """
+    args = ["blame", "--date=short"]
+    if start_line is not None or end_line is not None:
+        start, end = start_line or 1, end_line
+        if start < 1 or (end is not None and end < start):
+            raise ToolError("lines are 1-based and end_line must not be before start_line")
+        args.append(f"-L{start},{end if end is not None else ''}")
+    with _Repo(ctx) as repo:
+        return repo.run(*args, "--", repo.path(path)).rstrip("\n")
+
+
+GIT = ToolSet(
+    "git",
+    [
+        function_tool(git_status, read_only=True, prompt_hint="git_status: what changed in the working tree."),
+        function_tool(git_diff, read_only=True),
+        function_tool(git_log, read_only=True),
+        function_tool(git_show, read_only=True),
+        function_tool(git_blame, read_only=True),
+    ],
+    description="Read-only git: status, diff, log, show, blame (never through a shell).",
+)

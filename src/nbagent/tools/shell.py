@@ -1,0 +1,160 @@
+"""The bash tool: one command, its exit code and its output; a slow one becomes a background task.
+
+The output goes to a task log file from the start rather than a pipe: a
+command that leaves a background child (``server &``) then returns when its
+shell does, not when the last holder of a pipe lets go, and a command still
+running at its timeout is handed over without moving a byte: the same
+process keeps writing to the same log, now a task's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+
+
+from ..errors import CommandKilled, ToolError
+from .base import function_tool
+from .context import ToolContext
+from .tasks import TaskManager, exit_code_of, task_manager
+
+
+CAPTURE_LIMIT = 2_000_000
+"""Bytes of a finished command's log read into the result; past it, head and tail and the log is kept."""
+HANDOVER_TAIL_LINES = 50
+
+
+def shell_env() -> dict[str, str]:
+    """What every command gets on top of the inherited environment.
+
+    No pager and no credential prompt (stdin is closed: they would only
+    hang), unbuffered Python so a handed-over task's log shows progress, and
+    no colour codes to spend tokens on. Inside a kernel, matplotlib's inline
+    backend would be inherited by scripts that cannot show it.
+    """
+    env = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "PYTHONUNBUFFERED": "1",
+           "NO_COLOR": "1"}
+    if os.environ.get("MPLBACKEND", "").startswith("module://"):
+        env["MPLBACKEND"] = "Agg"
+    return env
+
+
+async def bash(ctx: ToolContext, command: str, timeout: float | None = None,
+               description: str | None = None) -> str:
+    """Run a bash command in the workspace root; returns its exit code and output (stdout and stderr).
+
+    stdin is closed, so interactive programs fail fast. A command still running at the timeout is
+    not killed: it becomes a background task (see task_wait) and the result gives its id and output so far.
+    Use task_create directly for servers and watchers.
+
+    Args:
+        command: The command, run with `bash -c` in the workspace root.
+        timeout: Seconds before the command is handed over to a background task (default 120).
+        description: A few words on what the command does, shown to the user.
+    """
+    if not command.strip():
+        raise ToolError("command is empty")
+    limit = ctx.config.bash_timeout if timeout is None else float(timeout)
+    if limit <= 0:
+        raise ToolError("timeout must be a positive number of seconds")
+    manager = task_manager(ctx)
+    task_id = manager.reserve()
+    started = time.time()
+    try:
+        proc = ctx.processes.popen_shell(manager.wrapped(task_id, command), ctx.workspace.root,
+                                         shell_env(), manager.log_path(task_id))
+    except OSError as exc:
+        manager.discard(task_id)
+        raise ToolError(f"could not start bash: {exc}") from None
+    try:
+        finished = await _wait(proc, limit)
+    except asyncio.CancelledError:  # the turn was aborted: the command goes with it
+        threading.Thread(target=_kill_and_reap, args=(ctx.processes, proc, manager, task_id), daemon=True).start()
+        raise
+    if not ctx.processes.release(proc.pid):
+        await asyncio.to_thread(proc.wait)  # kill_all is finishing it off in another thread
+        manager.discard(task_id)
+        raise CommandKilled()
+    if finished:
+        return _finished(manager, task_id, proc.returncode)
+    task = manager.adopt(task_id, proc, command, ctx.workspace.root, started, handed_over_by="bash")
+    return _handed_over(manager, task.id, limit)
+
+
+def _kill_and_reap(processes, proc, manager: TaskManager, task_id: str) -> None:
+    """Off the loop: kill the tree (a no-op when kill_all got there first), reap the shell, drop its log."""
+    processes.kill(proc.pid)
+    proc.wait()
+    manager.discard(task_id)
+
+
+async def _wait(proc, limit: float) -> bool:
+    """Poll until the process ends (True) or ``limit`` seconds pass (False), yielding to the loop.
+
+    Polling, not a thread blocked in wait(): a poll can be cancelled, and a
+    thread cannot be told to stop waiting when the command is handed over.
+    """
+    deadline = time.monotonic() + limit
+    delay = 0.005
+    while proc.poll() is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        await asyncio.sleep(min(delay, remaining))
+        delay = min(delay * 2, 0.1)
+    return True
+
+
+def _finished(manager: TaskManager, task_id: str, returncode: int) -> str:
+    output, kept = _read_output(manager, task_id)
+    if not kept:
+        manager.discard(task_id)
+    else:
+        manager.exit_path(task_id).unlink(missing_ok=True)
+    code = exit_code_of(returncode)
+    head = f"exit code: {code}"
+    if returncode < 0:
+        head += f" (killed by {_signal_name(-returncode)})"
+    return f"{head}\n{output}" if output else f"{head}\n(no output)"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _read_output(manager: TaskManager, task_id: str) -> tuple[str, bool]:
+    """The log's text, and whether the log must be kept because the text leaves part of it out."""
+    path = manager.log_path(task_id)
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        if size <= CAPTURE_LIMIT:
+            return fh.read().decode("utf-8", errors="replace").rstrip("\n"), False
+        head = fh.read(CAPTURE_LIMIT // 2)
+        fh.seek(size - CAPTURE_LIMIT // 2)
+        tail = fh.read()
+    gap = (f"\n[... {size - len(head) - len(tail):,} bytes left out; the whole output is in "
+           f"{manager.display_path(path)} ...]\n")
+    return (head.decode("utf-8", errors="replace") + gap + tail.decode("utf-8", errors="replace")).rstrip("\n"), True
+
+
+def _handed_over(manager: TaskManager, task_id: str, limit: float) -> str:
+    log = manager.display_path(manager.log_path(task_id))
+    tail = manager.tail(task_id, HANDOVER_TAIL_LINES)
+    return (
+        f"Still running at the {limit:g}s limit: moved to background task {task_id}, not killed.\n"
+        f"task_id: {task_id}\n"
+        f"Wait for it with task_wait, stop it with task_stop; its whole log is {log}.\n"
+        + (f"Output so far (last {HANDOVER_TAIL_LINES} lines at most):\n{tail}" if tail else "No output so far.")
+    )
+
+
+BASH_TOOL = function_tool(
+    bash, read_only=False,
+    prompt_hint="bash: run tests, builds and git commands; slow ones continue as background tasks.",
+)
