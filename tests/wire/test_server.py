@@ -1,0 +1,75 @@
+"""The scripted server's own surface: recording, models, routing, lifetime."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+from openai import OpenAI
+
+from nbagent.testing.replies import Reply
+from nbagent.testing.server import ScriptedServer
+
+
+def test_models_lists_the_configured_model():
+    with ScriptedServer(model="smol") as server:
+        with OpenAI(base_url=server.url, api_key="k") as client:
+            assert [m.id for m in client.models.list()] == ["smol"]
+        assert server.model_requests() == []  # /v1/models takes nothing from the script
+
+
+def test_requests_are_recorded_with_body_and_headers(server, client):
+    server.enqueue("one", "two")
+    tools = [{"type": "function", "function": {"name": "ls", "parameters": {"type": "object"}}}]
+    client.chat.completions.create(model="m", messages=[{"role": "user", "content": "a"}], tools=tools)
+    client.responses.create(model="m", input="b", instructions="be brief")
+    chat, responses = server.model_requests()
+    assert (chat.api, chat.path, chat.method) == ("chat", "/v1/chat/completions", "POST")
+    assert chat.body["tools"] == tools and chat.body["messages"][0]["content"] == "a"
+    assert chat.headers["authorization"] == "Bearer sk-test-abcdefgh1234"
+    assert responses.body["instructions"] == "be brief" and server.last is responses
+    assert server.model_requests("responses") == [responses]
+
+
+def post(url: str, data: bytes) -> tuple[int, dict]:
+    request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_bad_json_and_unknown_paths_get_openai_style_errors(server):
+    server.enqueue("kept for a good request")
+    status, body = post(server.url + "/chat/completions", b"{not json")
+    assert status == 400 and "could not parse the JSON body" in body["error"]["message"]
+    status, body = post(server.url + "/embeddings", b"{}")
+    assert status == 404 and body["error"]["code"] == "unknown_url"
+    assert server.pending == 1  # bad requests do not use up the script
+    status, body = post(server.url + "/chat/completions", json.dumps({"model": "m", "messages": []}).encode())
+    assert status == 200 and body["choices"][0]["message"]["content"] == "kept for a good request"
+
+
+def test_url_needs_a_running_server_and_options_are_checked():
+    server = ScriptedServer()
+    with pytest.raises(RuntimeError, match="not running"):
+        server.url
+    with pytest.raises(ValueError, match="chunk_size"):
+        ScriptedServer(chunk_size=0)
+    with pytest.raises(TypeError, match="cannot script"):
+        server.enqueue(42)
+    server.close()  # closing a server that never started is harmless
+
+
+def test_a_closed_server_starts_again_with_its_script():
+    server = ScriptedServer(Reply(text="after a restart"))
+    with server:
+        pass
+    with server:
+        body = {"model": "m", "messages": []}
+        status, answer = post(server.url + "/chat/completions", json.dumps(body).encode())
+    assert answer["choices"][0]["message"]["content"] == "after a restart"
+    server.assert_complete()
