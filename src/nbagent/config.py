@@ -86,6 +86,10 @@ class AgentConfig:
     persist: bool = True
     """Store sessions in the workspace's .nbagent/ database. Env: NBAGENT_PERSIST=0 keeps them in memory."""
 
+    kernel_run_auto: bool = False
+    """Let kernel_run (code in the user's live kernel) run without asking in "auto" mode. Off by default:
+    even in "auto" mode kernel_run asks. Env: NBAGENT_KERNEL_RUN_AUTO."""
+
     extra_instructions: str = ""
     """Appended to the system prompt."""
 
@@ -136,6 +140,7 @@ _ENV = {
     "NBAGENT_LOCAL": "local",
     "NBAGENT_PERSIST": "persist",
     "NBAGENT_WORKSPACE": "workspace",
+    "NBAGENT_KERNEL_RUN_AUTO": "kernel_run_auto",
 }
 ENV_VARS = dict(_ENV)
 

@@ -38,7 +38,7 @@ class AgentRuntime:
         self.model = model if model is not None else make_model(config)
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
         self.approvals = Approvals(config.approval, emit, approver,
-                                   auto_allowed=lambda tool: bool(getattr(config, "kernel_run_auto", False)))
+                                   auto_allowed=lambda tool: config.kernel_run_auto)
         self.state = _open_state(self)
         self._static_prompt = static_prompt(config, self.registry)
         self._build_loop()
