@@ -1,0 +1,133 @@
+/**
+ * Talking to the server extension: REST under /nbagent/api/ and one WebSocket per session.
+ * ServerConnection adds the token and the XSRF header, so Jupyter's auth rules apply as they are.
+ */
+
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+import type { AgentEvent, ClientMessage, StoredMessage } from './events';
+import type { Snapshot } from './state';
+
+export interface SessionInfo {
+  id: string;
+  title: string | null;
+  origin: string | null;
+  model: string;
+  created: number | null;
+  updated: number | null;
+  turns: number;
+  parent_id?: string | null;
+  open: boolean;
+  busy: boolean;
+}
+
+export interface MemoryEntry {
+  id: string;
+  text: string;
+  [key: string]: unknown;
+}
+
+export interface AgentSettings {
+  model: string | null;
+  toolsets: string[];
+  approval: 'ask' | 'auto' | 'read-only';
+}
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number
+  ) {
+    super(message);
+  }
+}
+
+export async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const settings = ServerConnection.makeSettings();
+  const url = URLExt.join(settings.baseUrl, 'nbagent', 'api', path);
+  const response = await ServerConnection.makeRequest(url, init, settings);
+  const text = await response.text();
+  const data = text ? JSON.parse(text) : null;
+  if (!response.ok) {
+    throw new ApiError(data?.message ?? data?.reason ?? response.statusText, response.status);
+  }
+  return data as T;
+}
+
+const json = (method: string, body: unknown): RequestInit => ({ method, body: JSON.stringify(body) });
+
+export const api = {
+  listSessions: () => request<{ sessions: SessionInfo[] }>('sessions').then(r => r.sessions),
+  createSession: () => request<SessionInfo>('sessions', json('POST', {})),
+  deleteSession: (id: string) => request<null>(`sessions/${id}`, { method: 'DELETE' }),
+  forkSession: (id: string) => request<SessionInfo>(`sessions/${id}/fork`, json('POST', {})),
+  messages: (id: string) => request<{ messages: StoredMessage[] }>(`sessions/${id}/messages`).then(r => r.messages),
+  files: (q: string, limit = 20) =>
+    request<{ files: string[] }>(`files?${new URLSearchParams({ q, limit: String(limit) })}`).then(r => r.files),
+  memory: () => request<{ entries: MemoryEntry[] }>('memory').then(r => r.entries),
+  forget: (id: string) => request<null>(`memory/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+  getSettings: () => request<AgentSettings & { available: { toolsets: string[]; approval: string[] } }>('settings'),
+  putSettings: (s: Partial<AgentSettings>) => request<AgentSettings>('settings', json('PUT', s))
+};
+
+export type ServerMessage = AgentEvent | Snapshot;
+
+/**
+ * One session's WebSocket. It reconnects after a drop (each connection starts with a snapshot,
+ * so nothing is lost), and stops for good on close().
+ */
+export class SessionSocket {
+  private ws: WebSocket | null = null;
+  private closed = false;
+  private retry = 0;
+  private outbox: ClientMessage[] = [];
+
+  constructor(
+    readonly sessionId: string,
+    private readonly onMessage: (msg: ServerMessage) => void,
+    private readonly onStatus: (status: 'connecting' | 'open' | 'closed') => void
+  ) {
+    this.connect();
+  }
+
+  send(msg: ClientMessage): void {
+    if (this.ws?.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify(msg));
+    } else {
+      this.outbox.push(msg);
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.ws?.close();
+  }
+
+  private connect(): void {
+    const settings = ServerConnection.makeSettings();
+    let url = URLExt.join(settings.wsUrl, 'nbagent', 'api', 'sessions', this.sessionId, 'ws');
+    if (settings.token) {
+      url += `?token=${encodeURIComponent(settings.token)}`;
+    }
+    this.onStatus('connecting');
+    const ws = new settings.WebSocket(url);
+    this.ws = ws;
+    ws.onopen = () => {
+      this.retry = 0;
+      this.onStatus('open');
+      for (const msg of this.outbox.splice(0)) {
+        ws.send(JSON.stringify(msg));
+      }
+    };
+    ws.onmessage = ev => this.onMessage(JSON.parse(ev.data));
+    ws.onclose = () => {
+      this.onStatus('closed');
+      if (!this.closed) {
+        // Back off 0.5 s, 1 s, 2 s ... up to 10 s: a restarting server is not hammered.
+        const delay = Math.min(10_000, 500 * 2 ** this.retry++);
+        window.setTimeout(() => !this.closed && this.connect(), delay);
+      }
+    };
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The nbagent JupyterLab plugin: the side panel, its commands and its settings.
+ */
+
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { LabIcon } from '@jupyterlab/ui-components';
+
+import { AgentSettings } from './api';
+import { PanelModel } from './model';
+import { AgentPanel, PANEL_ID } from './panel';
+
+const PLUGIN_ID = 'nbagent-labextension:plugin';
+
+export const CommandIDs = {
+  open: 'nbagent:open',
+  newSession: 'nbagent:new-session',
+  abort: 'nbagent:abort'
+} as const;
+
+const agentIcon = new LabIcon({
+  name: 'nbagent:agent',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><g class="jp-icon3" fill="#616161">' +
+    '<path d="M12 2a2 2 0 0 1 2 2c0 .74-.4 1.39-1 1.73V7h5a3 3 0 0 1 3 3v8a3 3 0 0 1-3 3H6a3 3 0 0 1-3-3v-8a3 3 0 0 1 3-3h5V5.73A2 2 0 0 1 12 2zM8.5 12a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3zm7 0a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3z"/>' +
+    '</g></svg>'
+});
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description: 'The nbagent side panel: sessions, streamed answers, tools, todos and approvals.',
+  autoStart: true,
+  requires: [IRenderMimeRegistry],
+  optional: [ICommandPalette, ISettingRegistry, ILayoutRestorer],
+  activate: (
+    app: JupyterFrontEnd,
+    rendermime: IRenderMimeRegistry,
+    palette: ICommandPalette | null,
+    settingRegistry: ISettingRegistry | null,
+    restorer: ILayoutRestorer | null
+  ) => {
+    const model = new PanelModel();
+    const panel = new AgentPanel(model, rendermime);
+    panel.title.icon = agentIcon;
+    panel.title.caption = 'nbagent';
+    app.shell.add(panel, 'right', { rank: 500 });
+    restorer?.add(panel, PANEL_ID);
+    void model.start();
+
+    const reveal = () => {
+      app.shell.activateById(PANEL_ID);
+      requestAnimationFrame(() => panel.focusInput());
+    };
+    app.commands.addCommand(CommandIDs.open, {
+      label: 'nbagent: Open the Agent Panel',
+      icon: agentIcon,
+      execute: reveal
+    });
+    app.commands.addCommand(CommandIDs.newSession, {
+      label: 'nbagent: New Session',
+      execute: async () => {
+        await model.newSession();
+        reveal();
+      }
+    });
+    app.commands.addCommand(CommandIDs.abort, {
+      label: 'nbagent: Abort the Turn (and clear the queue)',
+      execute: () => model.abort()
+    });
+    for (const command of Object.values(CommandIDs)) {
+      palette?.addItem({ command, category: 'nbagent' });
+    }
+
+    if (settingRegistry) {
+      // The settings editor is the user's place for model, tool sets and approval mode;
+      // the server applies them to sessions it opens from now on.
+      void settingRegistry.load(PLUGIN_ID).then(settings => {
+        const push = () => void model.applySettings(settings.composite as unknown as Partial<AgentSettings>);
+        settings.changed.connect(push);
+        push();
+      });
+    }
+  }
+};
+
+export default plugin;

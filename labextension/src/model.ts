@@ -1,0 +1,184 @@
+/**
+ * The panel's model: the current session's socket, the reducer's state, the session list and
+ * the prompt history. The React view only reads it and calls its methods.
+ */
+
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { api, AgentSettings, SessionInfo, SessionSocket, ServerMessage } from './api';
+import { clearQueue, fromSnapshot, initialState, PanelState, reduce } from './state';
+import { newHistory, PromptHistory, remember } from './input';
+import type { AgentEvent } from './events';
+
+const HISTORY_KEY = 'nbagent:prompt-history';
+const LAST_SESSION_KEY = 'nbagent:last-session';
+
+export class PanelModel {
+  state: PanelState = initialState();
+  sessions: SessionInfo[] = [];
+  connection: 'connecting' | 'open' | 'closed' = 'closed';
+  problem: string | null = null;
+  history: PromptHistory = newHistory(loadJSON<string[]>(HISTORY_KEY, []));
+  private socket: SessionSocket | null = null;
+  private changedSignal = new Signal<this, void>(this);
+  private pending = false;
+
+  get changed(): ISignal<this, void> {
+    return this.changedSignal;
+  }
+
+  /** Open the last session used in this browser, or the newest one, or a new one. */
+  async start(): Promise<void> {
+    await this.refreshSessions();
+    const last = localStorage.getItem(LAST_SESSION_KEY);
+    const known = this.sessions.find(s => s.id === last) ?? this.sessions[0];
+    if (known) {
+      this.open(known.id);
+    } else {
+      await this.newSession();
+    }
+  }
+
+  async refreshSessions(): Promise<void> {
+    await this.guard(async () => {
+      this.sessions = await api.listSessions();
+    });
+  }
+
+  open(sessionId: string): void {
+    this.socket?.close();
+    this.state = initialState(sessionId);
+    localStorage.setItem(LAST_SESSION_KEY, sessionId);
+    this.socket = new SessionSocket(sessionId, msg => this.receive(msg), status => {
+      this.connection = status;
+      this.emit();
+    });
+    this.emit();
+  }
+
+  async newSession(): Promise<void> {
+    await this.guard(async () => {
+      const info = await api.createSession();
+      await this.refreshSessions();
+      this.open(info.id);
+    });
+  }
+
+  async fork(): Promise<void> {
+    const id = this.state.sessionId;
+    if (!id) {
+      return;
+    }
+    await this.guard(async () => {
+      const info = await api.forkSession(id);
+      await this.refreshSessions();
+      this.open(info.id);
+    });
+  }
+
+  async deleteCurrent(): Promise<void> {
+    const id = this.state.sessionId;
+    if (!id) {
+      return;
+    }
+    await this.guard(async () => {
+      this.socket?.close();
+      this.socket = null;
+      await api.deleteSession(id);
+      localStorage.removeItem(LAST_SESSION_KEY);
+      await this.start();
+    });
+  }
+
+  send(text: string): void {
+    if (!text.trim() || !this.socket) {
+      return;
+    }
+    this.history = remember(this.history, text);
+    saveJSON(HISTORY_KEY, this.history.entries);
+    this.socket.send({ type: 'prompt', text });
+    this.emit();
+  }
+
+  setHistory(history: PromptHistory): void {
+    this.history = history;
+  }
+
+  decide(callId: string, decision: 'approve' | 'deny' | 'always'): void {
+    this.socket?.send({ type: 'approval', call_id: callId, decision });
+  }
+
+  /** Kill the command in flight; the turn goes on. */
+  stop(): void {
+    this.socket?.send({ type: 'stop' });
+  }
+
+  /** End the turn and drop the queue (the server's turn_end confirms it to every tab). */
+  abort(): void {
+    this.socket?.send({ type: 'abort' });
+    this.state = clearQueue(this.state);
+    this.emit();
+  }
+
+  applySettings(settings: Partial<AgentSettings>): Promise<AgentSettings | void> {
+    return this.guard(() => api.putSettings(settings));
+  }
+
+  dispose(): void {
+    this.socket?.close();
+    this.socket = null;
+  }
+
+  private receive(msg: ServerMessage): void {
+    if (msg.type === 'snapshot') {
+      this.state = fromSnapshot(msg);
+    } else {
+      this.state = reduce(this.state, msg as AgentEvent);
+      if (msg.type === 'turn_end') {
+        void this.refreshSessions(); // titles and turn counts changed
+      }
+    }
+    this.emit();
+  }
+
+  /** Coalesce bursts of deltas into one repaint per animation frame. */
+  private emit(): void {
+    if (this.pending) {
+      return;
+    }
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.changedSignal.emit();
+    });
+  }
+
+  private async guard<T>(work: () => Promise<T>): Promise<T | void> {
+    try {
+      const result = await work();
+      this.problem = null;
+      return result;
+    } catch (err) {
+      this.problem = err instanceof Error ? err.message : String(err);
+    } finally {
+      this.emit();
+    }
+  }
+}
+
+function loadJSON<T>(key: string, fallback: T): T {
+  try {
+    const raw = localStorage.getItem(key);
+    return raw ? (JSON.parse(raw) as T) : fallback;
+  } catch {
+    return fallback; // a corrupt entry is not worth failing the panel for
+  }
+}
+
+function saveJSON(key: string, value: unknown): void {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // storage full or disabled: history is a convenience
+  }
+}

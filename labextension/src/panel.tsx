@@ -1,0 +1,449 @@
+/**
+ * The side panel's view: React components that render the model's state.
+ */
+
+import * as React from 'react';
+
+import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
+import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
+
+import { api } from './api';
+import { atToken, AtToken, insertPath, moveSelection, newer, older } from './input';
+import { PanelModel } from './model';
+import { Approval, diffLines, Item, PanelState, Todo, todoProgress, ToolItem } from './state';
+
+export const PANEL_ID = 'nbagent-panel';
+
+export class AgentPanel extends ReactWidget {
+  constructor(
+    readonly model: PanelModel,
+    private readonly rendermime: IRenderMimeRegistry
+  ) {
+    super();
+    this.id = PANEL_ID;
+    this.addClass('jp-nbagent');
+  }
+
+  /** Put the caret in the prompt box (after the panel is shown). */
+  focusInput(): void {
+    this.node.querySelector<HTMLTextAreaElement>('.jp-nbagent-input textarea')?.focus();
+  }
+
+  protected render(): React.ReactElement {
+    return (
+      <UseSignal signal={this.model.changed}>
+        {() => <PanelView model={this.model} rendermime={this.rendermime} />}
+      </UseSignal>
+    );
+  }
+
+  dispose(): void {
+    this.model.dispose();
+    super.dispose();
+  }
+}
+
+interface ViewProps {
+  model: PanelModel;
+  rendermime: IRenderMimeRegistry;
+}
+
+function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
+  const s = model.state;
+  return (
+    <div className="jp-nbagent-body">
+      <Header model={model} />
+      {model.problem && <div className="jp-nbagent-problem">{model.problem}</div>}
+      <Transcript items={s.items} rendermime={rendermime} />
+      <Status state={s} connection={model.connection} />
+      {s.todos.length > 0 && <Todos todos={s.todos} />}
+      {s.approvals.map(a => (
+        <ApprovalCard key={a.callId} approval={a} model={model} />
+      ))}
+      {s.queue.length > 0 && <Queue queue={s.queue} />}
+      <PromptBox model={model} />
+    </div>
+  );
+}
+
+function Header({ model }: { model: PanelModel }): React.ReactElement {
+  const { state, sessions } = model;
+  const c = state.counters;
+  return (
+    <div className="jp-nbagent-header">
+      <select
+        className="jp-nbagent-sessions"
+        title="Resume a session"
+        value={state.sessionId ?? ''}
+        onFocus={() => void model.refreshSessions()}
+        onChange={e => model.open(e.target.value)}
+      >
+        {state.sessionId && !sessions.some(x => x.id === state.sessionId) && (
+          <option value={state.sessionId}>new session</option>
+        )}
+        {sessions.map(x => (
+          <option key={x.id} value={x.id}>
+            {x.title || 'untitled'} · {formatTime(x.updated)}
+          </option>
+        ))}
+      </select>
+      <button className="jp-nbagent-new" title="New session" onClick={() => void model.newSession()}>
+        New
+      </button>
+      <button className="jp-nbagent-fork" title="Fork this session" onClick={() => void model.fork()}>
+        Fork
+      </button>
+      <span className="jp-nbagent-counters" title="Tokens in / out, and cost of this session">
+        {formatTokens(c.inputTokens)} in · {formatTokens(c.outputTokens)} out
+        {c.cost !== null && ` · $${c.cost.toFixed(c.cost < 1 ? 4 : 2)}`}
+      </span>
+    </div>
+  );
+}
+
+function Transcript({ items, rendermime }: { items: Item[]; rendermime: IRenderMimeRegistry }): React.ReactElement {
+  const ref = React.useRef<HTMLDivElement>(null);
+  const stick = React.useRef(true);
+  // Follow the stream while the reader is at the bottom; leave them alone when they scrolled up.
+  React.useLayoutEffect(() => {
+    const node = ref.current;
+    if (node && stick.current) {
+      node.scrollTop = node.scrollHeight;
+    }
+  });
+  const onScroll = () => {
+    const node = ref.current!;
+    stick.current = node.scrollHeight - node.scrollTop - node.clientHeight < 40;
+  };
+  return (
+    <div className="jp-nbagent-transcript" ref={ref} onScroll={onScroll}>
+      {items.length === 0 && <div className="jp-nbagent-empty">Ask the agent about this workspace. Type @ to mention a file.</div>}
+      {items.map(item => (
+        <ItemView key={item.id} item={item} rendermime={rendermime} />
+      ))}
+    </div>
+  );
+}
+
+const ItemView = React.memo(function ItemView({ item, rendermime }: { item: Item; rendermime: IRenderMimeRegistry }) {
+  switch (item.kind) {
+    case 'user':
+      return <div className="jp-nbagent-user">{item.text}</div>;
+    case 'assistant':
+      return <Markdown text={item.text} streaming={item.streaming} rendermime={rendermime} />;
+    case 'reasoning':
+      return (
+        <details className="jp-nbagent-reasoning">
+          <summary>{item.streaming ? 'Thinking…' : 'Reasoning'}</summary>
+          <pre>{item.text}</pre>
+        </details>
+      );
+    case 'tool':
+      return <ToolRow tool={item} />;
+    case 'note':
+      return <div className={`jp-nbagent-note jp-mod-${item.tone}`}>{item.text}</div>;
+  }
+});
+
+/** Markdown through JupyterLab's rendermime (sanitised); re-rendered at most every 120 ms while streaming. */
+function Markdown({ text, streaming, rendermime }: { text: string; streaming: boolean; rendermime: IRenderMimeRegistry }) {
+  const host = React.useRef<HTMLDivElement>(null);
+  const renderer = React.useMemo(() => rendermime.createRenderer('text/markdown'), [rendermime]);
+  const rendered = React.useRef<string | null>(null);
+  React.useEffect(() => {
+    host.current!.appendChild(renderer.node);
+    return () => renderer.dispose();
+  }, [renderer]);
+  React.useEffect(() => {
+    const paint = () => {
+      if (rendered.current !== text) {
+        rendered.current = text;
+        void renderer.renderModel(new MimeModel({ data: { 'text/markdown': text }, trusted: false }));
+      }
+    };
+    if (!streaming) {
+      paint();
+      return;
+    }
+    const timer = window.setTimeout(paint, rendered.current === null ? 0 : 120);
+    return () => window.clearTimeout(timer);
+  }, [text, streaming, renderer]);
+  return <div className="jp-nbagent-assistant" ref={host} />;
+}
+
+const STATUS_MARK: Record<string, string> = {
+  input: '…',
+  running: '…',
+  awaiting: '?',
+  done: '✓',
+  failed: '✗',
+  denied: '⊘',
+  killed: '■'
+};
+
+function ToolRow({ tool }: { tool: ToolItem }): React.ReactElement {
+  const summary = toolSummary(tool);
+  return (
+    <details className={`jp-nbagent-tool jp-mod-${tool.status}`} data-call-id={tool.id}>
+      <summary>
+        <span className="jp-nbagent-tool-mark">{STATUS_MARK[tool.status] ?? '·'}</span>
+        <span className="jp-nbagent-tool-name">{tool.name}</span>
+        {summary && <span className="jp-nbagent-tool-arg">{summary}</span>}
+        {tool.durationMs !== null && <span className="jp-nbagent-tool-time">{formatMs(tool.durationMs)}</span>}
+      </summary>
+      <div className="jp-nbagent-tool-body">
+        <pre className="jp-nbagent-tool-args">{prettyArgs(tool)}</pre>
+        {tool.diff && <Diff diff={tool.diff} />}
+        {tool.output && <pre className="jp-nbagent-tool-output">{tool.output}</pre>}
+      </div>
+    </details>
+  );
+}
+
+function Diff({ diff }: { diff: string }): React.ReactElement {
+  return (
+    <pre className="jp-nbagent-diff">
+      {diffLines(diff).map((line, i) => (
+        <div key={i} className={`jp-nbagent-diff-${line.kind}`}>
+          {line.text || ' '}
+        </div>
+      ))}
+    </pre>
+  );
+}
+
+function Status({ state, connection }: { state: PanelState; connection: string }): React.ReactElement | null {
+  if (connection !== 'open') {
+    return <div className="jp-nbagent-status">{connection === 'connecting' ? 'Connecting…' : 'Disconnected, reconnecting…'}</div>;
+  }
+  if (state.inFlight) {
+    return (
+      <div className="jp-nbagent-status jp-nbagent-inflight">
+        <span className="jp-nbagent-spinner" /> running {state.inFlight.name}…
+      </div>
+    );
+  }
+  if (state.busy) {
+    return (
+      <div className="jp-nbagent-status">
+        <span className="jp-nbagent-spinner" /> working…
+      </div>
+    );
+  }
+  return null;
+}
+
+function Todos({ todos }: { todos: Todo[] }): React.ReactElement {
+  const { done, total } = todoProgress(todos);
+  return (
+    <details className="jp-nbagent-todos" open>
+      <summary>
+        Todos {done}/{total}
+        <progress max={total} value={done} />
+      </summary>
+      <ul>
+        {todos.map((t, i) => (
+          <li key={i} className={`jp-nbagent-todo jp-mod-${t.status}`}>
+            <span className="jp-nbagent-todo-mark">{t.status === 'completed' ? '☑' : t.status === 'in_progress' ? '◐' : '☐'}</span>
+            {t.text}
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}
+
+function ApprovalCard({ approval, model }: { approval: Approval; model: PanelModel }): React.ReactElement {
+  const decide = (d: 'approve' | 'deny' | 'always') => () => model.decide(approval.callId, d);
+  return (
+    <div className="jp-nbagent-approval" data-call-id={approval.callId}>
+      <div className="jp-nbagent-approval-title">
+        Allow <b>{approval.name}</b>?
+      </div>
+      {approval.diff ? <Diff diff={approval.diff} /> : <pre className="jp-nbagent-tool-args">{JSON.stringify(approval.args, null, 2)}</pre>}
+      <div className="jp-nbagent-approval-buttons">
+        <button className="jp-mod-accept" onClick={decide('approve')}>
+          Approve
+        </button>
+        <button className="jp-mod-reject" onClick={decide('deny')}>
+          Deny
+        </button>
+        <button className="jp-mod-always" title={`Approve ${approval.name} for the rest of this session`} onClick={decide('always')}>
+          Always
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function Queue({ queue }: { queue: string[] }): React.ReactElement {
+  return (
+    <div className="jp-nbagent-queue">
+      <div className="jp-nbagent-queue-title">Queued ({queue.length}) · Esc clears</div>
+      {queue.map((q, i) => (
+        <div key={i} className="jp-nbagent-queued">
+          {q}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+interface Picker {
+  token: AtToken;
+  files: string[];
+  selected: number;
+}
+
+function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
+  const [text, setText] = React.useState('');
+  const [picker, setPicker] = React.useState<Picker | null>(null);
+  const area = React.useRef<HTMLTextAreaElement>(null);
+  const query = React.useRef(0);
+  const busy = model.state.busy;
+
+  const updatePicker = (value: string, caret: number) => {
+    const token = atToken(value, caret);
+    if (!token) {
+      setPicker(null);
+      return;
+    }
+    const ticket = ++query.current;
+    api.files(token.query).then(
+      files => ticket === query.current && setPicker({ token, files, selected: 0 }),
+      () => ticket === query.current && setPicker(null)
+    );
+  };
+
+  const choose = (path: string) => {
+    const node = area.current!;
+    const result = insertPath(text, node.selectionStart, picker!.token, path);
+    setText(result.text);
+    setPicker(null);
+    requestAnimationFrame(() => node.setSelectionRange(result.caret, result.caret));
+  };
+
+  const send = () => {
+    model.send(text);
+    setText('');
+    setPicker(null);
+  };
+
+  const onKeyDown = (e: React.KeyboardEvent<HTMLTextAreaElement>) => {
+    const node = e.currentTarget;
+    if (picker && picker.files.length && (e.key === 'ArrowDown' || e.key === 'ArrowUp')) {
+      e.preventDefault();
+      setPicker({ ...picker, selected: moveSelection(picker.selected, picker.files.length, e.key === 'ArrowDown' ? 1 : -1) });
+    } else if (picker && picker.files.length && (e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey) {
+      e.preventDefault();
+      choose(picker.files[picker.selected]);
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      if (picker) {
+        setPicker(null);
+      } else {
+        model.abort();
+      }
+    } else if (e.key === 'Enter' && !e.shiftKey) {
+      e.preventDefault();
+      send();
+    } else if (e.key === 'ArrowUp' && !node.value.slice(0, node.selectionStart).includes('\n')) {
+      const step = older(model.history, node.value);
+      if (step) {
+        e.preventDefault();
+        model.setHistory(step.history);
+        setText(step.text);
+      }
+    } else if (e.key === 'ArrowDown' && !node.value.slice(node.selectionEnd).includes('\n')) {
+      const step = newer(model.history);
+      if (step) {
+        e.preventDefault();
+        model.setHistory(step.history);
+        setText(step.text);
+      }
+    }
+  };
+
+  return (
+    <div className="jp-nbagent-input">
+      {picker && (
+        <ul className="jp-nbagent-picker" role="listbox">
+          {picker.files.length === 0 && <li className="jp-nbagent-picker-empty">no matching files</li>}
+          {picker.files.map((f, i) => (
+            <li
+              key={f}
+              role="option"
+              aria-selected={i === picker.selected}
+              className={i === picker.selected ? 'jp-mod-selected' : ''}
+              onMouseDown={e => {
+                e.preventDefault(); // keep the focus in the textarea
+                choose(f);
+              }}
+            >
+              {f}
+            </li>
+          ))}
+        </ul>
+      )}
+      <textarea
+        rows={3}
+        value={text}
+        placeholder={busy ? 'Type to queue a prompt… (Esc aborts)' : 'Ask the agent… (Enter sends, Shift+Enter new line, @ file)'}
+        onChange={e => {
+          setText(e.target.value);
+          updatePicker(e.target.value, e.target.selectionStart);
+        }}
+        onKeyDown={onKeyDown}
+        onBlur={() => setPicker(null)}
+        ref={area}
+      />
+      <div className="jp-nbagent-buttons">
+        <button className="jp-nbagent-send jp-mod-accept" onClick={send} disabled={!text.trim()}>
+          {busy ? 'Queue' : 'Send'}
+        </button>
+        <button className="jp-nbagent-stop" title="Kill the running command; the turn goes on" onClick={() => model.stop()} disabled={!busy}>
+          Stop
+        </button>
+        <button className="jp-nbagent-abort jp-mod-reject" title="End the turn and clear the queue (Esc)" onClick={() => model.abort()} disabled={!busy && model.state.queue.length === 0}>
+          Abort
+        </button>
+      </div>
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------- formatting
+
+function toolSummary(tool: ToolItem): string {
+  const a = tool.args ?? {};
+  const main = a.path ?? a.file ?? a.command ?? a.pattern ?? a.query ?? a.cell_id ?? a.code;
+  if (typeof main === 'string') {
+    const line = main.split('\n')[0];
+    return line.length > 60 ? line.slice(0, 59) + '…' : line;
+  }
+  return '';
+}
+
+function prettyArgs(tool: ToolItem): string {
+  if (tool.args) {
+    return JSON.stringify(tool.args, null, 2);
+  }
+  return tool.argsText;
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function formatTokens(n: number): string {
+  return n < 1000 ? String(n) : n < 1_000_000 ? `${(n / 1000).toFixed(1)}k` : `${(n / 1_000_000).toFixed(2)}M`;
+}
+
+function formatTime(epochSeconds: number | null): string {
+  if (!epochSeconds) {
+    return '';
+  }
+  const d = new Date(epochSeconds * 1000);
+  const today = new Date().toDateString() === d.toDateString();
+  return today ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : d.toLocaleDateString();
+}
