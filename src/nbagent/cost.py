@@ -1,0 +1,44 @@
+"""The price of a model call, from genai-prices' offline snapshot; None when the model is not known.
+
+Never a guess: a local server, an unknown endpoint or an unknown model name
+gives None (shown as "cost unknown"), not the price of some similar model.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from genai_prices import Usage, calc_price
+
+# Our adapters' names for the official OpenAI endpoint (used when no base_url is set).
+_PROVIDER_ALIASES = {"openai-chat": "openai", "openai-responses": "openai"}
+_NOT_PRICED = {"", "scripted", "local"}
+
+
+def cost_of(model: str | None, provider_or_base_url: str | None, input_tokens: int,
+            output_tokens: int) -> float | None:
+    """US dollars for one call, or None when genai-prices does not know this model at this provider.
+
+    ``provider_or_base_url`` is a base URL (http://..., matched against known endpoints) or a
+    provider id ("openai", "anthropic", ...); None lets genai-prices pick the provider from the model.
+    """
+    if not model:
+        return None
+    where = (provider_or_base_url or "").strip()
+    where = _PROVIDER_ALIASES.get(where, where)
+    if where in _NOT_PRICED - {""}:
+        return None
+    try:
+        price = _calc(model, where, int(input_tokens), int(output_tokens))
+    except LookupError:
+        return None
+    return float(price)
+
+
+def _calc(model: str, where: str, input_tokens: int, output_tokens: int):
+    usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    if not where:
+        return calc_price(usage, model).total_price
+    if urlparse(where).scheme in ("http", "https"):
+        return calc_price(usage, model, provider_api_url=where).total_price
+    return calc_price(usage, model, provider_id=where).total_price

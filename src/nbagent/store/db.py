@@ -1,0 +1,268 @@
+"""The workspace database: one SQLite file in ``.nbagent/``, changed only by numbered migrations.
+
+Connection settings, and why:
+- WAL: readers never block the writer, so a kernel listing sessions does not stall another kernel's turn.
+- synchronous=NORMAL: under WAL a commit is written to the WAL file (the OS page cache) without an
+  fsync; the fsync happens at checkpoints. A killed process (SIGKILL, a crashed kernel) loses nothing
+  committed, because the data is already in the kernel's page cache; only a power cut or an OS crash
+  can lose the last commits, and even then the database stays consistent. FULL would add an fsync to
+  every step (milliseconds on most disks) for a failure mode the issue does not ask us to survive.
+- busy_timeout plus BEGIN IMMEDIATE: a writer takes the write lock up front and waits for another
+  process's writer instead of failing midway; a few retries on top cover an exhausted timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..errors import StoreError
+
+BUSY_TIMEOUT_MS = 5_000
+BEGIN_RETRIES = 5
+DB_NAME = "nbagent.db"
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+"""Append only: a migration's number is its position (1-based). Never edit a released one."""
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_initial(conn: sqlite3.Connection) -> None:
+    _run_script(
+        conn,
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            created REAL NOT NULL,
+            updated REAL NOT NULL,
+            workspace TEXT NOT NULL DEFAULT '',
+            origin TEXT NOT NULL DEFAULT '.',
+            provider TEXT NOT NULL DEFAULT '',
+            model TEXT NOT NULL DEFAULT '',
+            title TEXT,
+            turns INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL,
+            todos TEXT NOT NULL DEFAULT '[]',
+            summary_index INTEGER NOT NULL DEFAULT 0,
+            parent_id TEXT,
+            forked_at_turn INTEGER
+        );
+        CREATE INDEX sessions_by_origin ON sessions (origin, updated);
+        CREATE INDEX sessions_by_updated ON sessions (updated);
+
+        CREATE TABLE messages (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            turn INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created REAL NOT NULL,
+            PRIMARY KEY (session_id, idx)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE tool_calls (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            turn INTEGER NOT NULL,
+            call_id TEXT,
+            name TEXT NOT NULL,
+            arguments TEXT,
+            status TEXT,
+            duration_ms REAL,
+            data TEXT NOT NULL,
+            created REAL NOT NULL
+        );
+        CREATE INDEX tool_calls_by_session ON tool_calls (session_id, id);
+
+        CREATE TABLE usage (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            turn INTEGER NOT NULL,
+            input_tokens INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            cost REAL,
+            created REAL NOT NULL
+        );
+        CREATE INDEX usage_by_session ON usage (session_id, turn);
+
+        CREATE TABLE memory (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            norm TEXT NOT NULL UNIQUE,
+            hits INTEGER NOT NULL DEFAULT 0,
+            created REAL NOT NULL,
+            used REAL
+        );
+
+        CREATE TABLE history (
+            id INTEGER PRIMARY KEY,
+            origin TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            created REAL NOT NULL
+        );
+        CREATE INDEX history_by_origin ON history (origin, id);
+        """
+    )
+
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    # Not executescript(): it commits first, which would end the migration's transaction.
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+class Database:
+    """One connection to the workspace database, shared by the threads of one process.
+
+    A lock serialises use of the connection: the agent's worker thread appends
+    steps while tools (in their own threads) save todos or memory.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self.conn = _connect(self.path)
+        try:
+            _refuse_newer_schema(self.conn, self.path)
+            # WAL changes the file header, so it comes only after the schema check passed.
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.OperationalError as exc:  # locked, unwritable: the file itself is fine
+            self.conn.close()
+            raise StoreError(f"{self.path}: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise CorruptDatabase(self.path, exc) from exc
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self.conn
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction, committed (durable against a process kill) when the block ends."""
+        with self._lock:
+            _begin_immediate(self.conn)
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        with self.write() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied REAL NOT NULL)"
+            )
+            # Read again inside the write lock: another process may have migrated meanwhile.
+            current = _recorded_version(conn)
+            if current > SCHEMA_VERSION:
+                raise NewerSchema(self.path, current)
+            for number, step in enumerate(MIGRATIONS[current:], start=current + 1):
+                step(conn)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)",
+                    (number, step.__name__, time.time()),
+                )
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves (the sqlite3 module's implicit
+    # transactions would start a DEFERRED one, which can fail with SQLITE_BUSY at its first write).
+    conn = sqlite3.connect(
+        str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def _begin_immediate(conn: sqlite3.Connection) -> None:
+    delay = 0.05
+    for attempt in range(BEGIN_RETRIES):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if attempt == BEGIN_RETRIES - 1:
+                raise StoreError(
+                    f"the session database stayed locked for {BEGIN_RETRIES} × {BUSY_TIMEOUT_MS} ms: {exc}"
+                ) from exc
+            time.sleep(delay)
+            delay *= 2
+
+
+def _recorded_version(conn: sqlite3.Connection) -> int:
+    has_table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if not has_table:
+        return 0
+    return conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+
+
+def _refuse_newer_schema(conn: sqlite3.Connection, path: Path) -> None:
+    version = _recorded_version(conn)
+    if version > SCHEMA_VERSION:
+        raise NewerSchema(path, version)
+
+
+class NewerSchema(StoreError):
+    """The database was written by a newer nbagent; it is refused and never altered."""
+
+    def __init__(self, path: Path, version: int):
+        super().__init__(
+            f"{path} has schema version {version}, newer than this nbagent understands "
+            f"({SCHEMA_VERSION}). It was left untouched: upgrade nbagent to use it."
+        )
+        self.version = version
+
+
+class CorruptDatabase(StoreError):
+    """The file is not a readable SQLite database; it is reported and left as it is."""
+
+    def __init__(self, path: Path, exc: Exception):
+        super().__init__(
+            f"{path} cannot be read as a database ({exc}). It was left untouched: move it aside "
+            "(for example to nbagent.db.broken) and nbagent starts a fresh one."
+        )
+
+
+def workspace_db_path(workspace_root: str | Path) -> Path:
+    """``<workspace>/.nbagent/nbagent.db``, creating ``.nbagent/`` with a ``.gitignore`` of ``*``."""
+    state_dir = Path(workspace_root).expanduser().resolve() / ".nbagent"
+    state_dir.mkdir(parents=True, exist_ok=True)
+    ignore = state_dir / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n")
+    return state_dir / DB_NAME

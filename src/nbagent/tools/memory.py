@@ -1,0 +1,76 @@
+"""remember, recall, forget: the model's hands on project memory (nbagent.memory)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..errors import ToolError
+from ..events import MemoryChanged
+from ..memory import MAX_TEXT, ProjectMemory
+from .base import ToolSet, function_tool
+from .context import ToolContext
+
+
+def _memory(ctx: ToolContext) -> ProjectMemory:
+    memory = getattr(ctx.state, "memory", None)
+    if memory is None:
+        raise ToolError("project memory is switched off for this agent")
+    return memory
+
+
+def remember(ctx: ToolContext, kind: Literal["fact", "decision", "gotcha", "command"], text: str) -> str:
+    """Save a durable note about this project for later sessions: how something is (fact), what was
+    chosen and why (decision), a trap (gotcha) or an invocation that works (command).
+
+    Args:
+        kind: fact, decision, gotcha or command.
+        text: One self-contained line of at most 400 characters.
+    """
+    try:
+        entry = _memory(ctx).remember(kind, text)
+    except ValueError as exc:
+        raise ToolError(f"not remembered: {exc}") from None
+    ctx.emit(MemoryChanged(action="remember", entries=[entry.to_dict()], turn_id=ctx.turn_id))
+    return f"Remembered ({entry.kind}) {entry.text}"
+
+
+def recall(ctx: ToolContext, query: str) -> str:
+    """Search project memory: entries that contain every word of the query (any case).
+
+    Args:
+        query: One or more words that must all appear.
+    """
+    try:
+        found = _memory(ctx).recall(query)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    if not found:
+        return f"No memory entry contains all of: {query}"
+    ctx.emit(MemoryChanged(action="recall", entries=[e.to_dict() for e in found], turn_id=ctx.turn_id))
+    return "\n".join(f"- ({e.kind}) {e.text}" for e in found)
+
+
+def forget(ctx: ToolContext, text: str) -> str:
+    """Remove the project-memory entries that contain this text (any case), e.g. a note that
+    turned out wrong.
+
+    Args:
+        text: The entry's text, or a distinctive part of it.
+    """
+    try:
+        removed = _memory(ctx).forget(text)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    if not removed:
+        return f"No memory entry contains {text!r}; nothing removed."
+    ctx.emit(MemoryChanged(action="forget", entries=[e.to_dict() for e in removed], turn_id=ctx.turn_id))
+    return "Forgot:\n" + "\n".join(f"- ({e.kind}) {e.text}" for e in removed)
+
+
+MEMORY = ToolSet("memory", [
+    # Memory lives in .nbagent/, never in the user's files: writing it needs no approval.
+    function_tool(remember, needs_approval=False,
+                  prompt_hint=f"remember keeps a durable project note (at most {MAX_TEXT} characters)."),
+    function_tool(recall, read_only=True, prompt_hint="recall searches project memory by words."),
+    function_tool(forget, needs_approval=False, prompt_hint="forget removes memory entries that are wrong."),
+], description="Project memory across sessions: remember, recall, forget.")
