@@ -170,12 +170,27 @@ class Agent:
         self._call_idle(self.runtime.set_model, name)
 
     def close(self) -> None:
+        """Abort what runs, release the model client and the session, and stop the worker thread."""
+        if self._closed:
+            return
+        self._closed = True
         self.abort()
         try:
-            self._thread_loop.run(self.runtime.aclose()).result(5)
-        except Exception:
-            pass
+            self._thread_loop.run(self._shutdown()).result(10)
+        except Exception:  # closing must not raise: it runs in finally blocks and at exit
+            import logging
+
+            logging.getLogger("nbagent").debug("error while closing the agent", exc_info=True)
         self._thread_loop.stop()
+
+    _closed = False
+
+    async def _shutdown(self) -> None:
+        if self._current is not None:
+            await asyncio.wait([self._current], timeout=5)
+        self._worker.cancel()
+        await asyncio.gather(self._worker, return_exceptions=True)
+        await self.runtime.aclose()
 
     def __enter__(self) -> "Agent":
         return self
@@ -293,3 +308,5 @@ class _LoopThread:
         if self.loop.is_running():
             self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=5)
+        if not self.thread.is_alive():
+            self.loop.close()

@@ -111,7 +111,10 @@ async def guarded(stream: AsyncIterator[Any], model: str, base_url: str | None) 
     except (asyncio.CancelledError, GeneratorExit):
         raise
     except Exception as exc:
-        raise to_model_error(exc, model, base_url) from exc
+        error = to_model_error(exc, model, base_url)
+        if error.kind == "connection":  # the connection dropped after the response had started
+            error = ModelError(f"the model stream broke off mid-way: {exc}", kind="stream_broken")
+        raise error from exc
 
 
 def tool_param(spec: dict[str, Any]) -> dict[str, Any]:
