@@ -1,0 +1,146 @@
+"""Slash commands: ``%agent /todos`` and friends. Each takes the keeper and the rest of the line and
+returns something to show (text, a DataFrame, a widget) or None."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .keeper import AgentKeeper, KeeperError
+from .widgets.format import TODO_MARKS, counts_line_for
+
+NOT_YET = {
+    "undo": "/undo is not available yet: it comes with per-turn checkpoints, which have not landed.",
+    "redo": "/redo is not available yet: it comes with per-turn checkpoints, which have not landed.",
+    "context": "/context is not available yet: attached context sources have not landed.",
+}
+
+HELP = """Slash commands (also as %agent /name):
+  /help              this list
+  /new               start a new session
+  /sessions          this workspace's sessions (a DataFrame)
+  /resume ID         continue session ID (or a unique prefix)
+  /fork              continue in a copy of this session
+  /todos             the session's task list
+  /memory            the project memory entries
+  /notes             context notes this notebook's agent received
+  /compact           replace the transcript by a model-written summary
+  /tools             the tools the agent may use
+  /model [NAME]      show or change the model
+  /tasks             background tasks (commands handed over by bash)
+  /clear             clear the live views (the session stays)
+  /undo /redo /context   not available yet"""
+
+
+def run_command(keeper: AgentKeeper, line: str, clear_views: Callable[[], int]) -> Any:
+    name, _, arg = line.strip().lstrip("/").partition(" ")
+    name, arg = name.lower(), arg.strip()
+    if name in NOT_YET:
+        return NOT_YET[name]
+    handler = COMMANDS.get(name)
+    if handler is None:
+        raise KeeperError(f"unknown command /{name}; /help lists them")
+    if name == "clear":
+        return f"cleared {clear_views()} view(s); the session is unchanged"
+    return handler(keeper, arg)
+
+
+def _help(keeper, arg):
+    return HELP
+
+
+def _new(keeper, arg):
+    return f"new session {keeper.switch('new')}"
+
+
+def _resume(keeper, arg):
+    if not arg:
+        raise KeeperError("/resume needs a session id (or a unique prefix); /sessions lists them")
+    return f"resumed session {keeper.switch(arg)}"
+
+
+def _fork(keeper, arg):
+    agent = keeper.get()
+    keeper._ensure_idle()
+    old = agent.session_id
+    return f"forked {old} into {agent.fork(int(arg) if arg else None)}"
+
+
+def _sessions(keeper, arg):
+    from ..api import sessions
+
+    agent = keeper.get()
+    return sessions(agent.config.workspace)
+
+
+def _todos(keeper, arg):
+    todos = keeper.get().todos
+    if not todos:
+        return "no todos in this session"
+    lines = [f"todos: {counts_line_for(todos)}"]
+    lines += [f"  {TODO_MARKS.get(t.get('status'), '?')} {t.get('content', '')}"
+              + (f" ({t['note']})" if t.get("note") else "") for t in todos]
+    return "\n".join(lines)
+
+
+def _memory(keeper, arg):
+    memory = keeper.get().runtime.state.memory
+    if memory is None:
+        return "project memory is off (--no-memory)"
+    entries = memory.entries()
+    if not entries:
+        return "project memory is empty"
+    return "\n".join([f"project memory ({len(entries)} entries):"]
+                     + [f"  [{e.kind}] {e.text}  (used {e.hits}×)" for e in entries])
+
+
+def _notes(keeper, arg):
+    if not keeper.notes:
+        return "no context notes yet"
+    return "\n".join(f"[{n.source}] {n.text}" for n in keeper.notes)
+
+
+def _compact(keeper, arg):
+    agent = keeper.get()
+    keeper._ensure_idle()
+    result = agent.compact()
+    return result.events[0].message if result.ok and result.events else \
+        ("; ".join(result.errors) or "compaction failed; nothing changed")
+
+
+def _tools(keeper, arg):
+    registry = keeper.get().registry
+    lines = [f"tool sets on: {', '.join(registry.enabled) or 'core'}"]
+    for tool in registry:
+        flags = "read-only" if tool.read_only else ("asks" if tool.asks else "runs")
+        lines.append(f"  {tool.name:<16} {flags}")
+    return "\n".join(lines)
+
+
+def _model(keeper, arg):
+    agent = keeper.get()
+    if not arg:
+        return f"model: {agent.session.model or agent.config.model or '(default)'}"
+    keeper.configure(model=arg)
+    return f"model: {arg}"
+
+
+def _tasks(keeper, arg):
+    from ..tools.tasks import TaskManager
+
+    manager = TaskManager.for_workspace(keeper.get().runtime.workspace)
+    tasks = manager.list()
+    if not tasks:
+        return "no background tasks"
+    lines = []
+    for task in tasks:
+        state = manager.state(task)
+        code = f" exit {state.exit_code}" if state.exit_code is not None else ""
+        lines.append(f"  {task.id}  {state.status}{code}  {state.elapsed:.0f} s  {task.command}")
+    return "background tasks:\n" + "\n".join(lines)
+
+
+COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
+    "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
+    "memory": _memory, "notes": _notes, "compact": _compact, "tools": _tools, "model": _model,
+    "tasks": _tasks, "clear": lambda keeper, arg: None,
+}

@@ -1,0 +1,136 @@
+"""AgentKeeper: the one Agent of this kernel and notebook, built on first use and kept.
+
+Options that change how the agent is built (--toolsets, --approval, --no-memory, --workspace) stick:
+the agent is rebuilt on the same session, so the conversation goes on. --model reconfigures the
+running agent. -n/-c/-r switch sessions. An agent given with ``use_agent()`` is kept as it is.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from .. import events as ev
+from .config import NbAgent
+from .notebook_path import Place, find_place, find_workspace
+
+REBUILD_OPTIONS = ("toolsets", "approval", "memory", "workspace")
+
+
+class KeeperError(Exception):
+    """Something the user asked for cannot be done now; the message says why and what to do."""
+
+
+class AgentKeeper:
+    def __init__(self, shell=None):
+        self.shell = shell
+        self.settings: dict[str, Any] = {}
+        """Sticky options from the magics, over the traitlets configuration."""
+        self.agent = None
+        self.given = False
+        self.place: Place | None = None
+        self.last_result = None
+        self.notes: list[ev.ContextNote] = []
+        self._lock = threading.Lock()
+        self._unsubscribe = None
+
+    # ----- the agent -------------------------------------------------------------------------
+    def get(self, session: str = "new"):
+        """The agent, built now if there is none (on ``session``: new, continue or an id)."""
+        with self._lock:
+            if self.agent is None:
+                self._build(session)
+            return self.agent
+
+    def use(self, agent) -> None:
+        """Make the magics drive ``agent`` (built in code: a custom model, tools, approver...)."""
+        with self._lock:
+            self._drop()
+            self._attach(agent, given=True)
+
+    def configure(self, **changes: Any) -> list[str]:
+        """Apply option changes; returns what changed, for the user."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        said: list[str] = []
+        model = changes.pop("model", None)
+        rebuild = {k: v for k, v in changes.items() if self.settings.get(k) != v}
+        self.settings.update(changes)
+        if rebuild and self.agent is not None:
+            if self.given:
+                raise KeeperError("this agent was given with use_agent(): build a new Agent with "
+                                  f"{', '.join(rebuild)} changed and pass it to use_agent()")
+            self._ensure_idle()
+            session_id = self.agent.session_id
+            with self._lock:
+                self._drop()
+                self._build(session_id)
+            said.append("agent rebuilt with " + ", ".join(f"{k}={v}" for k, v in rebuild.items()))
+        if model:
+            self.settings["model"] = model
+            if self.agent is not None:
+                self._ensure_idle()
+                self.agent.set_model(model)
+                said.append(f"model: {model}")
+        return said
+
+    def switch(self, selector: str) -> str:
+        """new, continue or a session id; returns the session id now in use."""
+        if self.agent is None:
+            return self.get(selector).session_id
+        self._ensure_idle()
+        if selector == "new":
+            return self.agent.new_session()
+        return self.agent.resume(selector)
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    # ----- internals -------------------------------------------------------------------------
+    def config_settings(self) -> dict[str, Any]:
+        traits = NbAgent(parent=self.shell) if self.shell is not None else NbAgent()
+        return {**traits.agent_settings(), **self.settings}
+
+    def view_mode(self) -> str | None:
+        traits = NbAgent(parent=self.shell) if self.shell is not None else NbAgent()
+        return traits.view
+
+    def _build(self, session: str) -> None:
+        from ..agent import Agent
+
+        settings = self.config_settings()
+        self.place = find_place(self.shell)
+        settings["workspace"] = find_workspace(self.place, settings.get("workspace"))
+        settings.setdefault("origin", self.place.origin)
+        agent = Agent(session=session, kernel=self._kernel_bridge(), **settings)
+        self._attach(agent, given=False)
+
+    def _attach(self, agent, given: bool) -> None:
+        self.agent, self.given = agent, given
+        self._unsubscribe = agent.subscribe(self._remember_notes)
+
+    def _drop(self) -> None:
+        if self.agent is None:
+            return
+        if self._unsubscribe:
+            self._unsubscribe()
+        if not self.given:
+            self.agent.close()
+        self.agent, self.given = None, False
+
+    def _remember_notes(self, event: ev.Event) -> None:
+        if isinstance(event, ev.ContextNote):
+            self.notes.append(event)
+
+    def _kernel_bridge(self):
+        if self.shell is None:
+            return None
+        try:
+            from .kernel_runner import bridge_from_shell
+        except ImportError:  # the kernel tools are not installed with this build
+            return None
+        return bridge_from_shell(self.shell)
+
+    def _ensure_idle(self) -> None:
+        if self.agent is not None and self.agent.busy:
+            raise KeeperError("a turn is running: wait for it (or press Abort) before changing the agent")

@@ -1,0 +1,286 @@
+"""The %agent line magic and %%agent cell magic."""
+
+from __future__ import annotations
+
+import queue
+import weakref
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from .. import events as ev
+from ..config import APPROVAL_MODES
+from ..errors import NbagentError
+from ..ids import short_id
+from .commands import run_command
+from .frontend import use_widgets
+from .hub import hub_for
+from .keeper import AgentKeeper, KeeperError
+from .options import split_options
+from .text_view import TextRenderer
+
+
+@magics_class
+class AgentMagics(Magics):
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.keeper = AgentKeeper(shell)
+        self._views: "weakref.WeakSet" = weakref.WeakSet()
+
+    @magic_arguments()
+    @argument("-c", "--continue", dest="continue_", action="store_true",
+              help="continue the newest session of this notebook")
+    @argument("-r", "--resume", metavar="ID", help="continue session ID (or a unique prefix)")
+    @argument("-n", "--new", action="store_true", help="start a new session")
+    @argument("--model", help="the model to use from now on")
+    @argument("--toolsets", help="comma-separated tool sets to enable (core is always on)")
+    @argument("--approval", choices=APPROVAL_MODES, help="ask, auto or read-only, from now on")
+    @argument("--no-memory", dest="memory", action="store_false", default=None,
+              help="do not load or write project memory, from now on")
+    @argument("--memory", dest="memory", action="store_true", default=None, help="switch memory back on")
+    @argument("--workspace", help="the workspace root, from now on")
+    @argument("--wait", action="store_true", help="block until the turn ends (scripts, tested notebooks)")
+    @argument("prompt", nargs="*", help="the prompt, or a slash command such as /todos")
+    @line_cell_magic
+    def agent(self, line: str = "", cell: str | None = None):
+        """Ask the coding agent. The turn runs in the background with a live view; %agent cells run
+        during a turn queue behind it. With %%agent the cell body is the prompt.
+
+        Examples::
+
+            %agent what does this repository do?
+            %agent --wait -c fix the failing test
+            %%agent --approval auto
+            Write tests for utils.py, then run them.
+
+        Options that change the agent (--model, --toolsets, --approval, --no-memory/--memory,
+        --workspace) apply from now on in this notebook. Slash commands: %agent /help.
+        """
+        options, prompt = split_options(line, self.agent.parser)
+        if cell is not None:
+            prompt = "\n".join(p for p in (prompt, cell.strip()) if p)
+        args = self._parse(options)
+        try:
+            said = self._apply_options(args)
+            if prompt.startswith("/"):
+                return self._show(run_command(self.keeper, prompt, self._clear_views))
+            if not prompt:
+                print("\n".join(said) if said else self._status())
+                return None
+            for message in said:
+                print(message)
+            self._run(prompt, wait=args.wait or getattr(self.shell, "kernel", None) is None)
+        except (KeeperError, NbagentError, RuntimeError) as exc:
+            raise UsageError(str(exc)) from None
+        return None
+
+    # ----- options ---------------------------------------------------------------------------
+    def _parse(self, options: str):
+        try:
+            args = parse_argstring(self.agent, options)
+        except UsageError as exc:
+            raise UsageError(f"{exc}\n{_usage(self.agent)}") from None
+        if sum(bool(x) for x in (args.continue_, args.resume, args.new)) > 1:
+            raise UsageError("use only one of -c/--continue, -r/--resume and -n/--new\n" + _usage(self.agent))
+        return args
+
+    def _apply_options(self, args) -> list[str]:
+        toolsets = tuple(s.strip() for s in args.toolsets.split(",") if s.strip()) if args.toolsets else None
+        said = self.keeper.configure(model=args.model, toolsets=toolsets, approval=args.approval,
+                                     memory=args.memory, workspace=args.workspace)
+        selector = "new" if args.new else "continue" if args.continue_ else args.resume
+        if selector:
+            fresh = self.keeper.agent is None
+            session_id = self.keeper.switch(selector)
+            if not (fresh and selector == "new"):
+                said.append(f"session {session_id}")
+        return said
+
+    def _status(self) -> str:
+        agent = self.keeper.get()
+        title = f" ({agent.session.title})" if agent.session.title else ""
+        queued = f", {agent.queued} queued" if agent.queued else ""
+        return (f"session {agent.session_id}{title}, model {agent.session.model or agent.config.model}, "
+                f"workspace {agent.config.workspace}{', running' if agent.busy else ''}{queued}. "
+                "%agent /help lists the commands.")
+
+    # ----- running a prompt ------------------------------------------------------------------
+    def _run(self, prompt: str, wait: bool) -> None:
+        agent = self.keeper.get()
+        turn_id = short_id("turn_")
+        if use_widgets(self.keeper.view_mode(), self.shell):
+            view = self._show_view(agent, prompt, turn_id)
+            inbox = None
+        else:
+            view, inbox = None, self._text_inbox(agent, turn_id, background=not wait)
+        future = agent.submit(prompt, turn_id=turn_id)
+        future.add_done_callback(lambda f: setattr(self.keeper, "last_result", f.result()))
+        if wait:
+            self._wait(agent, future, view, inbox)
+
+    def _show_view(self, agent, prompt: str, turn_id: str):
+        from IPython.display import display
+
+        view = hub_for(agent).turn_view(prompt, turn_id)
+        self._views.add(view)
+        display(view)
+        return view
+
+    def _text_inbox(self, agent, turn_id: str, background: bool):
+        """Text mode: print from the agent's thread (background) or queue for the waiting cell."""
+        renderer = TextRenderer()
+        inbox: queue.Queue = queue.Queue()
+
+        def on_event(event: ev.Event) -> None:
+            if event.turn_id != turn_id:
+                return
+            if background:
+                text = renderer.render(event)
+                if text:
+                    print(text, end="", flush=True)
+            else:
+                inbox.put(event)
+            if isinstance(event, ev.TurnEnd):
+                unsubscribe()
+
+        unsubscribe = agent.subscribe(on_event)
+        return None if background else (inbox, renderer)
+
+    def _wait(self, agent, future, view, inbox) -> None:
+        """Block until the turn ends. An interrupt aborts the turn cleanly, then propagates."""
+        approval_mode = agent.config.approval
+        poll = _ui_poller(self.shell) if view is not None and approval_mode == "ask" else _NoPoll()
+        try:
+            with poll as tick:
+                while not future.done():
+                    if inbox is not None:
+                        self._drain(agent, *inbox)
+                    tick()
+                    try:
+                        future.result(timeout=0.05)
+                    except FutureTimeout:
+                        pass
+        except KeyboardInterrupt:
+            agent.abort()
+            future.result(timeout=30)
+            self._finish(view, inbox, agent)
+            print("\n[interrupted: the turn was aborted; the session is saved up to here]")
+            raise
+        self._finish(view, inbox, agent)
+        self.keeper.last_result = future.result()
+
+    def _finish(self, view, inbox, agent) -> None:
+        if view is not None:
+            view.wait(5)
+            view.flush()
+        if inbox is not None:
+            self._drain(agent, *inbox)
+
+    def _drain(self, agent, inbox: queue.Queue, renderer: TextRenderer) -> None:
+        while True:
+            try:
+                event = inbox.get_nowait()
+            except queue.Empty:
+                return
+            text = renderer.render(event)
+            if text:
+                print(text, end="", flush=True)
+            if isinstance(event, ev.ApprovalRequest):
+                agent.decide(event.call_id, _ask_in_text(event))
+
+    # ----- output ----------------------------------------------------------------------------
+    def _show(self, value):
+        if value is None:
+            return None
+        if isinstance(value, str):
+            print(value)
+            return None
+        return value  # a DataFrame or a widget: the display hook shows it
+
+    def _clear_views(self) -> int:
+        count = 0
+        for view in list(self._views):
+            if view.ended:
+                view.layout.display = "none"
+                self._views.discard(view)
+                count += 1
+        return count
+
+
+def _usage(magic) -> str:
+    return magic.parser.format_usage().replace("::\n\n", "usage:\n", 1)
+
+
+def _ask_in_text(request: ev.ApprovalRequest) -> str:
+    """Ask on stdin (terminal IPython, a notebook's input box); without stdin the call is denied."""
+    from .widgets.format import summarize_arguments
+
+    question = f"approve {request.name} {summarize_arguments(request.name, request.arguments)}? [y]es/[n]o/[a]lways: "
+    try:
+        answer = input(question).strip().lower()
+    except Exception:  # nbconvert and nbval have no stdin: nobody can approve
+        print("  (no way to ask here: denied; use --approval auto or read-only in unattended notebooks)")
+        return "deny"
+    return {"y": "approve", "yes": "approve", "a": "always", "always": "always"}.get(answer, "deny")
+
+
+class _NoPoll:
+    def __enter__(self):
+        return lambda: None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _ui_poller(shell):
+    """While a --wait turn blocks the cell, let the approval card's buttons work (jupyter-ui-poll)."""
+    if getattr(shell, "kernel", None) is None:
+        return _NoPoll()
+    try:
+        from jupyter_ui_poll import ui_events
+    except ImportError:
+        return _NoPoll()
+    return _UiPoll(ui_events)
+
+
+class _UiPoll:
+    def __init__(self, ui_events):
+        self._context = ui_events()
+
+    def __enter__(self):
+        poll = self._context.__enter__()
+        return lambda: poll(20)
+
+    def __exit__(self, *exc):
+        return self._context.__exit__(*exc)
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext nbagent``: register %agent and %%agent."""
+    ipython.register_magics(AgentMagics)
+    if keep_questions not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(keep_questions)
+
+
+def keep_questions(lines: list[str]) -> list[str]:
+    """``%agent why does this fail?`` is a question, not IPython's ``name?`` help: turn the line into
+    the magic call before IPython's help syntax sees its final "?". ``%agent?`` still shows the help."""
+    if len(lines) != 1 or not lines[0].startswith("%agent "):
+        return lines
+    text = lines[0].rstrip("\n")
+    if not text.rstrip().endswith("?") or not text[len("%agent"):].strip().rstrip("?").strip():
+        return lines
+    return [f"get_ipython().run_line_magic('agent', {text[len('%agent '):]!r})\n"]
+
+
+def unload_ipython_extension(ipython) -> None:
+    """``%unload_ext nbagent``: close the agent and remove the magics."""
+    magics = ipython.magics_manager.registry.pop("AgentMagics", None)
+    if magics is not None:
+        magics.keeper.close()
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("agent", None)
+    if keep_questions in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(keep_questions)

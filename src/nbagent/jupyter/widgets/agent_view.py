@@ -1,0 +1,35 @@
+"""AgentView: what ``agent.view()`` shows, a TurnView per turn in order."""
+
+from __future__ import annotations
+
+import threading
+
+import ipywidgets as widgets
+
+from ..hub import hub_for
+
+
+class AgentView(widgets.VBox):
+    """Follows an agent: gains the view of each turn it runs; ``clear()`` empties it (the session stays)."""
+
+    def __init__(self, agent):
+        super().__init__()
+        self._lock = threading.Lock()
+        self._unfollow = hub_for(agent).follow(self._add)
+
+    @property
+    def turns(self) -> list:
+        return list(self.children)
+
+    def _add(self, view) -> None:
+        with self._lock:
+            if view not in self.children:
+                self.children = (*self.children, view)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.children = ()
+
+    def close(self) -> None:
+        self._unfollow()
+        super().close()

@@ -1,0 +1,98 @@
+"""Coalescing: a view asks for a flush on every event; flushes happen at most every ``interval``.
+
+The first request after a quiet spell flushes at once (a tool name or an approval card shows
+without delay); requests during the interval fold into one trailing flush, so nothing is lost and
+a fast stream costs a bounded number of frontend messages. One shared daemon thread runs the
+timers of every view (a thread per view would pile up in a long notebook); it is hand-written
+because threading.Timer starts a thread per call and sched.scheduler cannot be woken early.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from typing import Callable
+
+log = logging.getLogger("nbagent.jupyter")
+
+
+class Throttle:
+    def __init__(self, flush: Callable[[], None], interval: float = 0.1):
+        self._flush = flush
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._flush_lock = threading.RLock()
+        self._scheduled = False
+        self._last = 0.0
+
+    def request(self) -> None:
+        """Ask for a flush soon (thread-safe, cheap: called on every event)."""
+        with self._lock:
+            if self._scheduled:
+                return
+            self._scheduled = True
+            due = max(time.monotonic(), self._last + self.interval)
+        _timers().schedule(due, self._run)
+
+    def flush_now(self) -> None:
+        """Flush at once on this thread (turn end, tests); a pending timer then finds nothing to do."""
+        with self._lock:
+            self._scheduled = False
+        self._run_flush()
+
+    def _run(self) -> None:
+        with self._lock:
+            if not self._scheduled:
+                return
+            self._scheduled = False
+        self._run_flush()
+
+    def _run_flush(self) -> None:
+        with self._flush_lock:
+            try:
+                self._flush()
+            except Exception:  # a broken view must not kill the shared timer thread
+                log.exception("live view flush failed")
+            finally:
+                with self._lock:
+                    self._last = time.monotonic()
+
+
+class _TimerThread:
+    """Runs callbacks at their due times on one daemon thread."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._counter = itertools.count()
+        self._wake = threading.Condition()
+        self._thread = threading.Thread(target=self._loop, name="nbagent-view-flush", daemon=True)
+        self._thread.start()
+
+    def schedule(self, due: float, callback: Callable[[], None]) -> None:
+        with self._wake:
+            heapq.heappush(self._heap, (due, next(self._counter), callback))
+            self._wake.notify()
+
+    def _loop(self) -> None:
+        while True:
+            with self._wake:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    timeout = self._heap[0][0] - time.monotonic() if self._heap else None
+                    self._wake.wait(timeout)
+                _, _, callback = heapq.heappop(self._heap)
+            callback()
+
+
+_shared: _TimerThread | None = None
+_shared_lock = threading.Lock()
+
+
+def _timers() -> _TimerThread:
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = _TimerThread()
+        return _shared
