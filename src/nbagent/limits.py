@@ -1,0 +1,112 @@
+"""Output limits: a tool output over the limit keeps its head and tail, and the whole is saved.
+
+The model sees where a long output starts (the command, the headers) and how it
+ends (the error, the summary), with one gap line between saying how much was
+cut and which file holds all of it: a file under .nbagent/outputs/ that
+read_file pages like any other.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .ids import new_id
+
+if TYPE_CHECKING:
+    from .tools.context import ToolContext
+
+DEFAULT_LIMIT = 30_000
+KEEP_SAVED = 200
+"""Saved outputs kept per workspace; older ones are removed when a new one is saved."""
+
+
+def limit_output(
+    text: str,
+    limit: int = DEFAULT_LIMIT,
+    save_dir: str | os.PathLike[str] | None = None,
+    name: str = "output",
+    *,
+    shown_root: str | os.PathLike[str] | None = None,
+) -> str:
+    """``text`` if it fits in ``limit`` characters, else its head and tail around a gap line.
+
+    With ``save_dir`` the whole text is written there first and the gap line
+    names the file (relative to ``shown_root`` when given, so the model can pass
+    it straight to read_file).
+    """
+    if len(text) <= limit:
+        return text
+    where = "the whole output was not saved"
+    if save_dir is not None:
+        saved = _save(text, Path(save_dir), name)
+        shown = Path(os.path.relpath(saved, shown_root)).as_posix() if shown_root else str(saved)
+        where = f"the whole output is in {shown} (page it with read_file offset/limit)"
+    # Two passes: the gap line's length depends on the counts it reports.
+    gap = _gap_line(text, "", "", where)
+    for _ in range(2):
+        head, tail = _head_and_tail(text, max(limit - len(gap) - 16, 0))
+        gap = _gap_line(text, head, tail, where)
+    return head + gap + tail
+
+
+def _head_and_tail(text: str, budget: int) -> tuple[str, str]:
+    """Two fifths of the budget for the head, the rest for the tail (errors and summaries end outputs)."""
+    head = _cut_at_line_end(text[: budget * 2 // 5])
+    rest = budget - len(head)
+    tail = _cut_at_line_start(text[len(text) - rest:]) if rest > 0 else ""
+    return head, tail
+
+
+def _gap_line(text: str, head: str, tail: str, where: str) -> str:
+    """Say how much was cut and which lines, so the model can page straight to them."""
+    end = len(text) - len(tail)
+    first = head.count("\n") + 1
+    last = text.count("\n", 0, end) + (0 if text[end - 1: end] == "\n" else 1)
+    return (
+        f"\n[... {end - len(head):,} characters cut from the middle (lines {first:,}-{last:,} of "
+        f"{_line_count(text):,}); {where} ...]\n"
+    )
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def limit_tool_output(ctx: "ToolContext", text: str, name: str = "output") -> str:
+    """``limit_output`` with the context's limit, saving under the workspace's .nbagent/outputs/."""
+    limit = getattr(ctx.config, "output_limit", DEFAULT_LIMIT)
+    if len(text) <= limit:
+        return text
+    return limit_output(
+        text, limit, ctx.workspace.state_dir / "outputs", name, shown_root=ctx.workspace.root
+    )
+
+
+def _cut_at_line_end(head: str) -> str:
+    """Drop a partial last line when a line break falls in the head's second half."""
+    nl = head.rfind("\n")
+    return head[: nl + 1] if nl >= len(head) // 2 else head
+
+
+def _cut_at_line_start(tail: str) -> str:
+    """Drop a partial first line when a line break falls in the tail's first half."""
+    nl = tail.find("\n")
+    return tail[nl + 1:] if 0 <= nl < len(tail) // 2 else tail
+
+
+def _save(text: str, out_dir: Path, name: str) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:40] or "output"
+    path = out_dir / f"{safe}-{new_id()}.txt"
+    path.write_text(text, encoding="utf-8", errors="backslashreplace")
+    _prune(out_dir)
+    return path
+
+
+def _prune(out_dir: Path) -> None:
+    """Keep the newest KEEP_SAVED outputs; ids sort by time, so names sort by age."""
+    by_id = sorted(out_dir.glob("*-*.txt"), key=lambda p: p.stem.rsplit("-", 1)[-1])
+    for old in by_id[: max(len(by_id) - KEEP_SAVED, 0)]:
+        old.unlink(missing_ok=True)

@@ -1,0 +1,43 @@
+"""Helpers for the workspace, file and search tool tests (a unique module name: test folders share sys.path)."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+from pathlib import Path
+
+from nbagent.config import AgentConfig
+from nbagent.tools.context import ToolContext
+from nbagent.workspace import Workspace
+
+
+def make_ctx(root: Path, **config) -> ToolContext:
+    events: list = []
+    return ToolContext(
+        workspace=Workspace(root),
+        config=AgentConfig.load(workspace=root, **config),
+        emit=events.append,
+        processes=None,
+    )
+
+
+async def call(ctx: ToolContext, tool, **args):
+    """Run a tool as the loop does: validate the model's arguments, then call (awaiting if async)."""
+    result = tool.fn(ctx, **tool.validate(args))
+    return await result if inspect.isawaitable(result) else result
+
+
+def write(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def git_init(root: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
