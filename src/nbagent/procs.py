@@ -154,16 +154,18 @@ def _group_is_ours(ref: ProcessRef) -> bool:
 
 
 def _signal_all(procs: list[psutil.Process], ref: ProcessRef, sig: signal.Signals) -> None:
-    # Signal from the leaves up, so a parent cannot respawn a child we already killed.
-    for proc in reversed(procs):
-        try:
-            proc.send_signal(sig)
-        except psutil.Error:
-            pass
+    # The group first, in one system call, then the tree from the root down
+    # (for children that left the group): a parent signalled after its child
+    # could see the child die and start the next command of a chain.
     if _group_is_ours(ref):
         try:
             os.killpg(ref.pid, sig)
         except OSError:
+            pass
+    for proc in procs:
+        try:
+            proc.send_signal(sig)
+        except psutil.Error:
             pass
 
 
