@@ -105,7 +105,7 @@ def load(ctx, path: str, *, write: bool, allow_missing: bool = False) -> Noteboo
 def parse(target: Path, name: str, raw: bytes, mtime_ns: int) -> Notebook:
     """nbformat's reader without its validation pass, which would give missing ids random values."""
     try:
-        nb = nbformat.reader.reads(raw.decode("utf-8"))
+        nb = _read_node(raw.decode("utf-8"))
         major, minor = int(nb.nbformat), int(nb.get("nbformat_minor", 0))
         source_format = f"{major}.{minor}"
         stored_ids = (major, minor) >= (4, 5)
@@ -120,6 +120,21 @@ def parse(target: Path, name: str, raw: bytes, mtime_ns: int) -> Notebook:
     digest = _digest(raw)
     return Notebook(target, name, nb, digest, f"{mtime_ns}-{digest}", assigned, source_format,
                     legacy_ids=not stored_ids)
+
+
+def _read_node(text: str) -> Any:
+    """nbformat.reader.reads, joining stream outputs' line lists first.
+
+    nbformat turns every list item into a node one by one; for a 200,000-line output that is most
+    of a read's time (0.5 s of 0.8 s), and a joined string is one item.
+    """
+    data = nbformat.reader.parse_json(text)
+    for cell in data.get("cells") or ():
+        for output in cell.get("outputs") or () if isinstance(cell, dict) else ():
+            if isinstance(output, dict) and isinstance(output.get("text"), list):
+                output["text"] = "".join(output["text"])
+    major, minor = nbformat.reader.get_version(data)
+    return nbformat.versions[major].to_notebook_json(data, minor=minor)
 
 
 def _new_notebook(target: Path, name: str) -> Notebook:
