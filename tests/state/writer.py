@@ -60,6 +60,7 @@ def burst_mode(workspace: str, name: str, count: int) -> None:
     store = SessionStore(workspace)
     memory = ProjectMemory(store.db)
     session = store.create(origin=f"{name}.ipynb", provider="scripted", model="scripted")
+    print("ready", flush=True)
     go = Path(workspace) / "go"
     while not go.exists():  # start together, so the writers really overlap
         time.sleep(0.005)
