@@ -16,7 +16,7 @@ from typing import Any, AsyncIterator
 from .base import (
     ModelChunk, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
 )
-from .openai_common import guarded, make_client, tool_param, with_retries
+from .openai_common import guarded, make_client, split_heavy, tool_param, with_retries
 
 _fallback_ids = itertools.count(1)
 
@@ -38,7 +38,7 @@ class ChatModel:
         await self.client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-        params = self._params(request)
+        params = split_heavy(self._params(request))
         sdk_stream = await with_retries(lambda: self.client.chat.completions.create(**params),
                                         config=self.config, model=self.name)
         if not request.stream:

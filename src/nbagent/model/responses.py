@@ -15,7 +15,7 @@ from ..errors import ModelError
 from .base import (
     ModelChunk, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
 )
-from .openai_common import guarded, make_client, with_retries
+from .openai_common import guarded, make_client, split_heavy, with_retries
 
 
 class ResponsesModel:
@@ -34,7 +34,7 @@ class ResponsesModel:
         await self.client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-        params = self._params(request)
+        params = split_heavy(self._params(request))
         sdk_stream = await with_retries(lambda: self.client.responses.create(**params),
                                         config=self.config, model=self.name)
         state = _ResponseState()
