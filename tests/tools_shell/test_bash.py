@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 
 import pytest
@@ -30,8 +32,8 @@ async def test_a_background_child_does_not_hold_the_call(ctx, tmp_path):
     out = await bash(ctx, f"sleep 30 & echo $! > {tmp_path / 'pid'}; echo started")
     assert out == "exit code: 0\nstarted"
     assert time.monotonic() - started < 5
-    orphan = wait_for_pids(tmp_path / "pid", 1)
-    __import__("os").kill(orphan[0], 15)
+    (orphan,) = wait_for_pids(tmp_path / "pid", 1)
+    os.kill(orphan, signal.SIGTERM)  # it was meant to outlive the call; end it here
 
 
 async def test_stop_kills_the_tree_and_raises_command_killed(ctx, tmp_path):

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import subprocess
 import threading
 import time
