@@ -1,0 +1,173 @@
+"""The loop's own overhead per step, and the time to the first text_delta against a bare client.
+
+    .venv/bin/python bench/overhead.py [--steps 200] [--runs 5]
+
+Part 1: a 200-step scripted session with a trivial tool. Overhead per step = wall time minus the
+time spent inside the model's stream and inside the tool. Measured with a 10-message and a
+2,000-message history, with sessions in memory and persisted to SQLite (the default).
+Goal: at most 1 ms per step, flat as history grows.
+
+Part 2: time from request to the first streamed text, through nbagent vs a bare `openai` client
+call, both against the same scripted HTTP server, interleaved in one run. Goal: under 5 ms added.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from nbagent import Agent, function_tool
+from nbagent import events as ev
+from nbagent.testing.replies import Call, Reply
+from nbagent.testing.scripted import ScriptedModel
+from nbagent.testing.server import ScriptedServer
+
+PEERS = [("openai-agents", 9.6, 18.0), ("pydantic-ai", 4.7, 36.0), ("mini-swe-agent", 1.3, 1.3)]
+TOOL_TIME = [0.0]
+
+
+def noop(value: int) -> str:
+    """Return at once (the trivial tool of the benchmark).
+
+    Args:
+        value: anything
+    """
+    started = time.perf_counter()
+    result = f"ok {value}"
+    TOOL_TIME[0] += time.perf_counter() - started
+    return result
+
+
+class TimedModel(ScriptedModel):
+    """A ScriptedModel that adds up the time spent inside its own stream."""
+
+    model_time = 0.0
+
+    async def stream(self, request):
+        inner = super().stream(request).__aiter__()
+        while True:
+            started = time.perf_counter()
+            try:
+                chunk = await inner.__anext__()
+            except StopAsyncIteration:
+                self.model_time += time.perf_counter() - started
+                return
+            self.model_time += time.perf_counter() - started
+            yield chunk
+
+
+def history(n: int) -> list[dict]:
+    out = []
+    for i in range(n // 2):
+        out.append({"role": "user", "content": f"question {i} " + "x" * 200})
+        out.append({"role": "assistant", "content": f"answer {i} " + "y" * 200})
+    return out
+
+
+def one_session(steps: int, prior: int, persist: bool) -> float:
+    replies = [Reply(tool_calls=[Call("noop", {"value": i})]) for i in range(steps)] + [Reply(text="done")]
+    model = TimedModel(replies, chunk_size=1000)
+    with tempfile.TemporaryDirectory() as ws:
+        agent = Agent(workspace=ws, model=model, tools=[function_tool(noop, read_only=True)], persist=persist,
+                      max_steps=steps + 1, memory=False, compact_threshold=10**9)
+        try:
+            if prior:
+                agent.session.append(history(prior))
+            TOOL_TIME[0] = 0.0
+            started = time.perf_counter()
+            result = agent.run("go")
+            wall = time.perf_counter() - started
+        finally:
+            agent.close()
+    assert result.reason == "done" and len(result.tool_calls) == steps, result.reason
+    return (wall - model.model_time - TOOL_TIME[0]) / (steps + 1) * 1000
+
+
+def part_one(steps: int, runs: int) -> dict[tuple[int, bool], float]:
+    medians = {}
+    for persist in (False, True):
+        for prior in (10, 2000):
+            samples = [one_session(steps, prior, persist) for _ in range(runs)]
+            medians[(prior, persist)] = statistics.median(samples)
+    return medians
+
+
+async def first_text_bare(client, model: str) -> float:
+    started = time.perf_counter()
+    stream = await client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "hi"}], stream=True,
+        stream_options={"include_usage": True})
+    first = None
+    async for chunk in stream:
+        if first is None and chunk.choices and chunk.choices[0].delta.content:
+            first = time.perf_counter() - started
+    return first * 1000
+
+
+def first_text_agent(agent: Agent) -> float:
+    started = time.perf_counter()
+    first = None
+    for event in agent.stream("hi"):
+        if first is None and isinstance(event, ev.TextDelta):
+            first = time.perf_counter() - started
+    return first * 1000
+
+
+def part_two(runs: int) -> tuple[float, float]:
+    import openai
+
+    bare, ours = [], []
+    with ScriptedServer() as server, tempfile.TemporaryDirectory() as ws:
+        server.enqueue(*["Hello there, a short answer." for _ in range(2 * runs + 4)])
+        agent = Agent(workspace=ws, model="scripted-model", base_url=server.url, api_key="sk-bench",
+                      memory=False)
+        loop = asyncio.new_event_loop()
+        client = openai.AsyncOpenAI(base_url=server.url, api_key="sk-bench", max_retries=0)
+        try:
+            loop.run_until_complete(first_text_bare(client, "scripted-model"))  # warm both paths
+            first_text_agent(agent)
+            for _ in range(runs):
+                bare.append(loop.run_until_complete(first_text_bare(client, "scripted-model")))
+                ours.append(first_text_agent(agent))
+        finally:
+            loop.run_until_complete(client.close())
+            loop.close()
+            agent.close()
+    return statistics.median(bare), statistics.median(ours)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--first-text-runs", type=int, default=40)
+    args = parser.parse_args()
+
+    medians = part_one(args.steps, args.runs)
+    print(f"Loop overhead per step, {args.steps}-step scripted session, median of {args.runs} runs (ms)")
+    print(f"{'':34}{'10 msgs':>10}{'2,000 msgs':>12}{'2000/10':>9}")
+    for persist, label in ((False, "nbagent, sessions in memory"), (True, "nbagent, sessions in SQLite")):
+        small, large = medians[(10, persist)], medians[(2000, persist)]
+        print(f"{label:34}{small:>10.3f}{large:>12.3f}{large / small:>9.2f}")
+    for name, small, large in PEERS:
+        print(f"{name + ' (measured earlier here)':34}{small:>10.1f}{large:>12.1f}{large / small:>9.2f}")
+    best = medians[(10, True)]
+    print("ratios, peer / nbagent (SQLite, 10 msgs): "
+          + ", ".join(f"{name} {small / best:.1f}x" for name, small, _ in PEERS))
+    print("goal: <= 1 ms per step, flat as history grows")
+
+    bare, ours = part_two(args.first_text_runs)
+    print(f"\nTime to first text, median of {args.first_text_runs} interleaved runs (ms)")
+    print(f"bare openai client: {bare:.2f}   nbagent: {ours:.2f}   added: {ours - bare:.2f}   "
+          f"ratio: {ours / bare:.2f}x   goal: < 5 ms added")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    sys.exit(main())

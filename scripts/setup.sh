@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Set up everything nbagent needs on a fresh Debian machine (run as root, or with sudo available):
+# system packages, a virtual environment in .venv with nbagent and its test, Jupyter and offline-model
+# extras, and the JupyterLab extension. Safe to run again: it skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v git >/dev/null 2>&1 || need_apt+=(git)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
+command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing system packages: ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  $PY -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+# llama-cpp-python builds from source here (about 7 minutes on 2 cores, cached by pip afterwards);
+# a portable build, so a wheel cached on one machine runs on another of the same kind.
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
+echo "setup: installing nbagent with its test, jupyter and local extras"
+.venv/bin/python -m pip install -q -e '.[test,local]'
+echo "setup: done"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Run every test: unit, integration (real servers and subprocesses), the llama.cpp protocol test,
+# browser tests in headless Chromium, the TypeScript unit tests and the example notebooks (nbval).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+status=0
+
+echo "== python tests"
+$PY -m pytest -q -p no:randomly tests || status=$?
+
+if [ -f labextension/package.json ] && [ -d labextension/node_modules ]; then
+  echo "== typescript unit tests"
+  (cd labextension && npm test --silent) || status=$?
+fi
+
+if ls notebooks/*.ipynb >/dev/null 2>&1; then
+  echo "== example notebooks (nbval)"
+  $PY -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider \
+    || status=$?
+fi
+exit $status
