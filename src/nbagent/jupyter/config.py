@@ -42,6 +42,10 @@ class NbAgent(Configurable):
                            help="auto (widgets when a widget frontend is connected), widgets or text. "
                                 "Env: NBAGENT_VIEW.")
 
+    background = Bool(None, allow_none=True, config=True,
+                      help="Run %agent turns in the background (default inside a kernel; a terminal "
+                           "shell waits, having no buttons). --wait always waits.")
+
     AGENT_FIELDS = ("model", "base_url", "api_key", "api", "toolsets", "approval", "max_steps", "memory",
                     "workspace", "temperature", "reasoning_effort", "local", "persist", "extra_instructions")
 

@@ -88,12 +88,17 @@ class AgentKeeper:
 
     # ----- internals -------------------------------------------------------------------------
     def config_settings(self) -> dict[str, Any]:
-        traits = NbAgent(parent=self.shell) if self.shell is not None else NbAgent()
-        return {**traits.agent_settings(), **self.settings}
+        return {**self.traits().agent_settings(), **self.settings}
+
+    def traits(self) -> NbAgent:
+        return NbAgent(parent=self.shell) if self.shell is not None else NbAgent()
 
     def view_mode(self) -> str | None:
-        traits = NbAgent(parent=self.shell) if self.shell is not None else NbAgent()
-        return traits.view
+        return self.traits().view
+
+    def background(self) -> bool:
+        chosen = self.traits().background
+        return chosen if chosen is not None else getattr(self.shell, "kernel", None) is not None
 
     def _build(self, session: str) -> None:
         from ..agent import Agent

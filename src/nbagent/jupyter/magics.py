@@ -71,7 +71,7 @@ class AgentMagics(Magics):
                 return None
             for message in said:
                 print(message)
-            self._run(prompt, wait=args.wait or getattr(self.shell, "kernel", None) is None)
+            self._run(prompt, wait=args.wait or not self.keeper.background())
         except (KeeperError, NbagentError, RuntimeError) as exc:
             raise UsageError(str(exc)) from None
         return None

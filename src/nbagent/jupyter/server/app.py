@@ -1,0 +1,80 @@
+"""The extension application: configuration, the hub of open sessions, the handlers.
+
+Configuration (jupyter_server_config.py or the command line)::
+
+    c.NbAgentServer.model = "gpt-4.1-mini"        # else NBAGENT_MODEL / the endpoint's default
+    c.NbAgentServer.approval = "ask"              # ask | auto | read-only
+    c.NbAgentServer.toolsets = ["core", "git"]
+    c.NbAgentServer.agent_options = {"max_steps": 30}
+    c.NbAgentServer.model_factory = make_model    # tests and embedding: returns a Model object
+
+The endpoint and key come from the environment like everywhere else
+(OPENAI_BASE_URL, OPENAI_API_KEY; see docs/configuration.md).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Callable, Dict, Float, Int, List, Unicode
+
+from . import handlers
+from .hub import SessionHub
+from .services import WorkspaceServices
+from .settings import ServerSettings
+
+
+class NbAgentServer(ExtensionApp):
+    name = "nbagent"
+    description = "nbagent: the agent behind the JupyterLab side panel"
+    load_other_extensions = True
+
+    model = Unicode(None, allow_none=True, config=True,
+                    help="Model name for the agents this server opens (default: NBAGENT_MODEL).")
+    toolsets = List(Unicode(), default_value=None, allow_none=True, config=True,
+                    help="Tool sets the agents may use (default: NBAGENT_TOOLSETS, or all).")
+    approval = Unicode(None, allow_none=True, config=True,
+                       help='Approval mode: "ask", "auto" or "read-only" (default: NBAGENT_APPROVAL, or ask).')
+    agent_options = Dict(config=True, help="More keyword arguments for Agent(), e.g. {'max_steps': 30}.")
+    model_factory = Callable(None, allow_none=True, config=True,
+                             help="Called with the session id for each agent the server opens; returns a "
+                                  "Model object (e.g. nbagent.testing.ScriptedModel). Overrides model. "
+                                  "For tests and embedding.")
+    idle_close_seconds = Float(60.0, config=True,
+                               help="Close a session's agent this long after its last tab disconnected.")
+    worker_threads = Int(4, config=True, help="Threads for blocking work: the database, the file walk.")
+
+    def initialize_settings(self) -> None:
+        self.executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="nbagent-server")
+        root = Path(self.serverapp.root_dir).expanduser().resolve()
+        self.services = WorkspaceServices(root, self.executor)
+        initial = {"model": self.model, "approval": self.approval}
+        if self.toolsets is not None:
+            initial["toolsets"] = list(self.toolsets)
+        self.agent_settings = ServerSettings().updated(initial)
+        self.hub = SessionHub(self.make_agent, self.executor, idle_close=self.idle_close_seconds)
+        self.log.info("nbagent: workspace %s", root)
+
+    def initialize_handlers(self) -> None:
+        self.handlers.extend(handlers.ROUTES)
+
+    def make_agent(self, session_id: str):
+        """The Agent of one session (blocking: the hub calls it on a worker thread)."""
+        from ...agent import Agent
+
+        options = {**self.agent_options, **self.agent_settings.agent_options()}
+        if self.model_factory is not None:
+            options["model"] = self.model_factory(session_id)
+        return Agent(workspace=self.services.root, session=session_id, origin=".", **options)
+
+    def update_settings(self, changes) -> ServerSettings:
+        self.agent_settings = self.agent_settings.updated(changes)
+        self.hub.mark_stale()
+        return self.agent_settings
+
+    async def stop_extension(self) -> None:
+        await self.hub.shutdown()
+        self.services.close()
+        self.executor.shutdown(wait=False)

@@ -1,0 +1,90 @@
+"""The workspace's stored state as the REST handlers see it: sessions, memory, the @ picker.
+
+Everything here blocks (SQLite, the file walk), so every public coroutine runs
+its work on the hub's thread pool. Nothing is opened at server start: the
+database on the first sessions or memory request, the file walk on the first
+@ query (then cached by ``Workspace.files`` and refreshed after its TTL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from ...memory import ProjectMemory
+from ...store import SessionStore
+from ...workspace import Workspace
+
+T = TypeVar("T")
+
+
+class WorkspaceServices:
+    def __init__(self, root: Path, executor: Executor):
+        self.root = Path(root)
+        self.executor = executor
+        self.workspace = Workspace(self.root)
+        self._store: SessionStore | None = None
+        self._lock = threading.Lock()
+
+    # ----- sessions ----------------------------------------------------------------------
+    async def list_sessions(self) -> list[dict[str, Any]]:
+        return await self._run(lambda: [info.to_dict() for info in self.store().list()])
+
+    async def create_session(self) -> dict[str, Any]:
+        def create() -> dict[str, Any]:
+            session = self.store().create(origin=".")
+            return self.store().info(session.id).to_dict()
+
+        return await self._run(create)
+
+    async def session_info(self, session_id: str) -> dict[str, Any]:
+        return await self._run(lambda: self.store().info(session_id).to_dict())
+
+    async def delete_session(self, session_id: str) -> str:
+        return await self._run(self.store().delete, session_id)
+
+    async def fork_session(self, session_id: str, up_to_turn: int | None) -> dict[str, Any]:
+        def fork() -> dict[str, Any]:
+            session = self.store().fork(self.store().resolve(session_id), up_to_turn)
+            return self.store().info(session.id).to_dict()
+
+        return await self._run(fork)
+
+    async def messages(self, session_id: str) -> list[dict[str, Any]]:
+        return await self._run(lambda: self.store().messages(self.store().resolve(session_id)))
+
+    # ----- memory ------------------------------------------------------------------------
+    async def memory_entries(self) -> list[dict[str, Any]]:
+        return await self._run(lambda: [e.to_dict() for e in self.memory().entries()])
+
+    async def forget(self, text: str) -> list[dict[str, Any]]:
+        return await self._run(lambda: [e.to_dict() for e in self.memory().forget(text)])
+
+    # ----- files -------------------------------------------------------------------------
+    async def pick(self, query: str, limit: int) -> list[str]:
+        return await self._run(self.workspace.pick, query, limit)
+
+    # ----- plumbing ----------------------------------------------------------------------
+    def store(self) -> SessionStore:
+        with self._lock:
+            if self._store is None:
+                self._store = SessionStore(self.root)
+            return self._store
+
+    def memory(self) -> ProjectMemory:
+        store = self.store()
+        if store.db is None:
+            raise store.broken
+        return ProjectMemory(store.db)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+    def _run(self, fn: Callable[..., T], *args: Any) -> "asyncio.Future[T]":
+        return asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)

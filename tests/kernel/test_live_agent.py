@@ -1,0 +1,120 @@
+"""Whole scripted turns of a real Agent through the live view: the approval card clicked while the
+turn waits, Stop, Abort and the queue. Widget state is read through the widgets' traits."""
+
+from __future__ import annotations
+
+from nbagent.ids import short_id
+from nbagent.jupyter.hub import hub_for
+from nbagent.testing.replies import Call, Reply, Slow
+
+TODOS = [{"content": "look around", "status": "completed"}, {"content": "say hello", "status": "in_progress"}]
+
+
+def start(agent, prompt):
+    turn_id = short_id("turn_")
+    view = hub_for(agent).turn_view(prompt, turn_id)
+    future = agent.submit(prompt, turn_id=turn_id)
+    return view, future
+
+
+def test_a_whole_turn_with_an_approval_clicked_while_it_waits(make_agent, workspace, wait_for):
+    agent = make_agent(
+        Reply(reasoning="The user wants a greeting file.", text="I'll plan first.",
+              tool_calls=[Call("todo_write", {"todos": TODOS}, id="t1")]),
+        Reply(text="Writing it.", tool_calls=[Call("bash", {"command": "echo hello > hello.txt"}, id="b1")]),
+        Reply(text="Done: **hello.txt** says hello."),
+        approval="ask")
+    view, future = start(agent, "make hello.txt")
+    card = wait_for(lambda: view.cards.get("b1"))
+    assert not future.done() and view.tools.rows["b1"].status == "waiting"
+    assert "echo hello" in card.body.value
+    card.approve_button.click()  # the test clicks as a user would, from the kernel's thread
+    result = future.result(30)
+    assert view.wait(5)
+    view.flush()
+    assert result.reason == "done" and (workspace / "hello.txt").read_text() == "hello\n"
+    assert view.state == "done" and view.approvals.children == ()
+    assert view.tools.rows["t1"].status == "done" and view.tools.rows["b1"].status == "done"
+    assert "<strong>hello.txt</strong>" in view.answer.value
+    assert view.answer.markdown.startswith("I'll plan first.")
+    assert view.reasoning.dropped and view.reasoning.summary.value.startswith("thought for")
+    assert view.todos.counts.value == "1 of 2 done" and view.todos.progress.value == 1
+    assert view.header.session_id == agent.session_id and view.header.title == "make hello.txt"
+    assert view.header.input_tokens > 0
+
+
+def test_deny_is_reported_on_the_row(make_agent, workspace, wait_for):
+    agent = make_agent(Reply(tool_calls=[Call("bash", {"command": "touch nope"}, id="b1")]), Reply(text="OK."),
+                       approval="ask")
+    view, future = start(agent, "try")
+    wait_for(lambda: view.cards.get("b1")).deny_button.click()
+    future.result(30)
+    view.wait(5)
+    view.flush()
+    assert view.tools.rows["b1"].status == "denied" and not (workspace / "nope").exists()
+
+
+def test_stop_kills_the_command_and_the_turn_goes_on(make_agent, wait_for):
+    agent = make_agent(Reply(tool_calls=[Call("bash", {"command": "sleep 30"}, id="b1")]),
+                       Reply(text="The command was stopped."))
+    view, future = start(agent, "wait a while")
+    wait_for(lambda: view.tools.rows.get("b1") and _running_children())
+    view.controls.stop_button.click()
+    result = future.result(30)
+    view.wait(5)
+    view.flush()
+    assert view.tools.rows["b1"].status == "killed"
+    assert result.reason == "done" and "stopped" in view.answer.markdown
+
+
+def _running_children() -> bool:
+    import psutil
+
+    return any("sleep" in " ".join(p.cmdline()) for p in psutil.Process().children(recursive=True))
+
+
+def test_abort_ends_the_turn_and_clears_the_queue(make_agent, wait_for):
+    agent = make_agent(Slow(0.05, Reply(text="a long answer " * 200)), "never said", "never said either")
+    first, f1 = start(agent, "first")
+    second, f2 = start(agent, "second")
+    third, f3 = start(agent, "third")
+    wait_for(lambda: first.answer.markdown)
+    wait_for(lambda: second.state == "queued" and first.controls.queued == 2)
+    first.controls.abort_button.click()
+    assert f1.result(30).reason == "aborted"
+    assert f2.result(30).reason == "aborted" and f3.result(30).reason == "aborted"
+    assert agent.queued == 0 and agent.wait(5)
+    first.wait(5)
+    first.flush()
+    assert first.state == "aborted" and "turn ended: aborted" in first.notes.value
+
+
+def test_queued_prompts_show_as_queued_and_drain_in_order(make_agent, wait_for):
+    agent = make_agent(Slow(0.01, Reply(text="one " * 30)), "two", "three")
+    views = [start(agent, p) for p in ("first", "second", "third")]
+    wait_for(lambda: views[2][0].state == "queued")
+    assert views[1][0].header.status == "queued (position 1)"
+    assert views[2][0].header.status == "queued (position 2)"
+    results = [f.result(30) for _, f in views]
+    assert [r.text.split()[0] for r in results] == ["one", "two", "three"]
+    for view, _ in views:
+        view.wait(5)
+        view.flush()
+    assert [v.state for v, _ in views] == ["done", "done", "done"]
+
+
+def test_agent_view_gains_a_view_per_turn(make_agent, wait_for):
+    from nbagent.jupyter.widgets.agent_view import AgentView
+
+    agent = make_agent("first answer", "second answer")
+    follower = AgentView(agent)
+    agent.run("one")
+    agent.run("two")
+    wait_for(lambda: len(follower.turns) == 2 and all(t.ended for t in follower.turns))
+    for turn in follower.turns:
+        turn.flush()
+    assert [t.answer.markdown for t in follower.turns] == ["first answer", "second answer"]
+    assert [t.prompt for t in follower.turns] == ["one", "two"]
+    follower.clear()
+    assert follower.turns == []
+    follower.close()

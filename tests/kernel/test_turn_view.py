@@ -1,0 +1,155 @@
+"""The live view of one turn, fed event objects directly: each widget's state through its traits."""
+
+from __future__ import annotations
+
+from nbagent import events as ev
+from nbagent.jupyter.widgets.turn import TurnView
+
+T = "turn_1"
+
+
+def feed(view: TurnView, *events: ev.Event) -> None:
+    for event in events:
+        view.handle(event)
+    view.flush()
+
+
+def test_streamed_text_renders_as_markdown():
+    view = TurnView(turn_id=T)
+    feed(view, ev.TurnStart(prompt="hi", session_id="s1", turn_id=T),
+         *[ev.TextDelta(text=piece, turn_id=T) for piece in ("Here is **bo", "ld** and `co", "de`.")])
+    assert view.answer.markdown == "Here is **bold** and `code`."
+    assert "<strong>bold</strong>" in view.answer.value and "<code>code</code>" in view.answer.value
+    assert view.state == "running" and view.header.session_id == "s1"
+
+
+def test_raw_html_from_the_model_is_escaped():
+    view = TurnView(turn_id=T)
+    feed(view, ev.TextDelta(text="<script>alert(1)</script>", turn_id=T))
+    assert "<script>" not in view.answer.value
+
+
+def test_reasoning_is_collapsed_then_dropped_for_one_line():
+    view = TurnView(turn_id=T)
+    feed(view, ev.ReasoningDelta(text="Let me think", turn_id=T), ev.ReasoningDelta(text=" hard.", turn_id=T))
+    assert view.reasoning.text == "Let me think hard."
+    assert view.reasoning.layout.display == "" and not view.reasoning.expanded
+    assert view.reasoning.body.layout.display == "none"
+    view.reasoning.toggle.value = True  # the user expands it
+    assert "Let me think hard." in view.reasoning.body.value and view.reasoning.body.layout.display == ""
+    feed(view, ev.TextDelta(text="Answer.", turn_id=T), ev.TurnEnd(reason="done", text="Answer.", turn_id=T))
+    assert view.reasoning.dropped
+    assert view.reasoning.children == (view.reasoning.summary,)
+    assert view.reasoning.summary.value.startswith("thought for ")
+
+
+def test_no_reasoning_leaves_the_panel_hidden():
+    view = TurnView(turn_id=T)
+    feed(view, ev.TextDelta(text="x", turn_id=T), ev.TurnEnd(turn_id=T))
+    assert view.reasoning.layout.display == "none" and not view.reasoning.dropped
+
+
+def test_tool_in_flight_and_rows_through_every_status():
+    view = TurnView(turn_id=T)
+    feed(view, ev.ToolInputStart(name="bash", call_id="c1", turn_id=T))
+    assert view.tools.flying == ["bash"] and "running bash" in view.tools.in_flight.value
+    feed(view, ev.ToolInputDelta(name="bash", call_id="c1", text='{"command": "ls"}', turn_id=T),
+         ev.ToolCall(name="bash", call_id="c1", arguments={"command": "ls -la"}, turn_id=T))
+    row = view.tools.rows["c1"]
+    assert row.status == "running" and row.summary == "ls -la" and "ls -la" in row.line.value
+    feed(view, ev.ToolResult(name="bash", call_id="c1", output="a.txt\nb.txt", status="done", turn_id=T))
+    assert row.status == "done" and view.tools.flying == [] and view.tools.in_flight.value == ""
+    assert row.result.layout.display == "" and not row.expanded and "a.txt" in row.result.children[0].value
+    row.result.selected_index = 0
+    assert row.expanded
+    for i, status in enumerate(("failed", "denied", "killed"), start=2):
+        feed(view, ev.ToolCall(name="read_file", call_id=f"c{i}", arguments={"path": "x.py"}, turn_id=T),
+             ev.ToolResult(name="read_file", call_id=f"c{i}", output="no", status=status, is_error=True,
+                           turn_id=T))
+        assert view.tools.rows[f"c{i}"].status == status
+        assert status in view.tools.rows[f"c{i}"].line.value
+
+
+def test_edit_result_that_is_a_diff_is_coloured():
+    view = TurnView(turn_id=T)
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new\n"
+    feed(view, ev.ToolCall(name="edit_file", call_id="e1", arguments={"path": "x.py"}, turn_id=T),
+         ev.ToolResult(name="edit_file", call_id="e1", output=diff, turn_id=T))
+    html = view.tools.rows["e1"].result.children[0].value
+    assert '<span style="color:#1a7f37">+new</span>' in html and '<span style="color:#cf222e">-old</span>' in html
+
+
+def test_todo_progress_counts_and_marks():
+    view = TurnView(turn_id=T)
+    assert view.todos.layout.display == "none"
+    todos = [{"content": "read", "status": "completed"}, {"content": "fix", "status": "in_progress"},
+             {"content": "test", "status": "pending"}, {"content": "ship", "status": "blocked", "note": "CI"}]
+    feed(view, ev.TodosChanged(todos=todos, turn_id=T))
+    assert (view.todos.progress.value, view.todos.progress.max) == (1, 4)
+    assert view.todos.counts.value == "1 of 4 done, 1 blocked"
+    assert "✔ <s>read</s>" in view.todos.items.value and "⚠ ship" in view.todos.items.value
+    assert view.todos.layout.display == ""
+
+
+def test_memory_injected_and_remembered():
+    view = TurnView(turn_id=T)
+    feed(view, ev.MemoryChanged(action="injected", entries=[{"kind": "fact", "text": "uses uv"}], turn_id=T),
+         ev.MemoryChanged(action="remember", entries=[{"kind": "command", "text": "make test"}], turn_id=T))
+    assert [e["text"] for e in view.memory.injected] == ["uses uv"]
+    assert [e["text"] for e in view.memory.remembered] == ["make test"]
+    assert "make test" in view.memory.body.value and view.memory.layout.display == ""
+
+
+def test_approval_card_click_decides_and_the_decision_settles_it():
+    decided = []
+    view = TurnView(turn_id=T, decide=lambda call_id, decision: decided.append((call_id, decision)))
+    diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+    feed(view, ev.ToolCall(name="edit_file", call_id="c1", arguments={"path": "x"}, turn_id=T),
+         ev.ApprovalRequest(name="edit_file", call_id="c1", arguments={"path": "x"}, diff=diff, turn_id=T))
+    card = view.cards["c1"]
+    assert card in view.approvals.children and view.tools.rows["c1"].status == "waiting"
+    assert "+b" in card.body.value and "Approve edit_file?" in card.title.value
+    card.always_button.click()
+    assert decided == [("c1", "always")] and card.approve_button.disabled
+    card.deny_button.click()  # a second click changes nothing
+    assert decided == [("c1", "always")]
+    feed(view, ev.ApprovalDecision(name="edit_file", call_id="c1", decision="always", turn_id=T))
+    assert view.approvals.children == () and view.tools.rows["c1"].status == "running"
+
+
+def test_turn_end_settles_everything_and_hides_the_controls():
+    view = TurnView(turn_id=T)
+    feed(view, ev.ToolCall(name="bash", call_id="c1", arguments={"command": "sleep 9"}, turn_id=T),
+         ev.ApprovalRequest(name="bash", call_id="c1", arguments={"command": "sleep 9"}, turn_id=T),
+         ev.Error(message="boom", turn_id=T), ev.TurnEnd(reason="aborted", turn_id=T))
+    assert view.state == "aborted" and view.ended and view.header.status == "aborted"
+    assert view.tools.rows["c1"].status == "killed" and view.approvals.children == ()
+    assert "boom" in view.notes.value and "turn ended: aborted" in view.notes.value
+    assert view.controls.layout.display == "none"
+
+
+def test_header_counts_tokens_and_cost():
+    view = TurnView(turn_id=T, model="gpt-x")
+    feed(view, ev.Usage(input_tokens=10, output_tokens=5, total_input_tokens=12_345, total_output_tokens=678,
+                        cost=0.0123, turn_id=T))
+    assert (view.header.input_tokens, view.header.output_tokens, view.header.cost) == (12_345, 678, 0.0123)
+    assert "12.3k in / 678 out" in view.header.value and "$0.0123" in view.header.value
+
+
+def test_queued_then_running():
+    view = TurnView(turn_id=T, prompt="second")
+    feed(view, ev.PromptQueued(prompt="second", position=1, turn_id=T))
+    assert view.state == "queued" and view.header.status == "queued (position 1)"
+    feed(view, ev.TurnStart(prompt="second", turn_id=T))
+    assert view.state == "running"
+    view.set_queued(2)
+    view.flush()
+    assert view.controls.queue_label.value == "2 queued"
+
+
+def test_stop_and_abort_buttons_call_through():
+    calls = []
+    view = TurnView(turn_id=T, stop=lambda: calls.append("stop"), abort=lambda: calls.append("abort"))
+    view.controls.stop_button.click()
+    view.controls.abort_button.click()
+    assert calls == ["stop", "abort"]
