@@ -244,14 +244,17 @@ function Todos({ todos }: { todos: Todo[] }): React.ReactElement {
       <ul>
         {todos.map((t, i) => (
           <li key={i} className={`jp-nbagent-todo jp-mod-${t.status}`}>
-            <span className="jp-nbagent-todo-mark">{t.status === 'completed' ? '☑' : t.status === 'in_progress' ? '◐' : '☐'}</span>
+            <span className="jp-nbagent-todo-mark">{TODO_MARK[t.status] ?? '☐'}</span>
             {t.text}
+            {t.note && <span className="jp-nbagent-todo-note"> ({t.note})</span>}
           </li>
         ))}
       </ul>
     </details>
   );
 }
+
+const TODO_MARK: Record<string, string> = { completed: '☑', in_progress: '◐', pending: '☐', blocked: '⚠' };
 
 function ApprovalCard({ approval, model }: { approval: Approval; model: PanelModel }): React.ReactElement {
   const decide = (d: 'approve' | 'deny' | 'always') => () => model.decide(approval.callId, d);

@@ -56,7 +56,8 @@ export type Item = UserItem | AssistantItem | ReasoningItem | ToolItem | NoteIte
 
 export interface Todo {
   text: string;
-  status: string; // pending | in_progress | completed (anything else shows as pending)
+  status: string; // pending | in_progress | completed | blocked
+  note: string | null; // why it is blocked
 }
 
 export interface Approval {
@@ -195,7 +196,7 @@ export function reduce(state: PanelState, event: AgentEvent): PanelState {
         counters: {
           inputTokens: event.total_input_tokens,
           outputTokens: event.total_output_tokens,
-          cost: addCost(state.counters.cost, event.cost)
+          cost: event.cost ?? state.counters.cost // the session's running total, not this call's
         }
       };
     case 'compacted':
@@ -373,16 +374,10 @@ function removeFirst(list: string[], value: string): string[] {
   return index < 0 ? list : [...list.slice(0, index), ...list.slice(index + 1)];
 }
 
-function addCost(total: number | null, cost: number | null): number | null {
-  if (cost === null || cost === undefined) {
-    return total;
-  }
-  return (total ?? 0) + cost;
-}
-
 export function normalizeTodos(raw: Array<Record<string, unknown>>): Todo[] {
   return (raw ?? []).map(t => ({
-    text: String(t.content ?? t.text ?? t.title ?? t.task ?? ''),
-    status: String(t.status ?? 'pending')
+    text: String(t.content ?? t.text ?? ''),
+    status: String(t.status ?? 'pending'),
+    note: t.note ? String(t.note) : null
   }));
 }

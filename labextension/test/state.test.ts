@@ -199,18 +199,19 @@ describe('todos, usage and notes', () => {
         todos: [
           { content: 'read', status: 'completed' },
           { content: 'edit', status: 'in_progress' },
-          { text: 'test', status: 'pending' }
+          { content: 'test', status: 'blocked', note: 'needs a key' }
         ]
       }
     ]);
     expect(s.todos.map(t => t.text)).toEqual(['read', 'edit', 'test']);
+    expect(s.todos[2]).toEqual({ text: 'test', status: 'blocked', note: 'needs a key' });
     expect(todoProgress(s.todos)).toEqual({ done: 1, total: 3 });
   });
 
-  it('shows the session totals and adds up the cost', () => {
+  it('shows the session totals, cost included, and keeps a known cost when one is unknown', () => {
     const s = run([
       { type: 'usage', input_tokens: 10, output_tokens: 5, total_input_tokens: 110, total_output_tokens: 55, cost: 0.5 },
-      { type: 'usage', input_tokens: 10, output_tokens: 5, total_input_tokens: 120, total_output_tokens: 60, cost: 0.25 },
+      { type: 'usage', input_tokens: 10, output_tokens: 5, total_input_tokens: 120, total_output_tokens: 60, cost: 0.75 },
       { type: 'usage', input_tokens: 1, output_tokens: 1, total_input_tokens: 121, total_output_tokens: 61, cost: null }
     ]);
     expect(s.counters).toEqual({ inputTokens: 121, outputTokens: 61, cost: 0.75 });
@@ -270,7 +271,7 @@ describe('history', () => {
     });
     expect(s.sessionId).toBe('s2');
     expect(s.items.map(i => i.kind)).toEqual(['user', 'note']);
-    expect(s.todos).toEqual([{ text: 't', status: 'pending' }]);
+    expect(s.todos).toEqual([{ text: 't', status: 'pending', note: null }]);
     expect(s.counters).toEqual({ inputTokens: 3, outputTokens: 4, cost: null });
   });
 });

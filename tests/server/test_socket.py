@@ -1,0 +1,184 @@
+"""The session WebSocket end to end: a scripted model, real tools, real files, several clients."""
+
+from __future__ import annotations
+
+import asyncio
+
+from nbagent.testing.replies import Call, Reply
+
+EDIT = Call("edit_file", {"path": "notes.txt", "old_string": "red", "new_string": "blue"}, id="call_edit")
+TODOS = Call("todo_write", {"todos": [{"content": "Change the colour", "status": "in_progress"},
+                                      {"content": "Report", "status": "pending"}]}, id="call_todo")
+
+
+async def new_session(api) -> str:
+    return (await api("POST", "sessions"))["id"]
+
+
+async def test_a_scripted_turn_end_to_end(api, connect, model, jp_root_dir):
+    (jp_root_dir / "notes.txt").write_text("colour = red\n")
+    model.enqueue(
+        Reply(reasoning="Plan the change.", text="I will plan first.", tool_calls=[TODOS]),
+        Reply(tool_calls=[EDIT]),
+        Reply(text="Done: the colour is blue now."),
+    )
+    sid = await new_session(api)
+    client = await connect(sid)
+    snapshot = await client.next()
+    assert snapshot["type"] == "snapshot" and snapshot["session_id"] == sid and snapshot["messages"] == []
+
+    await client.send(type="prompt", text="Make the colour blue")
+    request = await client.until("approval_request")
+    assert request["call_id"] == "call_edit" and request["name"] == "edit_file"
+    assert "-colour = red" in request["diff"] and "+colour = blue" in request["diff"]
+    assert (jp_root_dir / "notes.txt").read_text() == "colour = red\n", "nothing changes before approval"
+
+    await client.send(type="approval", call_id="call_edit", decision="approve")
+    end = await client.until("turn_end")
+    assert end["reason"] == "done" and end["text"].endswith("Done: the colour is blue now.")
+    assert (jp_root_dir / "notes.txt").read_text() == "colour = blue\n"
+
+    kinds = client.types()
+    for kind in ("turn_start", "reasoning_delta", "text_delta", "tool_input_start", "tool_call",
+                 "todos_changed", "approval_decision", "tool_result", "usage"):
+        assert kind in kinds, kind
+    # The events arrive as the engine made them: in order, one JSON object each, fields unchanged.
+    assert kinds.index("tool_input_start") < kinds.index("approval_request") < kinds.index("approval_decision")
+    streamed = "".join(e["text"] for e in client.seen if e["type"] == "text_delta")
+    assert streamed == "I will plan first.Done: the colour is blue now."
+    todos = next(e for e in client.seen if e["type"] == "todos_changed")["todos"]
+    assert [t["content"] for t in todos] == ["Change the colour", "Report"]
+    edit_result = next(e for e in client.seen if e["type"] == "tool_result" and e["call_id"] == "call_edit")
+    assert edit_result["status"] == "done" and not edit_result["is_error"]
+    assert set(edit_result) == {"type", "turn_id", "name", "call_id", "output", "is_error", "status", "duration_ms"}
+    model.assert_complete()
+
+
+async def test_two_clients_see_the_same_events_and_either_may_approve(api, connect, model, jp_root_dir):
+    (jp_root_dir / "notes.txt").write_text("colour = red\n")
+    model.enqueue(Reply(text="Editing.", tool_calls=[EDIT]), Reply(text="Both saw it."))
+    sid = await new_session(api)
+    first, second = await connect(sid), await connect(sid)
+    await first.until("snapshot")
+    await second.until("snapshot")
+
+    await first.send(type="prompt", text="Edit the notes")
+    await first.until("approval_request")
+    await second.until("approval_request")
+    await second.send(type="approval", call_id="call_edit", decision="approve")
+    await first.until("turn_end")
+    await second.until("turn_end")
+    assert first.seen[1:] == second.seen[1:], "every tab gets every event, in the same order"
+    assert (jp_root_dir / "notes.txt").read_text() == "colour = blue\n"
+    sessions = (await api("GET", "sessions"))["sessions"]
+    assert sessions[0]["open"] is True and sessions[0]["busy"] is False
+
+
+async def test_a_tab_joining_mid_turn_catches_up_and_can_approve(api, connect, model, jp_root_dir):
+    (jp_root_dir / "notes.txt").write_text("colour = red\n")
+    model.enqueue(Reply(text="First answer."), Reply(text="Now editing.", tool_calls=[EDIT]), Reply(text="ok"))
+    sid = await new_session(api)
+    first = await connect(sid)
+    await first.until("snapshot")
+    await first.send(type="prompt", text="one")
+    await first.until("turn_end")
+    await first.send(type="prompt", text="two")
+    await first.until("approval_request")
+
+    late = await connect(sid)
+    snapshot = await late.next()
+    assert [m["content"] for m in snapshot["messages"]] == ["one", "First answer."], "finished turns only"
+    assert snapshot["busy"] is True
+    replayed = await late.until("approval_request")
+    assert replayed["call_id"] == "call_edit"
+    assert late.types()[1] == "turn_start" and late.seen[1]["prompt"] == "two"
+    await late.send(type="approval", call_id="call_edit", decision="deny")
+    result = await first.until("tool_result", call_id="call_edit")
+    assert result["status"] == "denied"
+    await first.until("turn_end")
+    assert (jp_root_dir / "notes.txt").read_text() == "colour = red\n"
+
+
+async def test_prompts_sent_mid_turn_queue_and_abort_clears_them(api, connect, model, jp_root_dir):
+    (jp_root_dir / "notes.txt").write_text("colour = red\n")
+    model.enqueue(Reply(tool_calls=[EDIT]), Reply(text="second ran"))
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.until("snapshot")
+    await client.send(type="prompt", text="first")
+    await client.until("approval_request")
+    await client.send(type="prompt", text="second")
+    queued = await client.until("prompt_queued")
+    assert (queued["prompt"], queued["position"]) == ("second", 1)
+    await client.send(type="prompt", text="third")
+    await client.until("prompt_queued", prompt="third")
+
+    await client.send(type="abort")
+    end = await client.until("turn_end")
+    assert end["reason"] == "aborted"
+    await asyncio.sleep(0.3)
+    await client.send(type="prompt", text="after the abort")
+    start = await client.until("turn_start")
+    assert start["prompt"] == "after the abort", "the queued prompts were dropped by the abort"
+    await client.until("turn_end")
+    assert (jp_root_dir / "notes.txt").read_text() == "colour = red\n"
+
+
+async def test_queued_prompts_run_in_order(api, connect, model):
+    model.enqueue(Reply(tool_calls=[Call("bash", {"command": "sleep 0.5"}, id="call_sleep")]),
+                  Reply(text="one done"), Reply(text="two done"))
+    await api("PUT", "settings", body={"approval": "auto"})
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.until("snapshot")
+    await client.send(type="prompt", text="one")
+    await client.until("tool_call")
+    await client.send(type="prompt", text="two")
+    await client.until("prompt_queued", prompt="two")
+    first_end = await client.until("turn_end")
+    second_start = await client.until("turn_start")
+    second_end = await client.until("turn_end")
+    assert (first_end["text"], second_start["prompt"], second_end["text"]) == ("one done", "two", "two done")
+
+
+async def test_stop_kills_the_command_and_the_turn_goes_on(api, connect, model):
+    model.enqueue(Reply(tool_calls=[Call("bash", {"command": "sleep 30"}, id="call_sleep")]),
+                  Reply(text="The command was stopped."))
+    await api("PUT", "settings", body={"approval": "auto"})
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.until("snapshot")
+    await client.send(type="prompt", text="wait a while")
+    await client.until("tool_call", call_id="call_sleep")
+    await asyncio.sleep(0.5)  # let the shell start
+    await client.send(type="stop")
+    result = await client.until("tool_result", call_id="call_sleep", timeout=15)
+    assert result["status"] == "killed"
+    end = await client.until("turn_end")
+    assert (end["reason"], end["text"]) == ("done", "The command was stopped.")
+
+
+async def test_bad_messages_get_an_error_event_and_the_socket_stays_open(api, connect, model):
+    model.enqueue(Reply(text="still here"))
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.until("snapshot")
+    for bad in ("not json", '{"type": "dance"}', '{"type": "prompt", "text": "  "}',
+                '{"type": "approval", "call_id": "x", "decision": "maybe"}', "[1]"):
+        await client.ws.write_message(bad)
+        error = await client.next()
+        assert error["type"] == "error" and error["kind"] == "bad_request" and error["message"], bad
+    await client.send(type="prompt", text="hello")
+    assert (await client.until("turn_end"))["text"] == "still here"
+
+
+async def test_an_agent_that_cannot_start_says_why_and_closes(api, connect, jp_serverapp):
+    app = next(iter(jp_serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
+    app.model_factory = None
+    app.agent_options = {"base_url": "http://127.0.0.1:9/v1"}  # an endpoint without a model name
+    sid = await new_session(api)
+    client = await connect(sid)
+    error = await client.next()
+    assert (error["type"], error["kind"]) == ("error", "config")
+    assert "NBAGENT_MODEL" in error["message"]
+    assert await client.ws.read_message() is None, "then the socket closes"
