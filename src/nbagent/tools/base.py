@@ -40,6 +40,9 @@ class Tool:
     validator: Any = field(default=None, repr=False)
     prompt_hint: str = ""
     """One line for the system prompt on when to use the tool."""
+    always_ask: bool = False
+    """Ask even in "auto" approval mode (kernel_run: code in the user's live kernel), unless the
+    configuration explicitly allows it."""
 
     @property
     def asks(self) -> bool:

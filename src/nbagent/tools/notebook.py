@@ -25,10 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-import nbformat
-import nbformat.reader
-from nbformat.corpus.words import generate_corpus_id
-
 from ..errors import ToolError
 from ..nbshrink import OutputBudget, as_text, describe_image, elide_data_uris, output_kind, widget_models
 from .base import ToolSet, function_tool
@@ -38,8 +34,6 @@ VERSIONS_KEY = "notebook_versions"
 
 CellType = Literal["code", "markdown", "raw"]
 _ID_PATTERN = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")  # nbformat 4.5's schema for cell ids
-_NEW_CELL = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell,
-             "raw": nbformat.v4.new_raw_cell}
 # One writer at a time in this process: the version check and the replace then happen as one step
 # for every agent in the kernel or server. Other processes are caught by the hash check before replace.
 _WRITE_LOCK = threading.Lock()
@@ -82,6 +76,16 @@ class Change:
 
 # ----- loading, versions, saving ------------------------------------------------------------------
 
+def _nbformat():
+    """nbformat, imported on first use: it imports traitlets, which importing the core must not
+    (tests/engine/test_import_boundary.py); it also keeps ~0.1 s of imports off the agent's start."""
+    import nbformat
+    import nbformat.corpus.words
+    import nbformat.reader
+
+    return nbformat
+
+
 def _digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
@@ -104,6 +108,7 @@ def load(ctx, path: str, *, write: bool, allow_missing: bool = False) -> Noteboo
 
 def parse(target: Path, name: str, raw: bytes, mtime_ns: int) -> Notebook:
     """nbformat's reader without its validation pass, which would give missing ids random values."""
+    nbformat = _nbformat()
     try:
         nb = _read_node(raw.decode("utf-8"))
         major, minor = int(nb.nbformat), int(nb.get("nbformat_minor", 0))
@@ -128,6 +133,7 @@ def _read_node(text: str) -> Any:
     nbformat turns every list item into a node one by one; for a 200,000-line output that is most
     of a read's time (0.5 s of 0.8 s), and a joined string is one item.
     """
+    nbformat = _nbformat()
     data = nbformat.reader.parse_json(text)
     for cell in data.get("cells") or ():
         for output in cell.get("outputs") or () if isinstance(cell, dict) else ():
@@ -140,7 +146,7 @@ def _read_node(text: str) -> Any:
 def _new_notebook(target: Path, name: str) -> Notebook:
     if target.suffix != ".ipynb":
         raise ToolError(f"{name}: a new notebook's name must end in .ipynb")
-    nb = nbformat.v4.new_notebook(metadata={
+    nb = _nbformat().v4.new_notebook(metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"}})
     return Notebook(target, name, nb, "absent", "new", 0, "new")
@@ -189,6 +195,7 @@ def _check_version(ctx, nbk: Notebook, version: str | None) -> None:
 
 def _save(nbk: Notebook) -> str:
     """Validate, then replace the file atomically if it still holds what was read; returns the new version."""
+    nbformat = _nbformat()
     try:
         nbformat.validate(nbk.nb)
     except nbformat.ValidationError as exc:
@@ -235,7 +242,7 @@ def _find(nbk: Notebook, cell_id: str) -> int:
 
 def _make_cell(cell_type: str, source: str, like: Any = None) -> Any:
     """A new cell; ``like`` passes on its id, metadata and (where allowed) attachments."""
-    cell = _NEW_CELL[cell_type](source=source)
+    cell = getattr(_nbformat().v4, f"new_{cell_type}_cell")(source=source)
     if like is not None:
         cell.id = like.id
         cell.metadata = like.get("metadata", {})
@@ -270,7 +277,7 @@ def apply_insert(nbk: Notebook, after_cell_id: str | None, cell_type: str, sourc
     cell = _make_cell(cell_type, source)
     existing = {c.id for c in nbk.cells}
     while cell.id in existing:
-        cell.id = generate_corpus_id()
+        cell.id = _nbformat().corpus.words.generate_corpus_id()
     nbk.cells.insert(index, cell)
     where = f"after cell {after_cell_id}" if after_cell_id else "at the top"
     return Change("inserted", cell.id, "", source, None, index + 1, cell_type, cell_type, where)
