@@ -9,10 +9,11 @@ read_file pages like any other.
 from __future__ import annotations
 
 import os
+import secrets
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .ids import new_id
 
 if TYPE_CHECKING:
     from .tools.context import ToolContext
@@ -99,14 +100,16 @@ def _cut_at_line_start(tail: str) -> str:
 def _save(text: str, out_dir: Path, name: str) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:40] or "output"
-    path = out_dir / f"{safe}-{new_id()}.txt"
+    # Nanoseconds, not nbagent.ids (milliseconds): outputs saved in the same
+    # millisecond must still prune oldest first.
+    path = out_dir / f"{safe}-{time.time_ns()}{secrets.token_hex(2)}.txt"
     path.write_text(text, encoding="utf-8", errors="backslashreplace")
     _prune(out_dir)
     return path
 
 
 def _prune(out_dir: Path) -> None:
-    """Keep the newest KEEP_SAVED outputs; ids sort by time, so names sort by age."""
-    by_id = sorted(out_dir.glob("*-*.txt"), key=lambda p: p.stem.rsplit("-", 1)[-1])
-    for old in by_id[: max(len(by_id) - KEEP_SAVED, 0)]:
+    """Keep the newest KEEP_SAVED outputs (the name's last part starts with the time it was saved)."""
+    by_age = sorted(out_dir.glob("*-*.txt"), key=lambda p: p.stem.rsplit("-", 1)[-1])
+    for old in by_age[: max(len(by_age) - KEEP_SAVED, 0)]:
         old.unlink(missing_ok=True)
