@@ -54,17 +54,9 @@ class AgentKeeper:
         said: list[str] = []
         model = changes.pop("model", None)
         rebuild = {k: v for k, v in changes.items() if self.settings.get(k) != v}
-        self.settings.update(changes)
         if rebuild and self.agent is not None:
-            if self.given:
-                raise KeeperError("this agent was given with use_agent(): build a new Agent with "
-                                  f"{', '.join(rebuild)} changed and pass it to use_agent()")
-            self._ensure_idle()
-            session_id = self.agent.session_id
-            with self._lock:
-                self._drop()
-                self._build(session_id)
-            said.append("agent rebuilt with " + ", ".join(f"{k}={v}" for k, v in rebuild.items()))
+            said += self._rebuild(rebuild)
+        self.settings.update(changes)
         if model:
             self.settings["model"] = model
             if self.agent is not None:
@@ -72,6 +64,24 @@ class AgentKeeper:
                 self.agent.set_model(model)
                 said.append(f"model: {model}")
         return said
+
+    def _rebuild(self, changes: dict[str, Any]) -> list[str]:
+        """A new agent with ``changes``, on the same session when sessions are stored."""
+        if self.given:
+            raise KeeperError("this agent was given with use_agent(): build a new Agent with "
+                              f"{', '.join(changes)} changed and pass it to use_agent()")
+        self._ensure_idle()
+        old, before = self.agent, dict(self.settings)
+        stored = old.config.persist
+        self.settings.update(changes)
+        with self._lock:
+            try:
+                self._build(old.session_id if stored else "new")
+            except Exception:
+                self.settings = before  # the old agent stays in use
+                raise
+        said = "agent rebuilt with " + ", ".join(f"{k}={v}" for k, v in changes.items())
+        return [said if stored else said + " (sessions are not stored: a new session starts)"]
 
     def switch(self, selector: str) -> str:
         """new, continue or a session id; returns the session id now in use."""
@@ -108,6 +118,7 @@ class AgentKeeper:
         settings["workspace"] = find_workspace(self.place, settings.get("workspace"))
         settings.setdefault("origin", self.place.origin)
         agent = Agent(session=session, kernel=self._kernel_bridge(), **settings)
+        self._drop()  # the old agent, if any, goes only once the new one stands
         self._attach(agent, given=False)
 
     def _attach(self, agent, given: bool) -> None:

@@ -1,0 +1,200 @@
+"""%agent and %%agent through a real InteractiveShell: options, slash commands, --wait, the queue,
+interrupts and the traitlets configuration."""
+
+from __future__ import annotations
+
+import _thread
+import threading
+
+import pytest
+from IPython.utils.capture import capture_output
+
+import nbagent.jupyter as nj
+from nbagent.testing.replies import Call, Reply, Slow
+
+
+def run(shell, cell: str):
+    with capture_output() as out:
+        result = shell.run_cell(cell)
+    return result, out.stdout + out.stderr
+
+
+def use(shell, make_agent, *replies, **options):
+    agent = make_agent(*replies, **options)
+    nj.use_agent(agent, shell)
+    return agent
+
+
+def test_help_is_the_docstring(shell):
+    _, text = run(shell, "%agent?")
+    assert "Ask the coding agent" in text and "--approval" in text
+
+
+def test_bad_options_raise_usage_error_with_the_usage(shell):
+    result, text = run(shell, "%agent --bogus do it")
+    assert not result.success and "UsageError" in type(result.error_in_exec).__name__
+    assert "unrecognized arguments: --bogus" in str(result.error_in_exec)
+    assert "usage:" in str(result.error_in_exec) and "%agent [-c]" in str(result.error_in_exec)
+    result, _ = run(shell, "%agent --approval sometimes do it")
+    assert "invalid choice" in str(result.error_in_exec)
+    result, _ = run(shell, "%agent -c -n do it")
+    assert "only one of" in str(result.error_in_exec)
+
+
+def test_wait_renders_the_turn_as_text_and_keeps_the_result(shell, make_agent):
+    use(shell, make_agent, Reply(text="Let me look.", tool_calls=[Call("bash", {"command": "echo hi"})]),
+        Reply(text="It says **hi**."))
+    result, text = run(shell, "%agent --wait what's in here? it's -- odd")
+    assert result.success, result.error_in_exec
+    assert "Let me look.\n→ bash echo hi\n  ✓ bash done\nIt says **hi**." in text
+    last = nj.last_result(shell)
+    assert last.reason == "done" and last.text.endswith("It says **hi**.")
+    assert nj.current_agent(shell).session.messages[0]["content"] == "what's in here? it's -- odd"
+
+
+def test_a_question_mark_at_the_end_is_a_prompt_not_help(shell, make_agent):
+    agent = use(shell, make_agent, "Because.")
+    result, text = run(shell, "%agent --wait why?")
+    assert result.success and "Because." in text
+    assert agent.session.messages[0]["content"] == "why?"
+
+
+def test_cell_magic_body_is_the_prompt(shell, make_agent):
+    agent = use(shell, make_agent, "Two lines read.")
+    with capture_output():
+        shell.run_cell_magic("agent", "--wait", "first line\nsecond line\n")
+    assert agent.session.messages[0]["content"] == "first line\nsecond line"
+
+
+def test_slash_commands(shell, make_agent):
+    todos = [{"content": "a", "status": "completed"}, {"content": "b", "status": "blocked", "note": "why"}]
+    agent = use(shell, make_agent, Reply(tool_calls=[Call("todo_write", {"todos": todos})]), "Planned.")
+    run(shell, "%agent --wait plan it")
+    first = agent.session_id
+    assert "/resume ID" in run(shell, "%agent /help")[1]
+    assert "todos: 1 of 2 done, 1 blocked" in run(shell, "%agent /todos")[1]
+    assert "bash" in run(shell, "%agent /tools")[1]
+    assert "model: scripted" in run(shell, "%agent /model")[1]
+    assert "project memory is empty" in run(shell, "%agent /memory")[1]
+    assert "no context notes" in run(shell, "%agent /notes")[1]
+    assert "no background tasks" in run(shell, "%agent /tasks")[1]
+    assert "not available yet" in run(shell, "%agent /undo")[1]
+    assert "not available yet" in run(shell, "%agent /context")[1]
+    assert "cleared" in run(shell, "%agent /clear")[1] and agent.session_id == first
+    result, _ = run(shell, "%agent /frobnicate")
+    assert "unknown command /frobnicate" in str(result.error_in_exec)
+    sessions, _ = run(shell, "%agent /sessions")
+    assert first in list(sessions.result["id"])
+    forked = run(shell, "%agent /fork")[1]
+    assert f"forked {first} into" in forked and agent.session_id != first
+    assert "new session" in run(shell, "%agent /new")[1] and agent.session.messages == []
+    assert f"resumed session {first}" in run(shell, f"%agent /resume {first}")[1]
+    assert agent.session_id == first and agent.session.messages[0]["content"] == "plan it"
+
+
+def test_session_options_switch_sessions(shell, make_agent):
+    agent = use(shell, make_agent, "one", "two", "three")
+    run(shell, "%agent --wait first prompt")
+    first = agent.session_id
+    run(shell, "%agent -n --wait another")
+    assert agent.session_id != first
+    run(shell, f"%agent -r {first[:12]} --wait back again")
+    assert agent.session_id == first and len(agent.session.messages) == 4
+
+
+def test_model_option_reconfigures_and_given_agents_refuse_a_rebuild(shell, make_agent):
+    agent = use(shell, make_agent)
+    _, text = run(shell, "%agent --model other-model")
+    assert "model: other-model" in text and agent.session.model == "other-model"
+    result, _ = run(shell, "%agent --approval read-only")
+    assert "use_agent()" in str(result.error_in_exec)
+
+
+def test_background_turns_queue_and_drain_in_order(shell, make_agent, wait_for):
+    shell.run_line_magic("config", "NbAgent.background = True")
+    shell.run_line_magic("config", "NbAgent.view = 'widgets'")
+    agent = use(shell, make_agent, Slow(0.02, Reply(text="first " * 20)), "second", "third")
+    with capture_output():
+        shell.run_cell("%agent one")
+        shell.run_cell("%agent two")
+        shell.run_cell("%agent three")
+    magics = shell.magics_manager.registry["AgentMagics"]
+    views = sorted(magics._views, key=lambda v: v.prompt)
+    assert [v.prompt for v in views] == ["one", "three", "two"]
+    assert agent.busy  # the cells returned while the first turn runs
+    wait_for(lambda: views[1].state == "queued" or views[1].state == "running" or views[1].ended)
+    assert agent.wait(30)
+    for view in views:
+        view.wait(5)
+    texts = [m["content"] for m in agent.session.messages if m["role"] == "user"]
+    assert texts == ["one", "two", "three"]
+    assert all(v.state == "done" for v in views)
+    run(shell, "%agent /clear")
+    assert all(v.layout.display == "none" for v in views)
+
+
+def test_interrupt_during_wait_aborts_the_turn_cleanly(shell, make_agent, wait_for):
+    agent = use(shell, make_agent, Slow(0.05, Reply(text="a very long answer " * 100)), "Still here.")
+    started = threading.Event()
+    agent.subscribe(lambda e: started.set() if e.type == "text_delta" else None)
+    threading.Thread(target=lambda: started.wait(30) and _thread.interrupt_main(), daemon=True).start()
+    result, text = run(shell, "%agent --wait talk for a while")
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    assert "the turn was aborted" in text
+    assert not agent.busy and nj.last_result(shell) is None or nj.last_result(shell).reason == "aborted"
+    roles = [m["role"] for m in agent.session.messages]
+    assert roles == ["user", "assistant"]  # what was said so far is kept, nothing half-made
+    result, text = run(shell, "%agent --wait are you there?")
+    assert result.success and "Still here." in text
+
+
+def test_traitlets_configuration_feeds_the_agent(shell, workspace):
+    from nbagent.testing.server import ScriptedServer
+
+    with ScriptedServer(Reply(text="Hello from the server.")) as server:
+        shell.run_line_magic("config", f"NbAgent.base_url = {server.url!r}")
+        shell.run_line_magic("config", "NbAgent.api_key = 'sk-test'")
+        shell.run_line_magic("config", "NbAgent.model = 'served-model'")
+        shell.run_line_magic("config", "NbAgent.toolsets = ['core', 'todos']")
+        shell.run_line_magic("config", "NbAgent.persist = False")
+        result, text = run(shell, "%agent --wait hello")
+        assert result.success, result.error_in_exec
+        agent = nj.current_agent(shell)
+        assert "Hello from the server." in text
+        assert agent.config.model == "served-model" and agent.config.toolsets == ("core", "todos")
+        assert agent.config.workspace == workspace.resolve()
+        assert server.last.body["model"] == "served-model"
+        assert agent.session.origin in (".", str(workspace.resolve()))
+        _, text = run(shell, "%agent --approval read-only --toolsets core")
+        assert "agent rebuilt" in text and "a new session starts" in text  # persist is off
+        rebuilt = nj.current_agent(shell)
+        assert rebuilt is not agent and rebuilt.config.approval == "read-only"
+        assert rebuilt.config.base_url == server.url  # the traitlets still apply
+
+
+def test_rebuild_keeps_a_stored_session(shell, workspace, monkeypatch):
+    from nbagent.testing.server import ScriptedServer
+
+    with ScriptedServer(Reply(text="First."), Reply(text="Second.")) as server:
+        shell.run_line_magic("config", f"NbAgent.base_url = {server.url!r}")
+        shell.run_line_magic("config", "NbAgent.api_key = 'sk-test'")
+        shell.run_line_magic("config", "NbAgent.model = 'served-model'")
+        run(shell, "%agent --wait one")
+        agent = nj.current_agent(shell)
+        result, text = run(shell, "%agent --approval read-only --wait two")
+        assert result.success and "agent rebuilt with approval=read-only" in text and "Second." in text
+        rebuilt = nj.current_agent(shell)
+        assert rebuilt.session_id == agent.session_id
+        assert [m["content"] for m in rebuilt.session.messages] == ["one", "First.", "two", "Second."]
+
+
+def test_a_model_that_cannot_be_reached_ends_the_turn_with_a_message(shell, monkeypatch):
+    monkeypatch.setenv("NBAGENT_LOCAL", "off")
+    result, text = run(shell, "%agent --wait hello")
+    assert "error:" in text and "[turn ended: error]" in text
+
+
+@pytest.fixture(autouse=True)
+def _no_config_leaks(shell):
+    yield
+    shell.config.pop("NbAgent", None)
