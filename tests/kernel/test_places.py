@@ -1,0 +1,67 @@
+"""Finding the notebook and the workspace; splitting options from the prompt; the text view."""
+
+from __future__ import annotations
+
+import subprocess
+
+from IPython.core.magic_arguments import parse_argstring
+
+from nbagent import events as ev
+from nbagent.jupyter.magics import AgentMagics
+from nbagent.jupyter.notebook_path import Place, find_place, find_workspace
+from nbagent.jupyter.options import split_options
+from nbagent.jupyter.text_view import TextRenderer
+
+PARSER = AgentMagics.agent.parser
+
+
+def test_notebook_from_jpy_session_name(tmp_path):
+    nb = tmp_path / "sub" / "analysis.ipynb"
+    nb.parent.mkdir()
+    nb.write_text("{}")
+    place = find_place(env={"JPY_SESSION_NAME": str(nb)}, cwd=tmp_path)
+    assert place.notebook == nb and place.directory == nb.parent and place.origin == str(nb)
+    relative = find_place(env={"JPY_SESSION_NAME": "sub/analysis.ipynb"}, cwd=nb.parent)
+    assert relative.notebook == nb
+
+
+def test_outside_a_notebook_the_place_is_the_directory(tmp_path):
+    place = find_place(env={}, cwd=tmp_path)
+    assert place.notebook is None and place.origin == str(tmp_path.resolve())
+    assert find_place(env={"JPY_SESSION_NAME": "not-a-notebook"}, cwd=tmp_path).notebook is None
+
+
+def test_workspace_is_the_git_repo_then_the_server_root_then_the_folder(tmp_path):
+    repo, loose = tmp_path / "repo", tmp_path / "root" / "loose"
+    (repo / "nbs").mkdir(parents=True)
+    loose.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert find_workspace(Place(repo / "nbs" / "a.ipynb", repo / "nbs")) == repo
+    assert find_workspace(Place(loose / "b.ipynb", loose, server_root=tmp_path / "root")) == tmp_path / "root"
+    assert find_workspace(Place(loose / "b.ipynb", loose)) == loose
+    assert find_workspace(Place(None, loose), "..") == tmp_path / "root"
+    assert find_workspace(Place(None, loose), str(repo)) == repo
+
+
+def test_options_end_at_the_first_word_of_the_prompt():
+    assert split_options("--wait -r 01abc fix it -n now", PARSER) == ("--wait -r 01abc", "fix it -n now")
+    assert split_options("--model=gpt-x what's up?", PARSER) == ("--model=gpt-x", "what's up?")
+    assert split_options("--approval auto -- --strange prompt", PARSER) == ("--approval auto ", "--strange prompt")
+    assert split_options("/todos", PARSER) == ("", "/todos")
+    assert split_options("--wait", PARSER) == ("--wait", "")
+    options, _ = split_options('--workspace "/a b" go', PARSER)
+    assert parse_argstring(AgentMagics.agent, options).workspace == "/a b"
+
+
+def test_text_view_renders_a_turn():
+    r = TextRenderer()
+    events = [ev.TurnStart(prompt="p"), ev.ReasoningDelta(text="hmm"), ev.TextDelta(text="Looking"),
+              ev.ToolCall(name="read_file", call_id="c", arguments={"path": "a.py"}),
+              ev.ToolResult(name="read_file", call_id="c", output="no such file", status="failed"),
+              ev.TodosChanged(todos=[{"content": "x", "status": "completed"}, {"content": "y", "status": "pending"}]),
+              ev.MemoryChanged(action="remember", entries=[{"text": "uses uv"}]),
+              ev.TextDelta(text="Done."), ev.TurnEnd(reason="max_steps")]
+    text = "".join(r.render(e) for e in events)
+    assert text.startswith("thinking…\nLooking\n→ read_file a.py\n  ✗ read_file failed: no such file\n")
+    assert "todos: 1 of 2 done\n  ✔ x\n  ○ y\n" in text and "memory remember: uses uv\n" in text
+    assert "Done.\n(thought for " in text and text.endswith("[turn ended: max_steps]\n")
