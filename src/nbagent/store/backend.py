@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
+from . import codec
 from .db import Database
 
 # Columns a Session may change through update_session; anything else is a programming error.
@@ -15,17 +15,7 @@ UPDATABLE = frozenset({
 })
 
 
-def dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
-
-
-def _jsonable(value: Any) -> Any:
-    """Validated tool arguments may hold pydantic models (todo_write's items); store their data."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json", exclude_none=True)
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    return str(value)
+dump = codec.dumps
 
 
 class SqliteBackend:

@@ -62,15 +62,18 @@ def m001_initial(conn: sqlite3.Connection) -> None:
         CREATE INDEX sessions_by_origin ON sessions (origin, updated);
         CREATE INDEX sessions_by_updated ON sessions (updated);
 
+        -- A rowid table, not WITHOUT ROWID: messages are often kilobytes, and large rows in a
+        -- WITHOUT ROWID b-tree nearly double the file and slow the resume scan.
         CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
             session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
             idx INTEGER NOT NULL,
             turn INTEGER NOT NULL,
             role TEXT NOT NULL,
             data TEXT NOT NULL,
             created REAL NOT NULL,
-            PRIMARY KEY (session_id, idx)
-        ) WITHOUT ROWID;
+            UNIQUE (session_id, idx)
+        );
 
         CREATE TABLE tool_calls (
             id INTEGER PRIMARY KEY,
