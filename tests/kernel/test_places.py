@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
-
-from IPython.core.magic_arguments import parse_argstring
 
 from nbagent import events as ev
 from nbagent.jupyter.magics import AgentMagics
@@ -50,7 +49,7 @@ def test_options_end_at_the_first_word_of_the_prompt():
     assert split_options("/todos", PARSER) == ("", "/todos")
     assert split_options("--wait", PARSER) == ("--wait", "")
     options, _ = split_options('--workspace "/a b" go', PARSER)
-    assert parse_argstring(AgentMagics.agent, options).workspace == "/a b"
+    assert PARSER.parse_args(shlex.split(options)).workspace == "/a b"
 
 
 def test_text_view_renders_a_turn():

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import queue
+import shlex
 import weakref
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from .. import events as ev
 from ..config import APPROVAL_MODES
@@ -79,7 +80,9 @@ class AgentMagics(Magics):
     # ----- options ---------------------------------------------------------------------------
     def _parse(self, options: str):
         try:
-            args = parse_argstring(self.agent, options)
+            args = self.agent.parser.parse_args(shlex.split(options))
+        except ValueError as exc:  # an unclosed quote
+            raise UsageError(f"{exc}\n{_usage(self.agent)}") from None
         except UsageError as exc:
             raise UsageError(f"{exc}\n{_usage(self.agent)}") from None
         if sum(bool(x) for x in (args.continue_, args.resume, args.new)) > 1:
