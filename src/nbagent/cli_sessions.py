@@ -1,7 +1,7 @@
 """``nbagent sessions list|show|delete|purge|export|import``: the session store from a terminal.
 
-nbagent/cli.py calls ``add_sessions_parser(subparsers)`` and then ``args.func(args) -> exit code``
-(``run_sessions``, which opens the store and runs the sub-command). A StoreError is printed, never a
+nbagent/cli.py calls ``add_sessions_parser(subparsers)`` and then ``args.handler(args) -> exit code``
+(also set as ``args.func``): ``run_sessions`` opens the store and runs the sub-command. A StoreError is printed, never a
 traceback.
 """
 
@@ -28,29 +28,29 @@ def add_sessions_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = commands.add_parser("list", help="sessions, newest first")
     p.add_argument("-n", "--limit", type=int, default=None, help="show at most N sessions")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
-    p.set_defaults(func=run_sessions, sessions_handler=cmd_list)
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_list)
 
     p = commands.add_parser("show", help="one session: its details, todos and transcript")
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--json", action="store_true", help="print everything as JSON")
-    p.set_defaults(func=run_sessions, sessions_handler=cmd_show)
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_show)
 
     p = commands.add_parser("delete", help="delete a session and everything recorded with it")
     p.add_argument("session", help="session id or unique prefix")
-    p.set_defaults(func=run_sessions, sessions_handler=cmd_delete)
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_delete)
 
     p = commands.add_parser("purge", help="delete sessions not updated for some days")
     p.add_argument("--days", type=float, default=30, help="age in days (default 30; 0 keeps everything)")
-    p.set_defaults(func=run_sessions, sessions_handler=cmd_purge)
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_purge)
 
     p = commands.add_parser("export", help="write a session as JSON")
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
-    p.set_defaults(func=run_sessions, sessions_handler=cmd_export)
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_export)
 
     p = commands.add_parser("import", help="add a session from an exported JSON file")
     p.add_argument("file", help="the JSON file ('-' reads standard input)")
-    p.set_defaults(func=run_sessions, sessions_handler=cmd_import)
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_import)
     return parser
 
 

@@ -83,6 +83,14 @@ def test_cli_list_show_export_import_delete_purge(store, workspace, tmp_path, ca
     assert _cli(workspace, "import", str(tmp_path / "missing.json")) == 1
 
 
+def test_the_nbagent_console_script_has_the_sessions_command(store, workspace, capsys):
+    from nbagent.cli import main
+
+    session = _session(store, "through main")
+    assert main(["sessions", "-w", str(workspace), "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["id"] == session.id
+
+
 def test_cli_list_reports_a_corrupt_database(workspace, capsys):
     (workspace / ".nbagent").mkdir()
     (workspace / ".nbagent" / "nbagent.db").write_bytes(b"junk" * 1000)
