@@ -156,6 +156,12 @@ def test_a_change_to_the_file_since_the_read_is_refused_and_nothing_is_lost(ctx,
     assert nb.cells[2].source == "total = 40 + 2 + 0\ntotal" and nb.cells[-1].source == "user_work = True"
 
 
+def test_a_malformed_version_is_refused_with_an_example(ctx, sample):
+    text = nbt.notebook_read(ctx, "analysis.ipynb")
+    with pytest.raises(ToolError, match=f"not one notebook_read reported .*{version_of(text)}"):
+        nbt.notebook_delete(ctx, "analysis.ipynb", cell_ids(sample)[0], version="3")
+
+
 def test_a_touch_without_a_content_change_is_not_a_conflict(ctx, sample):
     ids = cell_ids(sample)
     nbt.notebook_read(ctx, "analysis.ipynb")

@@ -47,7 +47,8 @@ class KernelBridge:
                  hidden: Mapping[str, Any] | Iterable[str] = ()):
         self.namespace = namespace
         self.run_code = run_code
-        self.hidden = dict(hidden) if isinstance(hidden, Mapping) else {name: _UNSET for name in hidden}
+        # A live mapping (not a copy): the kernel may hide more names later (%pylab pushes some).
+        self.hidden = hidden if isinstance(hidden, Mapping) else {name: _UNSET for name in hidden}
 
     def is_user_name(self, name: str, value: Any) -> bool:
         if name.startswith("_") or name in IPYTHON_NAMES or isinstance(value, types.ModuleType):

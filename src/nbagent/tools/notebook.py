@@ -34,6 +34,7 @@ VERSIONS_KEY = "notebook_versions"
 
 CellType = Literal["code", "markdown", "raw"]
 _ID_PATTERN = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")  # nbformat 4.5's schema for cell ids
+_VERSION_PATTERN = re.compile(r"^\d+-[0-9a-f]{16}$")
 # One writer at a time in this process: the version check and the replace then happen as one step
 # for every agent in the kernel or server. Other processes are caught by the hash check before replace.
 _WRITE_LOCK = threading.Lock()
@@ -187,6 +188,9 @@ def _check_version(ctx, nbk: Notebook, version: str | None) -> None:
     expected = version or _versions(ctx).get(str(nbk.path))
     if expected is None:
         raise ToolError(f"read {nbk.name} with notebook_read first: changes start from the version you read")
+    if not _VERSION_PATTERN.match(expected):
+        raise ToolError(f"version {expected!r} is not one notebook_read reported (they look like "
+                        f"{nbk.version}); omit it to use the version you last read")
     if expected.rpartition("-")[2] != nbk.digest:
         raise ToolError(f"{nbk.name} changed since version {expected} was read (it is now {nbk.version}); "
                         "nothing was written. Read it again with notebook_read and redo the change on what "
