@@ -12,20 +12,36 @@ import type { Snapshot } from './state';
 export interface SessionInfo {
   id: string;
   title: string | null;
-  origin: string | null;
   model: string;
-  created: number | null;
-  updated: number | null;
+  provider: string;
+  origin: string;
+  created: number;
+  updated: number;
   turns: number;
-  parent_id?: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cost: number | null;
+  parent_id: string | null;
+  forked_at_turn: number | null;
   open: boolean;
   busy: boolean;
 }
 
 export interface MemoryEntry {
-  id: string;
+  id: number;
+  kind: string;
   text: string;
-  [key: string]: unknown;
+  hits: number;
+  created: number;
+  used: number | null;
+}
+
+/** A row of GET sessions/<id>/messages: the stored message with its index and turn. */
+export interface MessageRow {
+  idx: number;
+  turn: number;
+  created: number;
+  message: StoredMessage;
 }
 
 export interface AgentSettings {
@@ -61,12 +77,13 @@ export const api = {
   listSessions: () => request<{ sessions: SessionInfo[] }>('sessions').then(r => r.sessions),
   createSession: () => request<SessionInfo>('sessions', json('POST', {})),
   deleteSession: (id: string) => request<null>(`sessions/${id}`, { method: 'DELETE' }),
-  forkSession: (id: string) => request<SessionInfo>(`sessions/${id}/fork`, json('POST', {})),
-  messages: (id: string) => request<{ messages: StoredMessage[] }>(`sessions/${id}/messages`).then(r => r.messages),
+  forkSession: (id: string, upToTurn?: number) =>
+    request<SessionInfo>(`sessions/${id}/fork`, json('POST', upToTurn === undefined ? {} : { up_to_turn: upToTurn })),
+  messages: (id: string) => request<{ messages: MessageRow[] }>(`sessions/${id}/messages`).then(r => r.messages),
   files: (q: string, limit = 20) =>
     request<{ files: string[] }>(`files?${new URLSearchParams({ q, limit: String(limit) })}`).then(r => r.files),
   memory: () => request<{ entries: MemoryEntry[] }>('memory').then(r => r.entries),
-  forget: (id: string) => request<null>(`memory/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+  forget: (text: string) => request<{ removed: MemoryEntry[] }>('memory/forget', json('POST', { text })).then(r => r.removed),
   getSettings: () => request<AgentSettings & { available: { toolsets: string[]; approval: string[] } }>('settings'),
   putSettings: (s: Partial<AgentSettings>) => request<AgentSettings>('settings', json('PUT', s))
 };

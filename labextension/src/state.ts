@@ -93,6 +93,7 @@ export interface PanelState {
 export interface Snapshot {
   type: 'snapshot';
   session_id: string;
+  title: string | null;
   messages: StoredMessage[];
   todos: Array<Record<string, unknown>>;
   usage: { input_tokens: number; output_tokens: number; cost: number | null };

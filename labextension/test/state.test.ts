@@ -264,6 +264,7 @@ describe('history', () => {
     const s = fromSnapshot({
       type: 'snapshot',
       session_id: 's2',
+      title: null,
       messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b', summary: true }],
       todos: [{ content: 't', status: 'pending' }],
       usage: { input_tokens: 3, output_tokens: 4, cost: null },
