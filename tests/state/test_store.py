@@ -64,6 +64,13 @@ def test_replayed_append_is_idempotent(store):
     assert store.load(session.id).messages == step
 
 
+def test_appending_to_a_session_deleted_elsewhere_is_a_clear_error(store):
+    session = store.create()
+    SessionStore(store.root).delete(session.id)
+    with pytest.raises(StoreError, match="no longer in"):
+        session.append([{"role": "user", "content": "hello?"}])
+
+
 def test_continue_picks_the_newest_session_of_the_origin(store, workspace):
     a = store.open("new", origin="a.ipynb")
     b = store.open("new", origin="b.ipynb")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from typing import Any
 
+from ..errors import StoreError
 from . import codec
 from .db import Database
 
@@ -30,14 +32,18 @@ class SqliteBackend:
             (session_id, start_index + i, turn, str(m.get("role", "")), dump(m), now)
             for i, m in enumerate(messages)
         ]
-        with self.db.write() as conn:
-            # (session_id, idx) is the key, so replaying an append after a retry adds nothing twice.
-            conn.executemany(
-                "INSERT INTO messages (session_id, idx, turn, role, data, created) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (session_id, idx) DO NOTHING",
-                rows,
-            )
-            conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
+        try:
+            with self.db.write() as conn:
+                # (session_id, idx) is unique, so replaying an append after a retry adds nothing twice.
+                conn.executemany(
+                    "INSERT INTO messages (session_id, idx, turn, role, data, created) VALUES (?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (session_id, idx) DO NOTHING",
+                    rows,
+                )
+                conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
+        except sqlite3.IntegrityError as exc:  # the row is gone: deleted from another terminal or kernel
+            raise StoreError(f"session {session_id} is no longer in {self.db.path} (deleted elsewhere?); "
+                             "start a new session to go on") from exc
 
     def update_session(self, session_id: str, **fields: Any) -> None:
         unknown = set(fields) - UPDATABLE
