@@ -45,7 +45,8 @@ def test_reasoning_deltas_come_before_text_in_the_named_field(field):
 
 @pytest.mark.parametrize("llama", [False, True])
 def test_parallel_tool_calls_interleave_and_assemble_by_index(llama, assemble):
-    reply = calls(call("read_file", path="src/app.py"), Call("grep", {"pattern": "def main"}, id="call_fixed"))
+    grep = Call("grep", {"pattern": "def main"}, id="call_fixed")
+    reply = calls(call("read_file", path="src/app.py"), grep)
     with ScriptedServer(reply, chunk_size=5, llama_cpp_style=llama) as server:
         with OpenAI(base_url=server.url, api_key="k", max_retries=0) as client:
             chunks = stream(client)

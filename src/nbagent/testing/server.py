@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -75,6 +76,21 @@ def _unwrap(item: Scripted) -> tuple[Reply, _Plan]:
     return item, _Plan()
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, owner: ScriptedServer):
+        self.owner = owner
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up is normal here (timeouts, aborts); anything else is a bug that
+        assert_complete() reports, instead of a traceback on stderr."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, (ConnectionError, TimeoutError)):
+            self.owner.errors.append(f"{type(exc).__name__}: {exc}")
+
+
 class ScriptedServer:
     """An OpenAI-compatible server on 127.0.0.1 (a free port) that answers from a queue of replies.
 
@@ -107,7 +123,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._connections: set[socket.socket] = set()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.enqueue(*replies)
 
@@ -167,9 +183,7 @@ class ScriptedServer:
         if self._httpd is not None:
             return self
         self._stopping.clear()
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        httpd.daemon_threads = True
-        httpd.owner = self  # type: ignore[attr-defined]
+        httpd = _HTTPServer(self)
         self._httpd = httpd
         self._thread = threading.Thread(
             target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -221,7 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     @property
     def owner(self) -> ScriptedServer:
-        return self.server.owner  # type: ignore[attr-defined]
+        return self.server.owner  # type: ignore[attr-defined]  # always a _HTTPServer
 
     def setup(self) -> None:
         super().setup()
@@ -284,13 +298,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _record(self, body: Any, api: str | None) -> RecordedRequest:
         headers = {k.lower(): v for k, v in self.headers.items()}
-        record = RecordedRequest(self.command, self.path, headers, body if isinstance(body, dict) else None, api)
+        body = body if isinstance(body, dict) else None
+        record = RecordedRequest(self.command, self.path, headers, body, api)
         self.owner.requests.append(record)
         return record
 
     # --- sending ----------------------------------------------------------------------------
 
-    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    def _send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
