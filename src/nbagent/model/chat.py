@@ -24,11 +24,14 @@ _fallback_ids = itertools.count(1)
 class ChatModel:
     provider = "openai-chat"
 
-    def __init__(self, config, client=None):
+    def __init__(self, config, client=None, *, stream_with_tools: bool = True):
         self.config = config
         self.name = config.model
         self.base_url = config.base_url
         self.client = client or make_client(config)
+        self.stream_with_tools = stream_with_tools
+        """False for servers that cannot stream an automatic tool choice (llama.cpp's
+        chatml-function-calling): requests with tools then go unstreamed, answers arrive whole."""
         self._wire_cache: dict[int, tuple[dict, dict]] = {}
 
     def set_name(self, name: str) -> None:
@@ -38,6 +41,10 @@ class ChatModel:
         await self.client.close()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        if request.tools and not self.stream_with_tools and request.stream:
+            from dataclasses import replace
+
+            request = replace(request, stream=False)
         params = split_heavy(self._params(request))
         sdk_stream = await with_retries(lambda: self.client.chat.completions.create(**params),
                                         config=self.config, model=self.name)

