@@ -199,3 +199,20 @@ def test_import_of_a_bad_file_changes_nothing(store):
     with pytest.raises(StoreError, match="session"):
         store.import_json(json.dumps({"format": "nbagent.session", "version": 1, "messages": []}))
     assert store.list() == []
+
+
+def test_a_missing_or_corrupt_message_is_named_on_resume(store):
+    session = store.create()
+    session.begin_turn("one")
+    session.append([message_at(0), message_at(1)])
+    session.begin_turn("two")
+    session.append([message_at(2), message_at(3)])
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("UPDATE messages SET data = '{broken' WHERE session_id = ? AND idx = 2", (session.id,))
+    with pytest.raises(StoreError, match="message 2 is corrupt"):
+        store.load(session.id)
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("DELETE FROM messages WHERE session_id = ? AND idx = 2", (session.id,))
+    with pytest.raises(StoreError, match="message 2 is missing"):
+        store.load(session.id)
+    assert store.fork(session.id, 1).messages == [message_at(0), message_at(1)]  # the way on

@@ -19,9 +19,10 @@ from typing import Any
 from ..errors import StoreError
 from ..ids import new_id
 from ..session import Session
-from . import codec, transfer
+from . import transfer
 from .backend import SqliteBackend
 from .db import CorruptDatabase, Database, workspace_db_path
+from .messages import read_messages
 
 __all__ = ["SessionStore", "SessionInfo", "SessionList", "SqliteBackend", "normalize_origin"]
 
@@ -183,18 +184,13 @@ class SessionStore:
             ).fetchone()
             if row is None:
                 raise StoreError(f"no session {session_id!r}")
-            data = conn.execute(
-                "SELECT data FROM messages WHERE session_id = ? ORDER BY idx", (session_id,)
-            ).fetchall()
-            last = conn.execute("SELECT MAX(idx) FROM messages WHERE session_id = ?", (session_id,)).fetchone()
+            messages = read_messages(conn, session_id)
         fields = dict(zip(LOAD_COLUMNS, row))
-        if data and last[0] != len(data) - 1:
-            raise StoreError(f"session {session_id}: {last[0] + 1 - len(data)} message(s) missing from the store")
         try:
             fields["todos"] = json.loads(fields["todos"])
         except (TypeError, ValueError) as exc:
             raise StoreError(f"session {session_id}: its todos cannot be read ({exc})") from exc
-        return Session(messages=_parse_messages(session_id, data), backend=self.backend, **fields)
+        return Session(messages=messages, backend=self.backend, **fields)
 
     # -- listing and housekeeping -----------------------------------------------------------
 
@@ -291,19 +287,6 @@ class SessionStore:
         data = transfer.parse_export(text)
         with self._database().write() as conn:
             return transfer.import_session(conn, data, str(self.root))
-
-
-def _parse_messages(session_id: str, rows: list[tuple[str]]) -> list[dict[str, Any]]:
-    try:
-        return codec.loads_many([r[0] for r in rows])
-    except ValueError:
-        for idx, (text,) in enumerate(rows):
-            try:
-                codec.loads(text)
-            except ValueError as exc:
-                raise StoreError(f"session {session_id}: message {idx} is corrupt ({exc}); "
-                                 f"fork the session at an earlier turn to go on") from exc
-        raise
 
 
 def _info_from_row(row: tuple) -> SessionInfo:
