@@ -134,8 +134,8 @@ export class PanelModel {
       this.state = fromSnapshot(msg);
     } else {
       this.state = reduce(this.state, msg as AgentEvent);
-      if (msg.type === 'turn_end') {
-        void this.refreshSessions(); // titles and turn counts changed
+      if (msg.type === 'turn_start' || msg.type === 'turn_end') {
+        void this.refreshSessions(); // a new title, turn counts
       }
     }
     this.emit();

@@ -10,7 +10,7 @@ import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
 import { api } from './api';
 import { atToken, AtToken, insertPath, moveSelection, newer, older } from './input';
 import { PanelModel } from './model';
-import { Approval, diffLines, Item, PanelState, Todo, todoProgress, ToolItem } from './state';
+import { Approval, diffLines, Item, looksLikeDiff, PanelState, Todo, todoProgress, ToolItem } from './state';
 
 export const PANEL_ID = 'nbagent-panel';
 
@@ -183,6 +183,7 @@ const STATUS_MARK: Record<string, string> = {
 
 function ToolRow({ tool }: { tool: ToolItem }): React.ReactElement {
   const summary = toolSummary(tool);
+  const outputIsDiff = looksLikeDiff(tool.output); // the edit's own diff, after the fact
   return (
     <details className={`jp-nbagent-tool jp-mod-${tool.status}`} data-call-id={tool.id}>
       <summary>
@@ -193,8 +194,8 @@ function ToolRow({ tool }: { tool: ToolItem }): React.ReactElement {
       </summary>
       <div className="jp-nbagent-tool-body">
         <pre className="jp-nbagent-tool-args">{prettyArgs(tool)}</pre>
-        {tool.diff && <Diff diff={tool.diff} />}
-        {tool.output && <pre className="jp-nbagent-tool-output">{tool.output}</pre>}
+        {outputIsDiff ? <Diff diff={tool.output} /> : tool.diff && <Diff diff={tool.diff} />}
+        {tool.output && !outputIsDiff && <pre className="jp-nbagent-tool-output">{tool.output}</pre>}
       </div>
     </details>
   );

@@ -253,6 +253,11 @@ export function todoProgress(todos: Todo[]): { done: number; total: number } {
   return { done: todos.filter(t => t.status === 'completed').length, total: todos.length };
 }
 
+/** Whether a tool's output carries a unified diff (the edit tools append one): then it is coloured. */
+export function looksLikeDiff(text: string): boolean {
+  return /^--- .*\n\+\+\+ .*\n@@ /m.test(text);
+}
+
 /** Diff lines classified for colouring. */
 export function diffLines(diff: string): Array<{ text: string; kind: 'add' | 'del' | 'hunk' | 'meta' | 'ctx' }> {
   return diff.split('\n').map(text => {

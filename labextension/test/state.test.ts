@@ -6,6 +6,7 @@ import {
   clearQueue,
   diffLines,
   fromSnapshot,
+  looksLikeDiff,
   initialState,
   PanelState,
   reduce,
@@ -274,6 +275,14 @@ describe('history', () => {
     expect(s.items.map(i => i.kind)).toEqual(['user', 'note']);
     expect(s.todos).toEqual([{ text: 't', status: 'pending', note: null }]);
     expect(s.counters).toEqual({ inputTokens: 3, outputTokens: 4, cost: null });
+  });
+});
+
+describe('looksLikeDiff', () => {
+  it('spots a unified diff inside a tool output', () => {
+    expect(looksLikeDiff('Edited a.py (1 replacement)\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y')).toBe(true);
+    expect(looksLikeDiff('--- not a diff\njust text')).toBe(false);
+    expect(looksLikeDiff('')).toBe(false);
   });
 });
 

@@ -1,0 +1,121 @@
+"""JupyterLab with the nbagent panel in headless Chromium, its model a scripted HTTP server.
+
+One JupyterLab (``jupyter-lab`` subprocess) and one browser page per module; the tests of a
+module run in order on the same page. Screenshots go to test-artifacts/browser/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from nbagent.testing import ScriptedServer
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def model_server():
+    with ScriptedServer(chunk_size=6) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, model_server):
+    """A running JupyterLab: ``lab.url``, ``lab.token``, ``lab.root`` (the agent's workspace)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Chromium is missing: apt-get install -y chromium (scripts/setup.sh does it)")
+    base = tmp_path_factory.mktemp("lab")
+    root, settings = base / "root", base / "settings"
+    root.mkdir()
+    notifications = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    notifications.parent.mkdir(parents=True)
+    notifications.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    port, token = _free_port(), "nbagent-browser-test"
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_CONFIG_DIR": str(base / "config"),
+           "OPENAI_BASE_URL": model_server.url, "OPENAI_API_KEY": "sk-test", "NBAGENT_MODEL": "scripted-model",
+           "NBAGENT_LOCAL": "off", "NBAGENT_MAX_RETRIES": "0"}
+    log = open(base / "jupyter.log", "w")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--allow-root", "--ip", "127.0.0.1",
+         f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"],
+        env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(f"{url}/api/status?token={token}", proc, base / "jupyter.log")
+        yield _Lab(url=url, token=token, root=root, log=base / "jupyter.log")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+class _Lab:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _wait_for(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"jupyter-lab exited:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"jupyter-lab did not start in {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def page(lab, tmp_path_factory):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium")), executable_path=CHROMIUM, headless=True,
+            args=BROWSER_ARGS, viewport={"width": 1400, "height": 900},
+        )
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        page.goto(f"{lab.url}/lab?token={lab.token}")
+        page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+        yield page
+        context.close()
+
+
+@pytest.fixture
+def shot(page):
+    """``shot("name")`` saves test-artifacts/browser/name.png."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    def take(name: str) -> Path:
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path))
+        return path
+
+    return take

@@ -1,0 +1,129 @@
+"""The side panel in a real JupyterLab: a prompt to the scripted model, its stream, tools, todos,
+an approved edit landing on disk, the @ picker and the dark theme. The tests run in order."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from nbagent.testing import Call, Reply, Slow
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+PANEL = ".jp-nbagent"
+TODOS = [{"content": "Read the notes", "status": "completed"},
+         {"content": "Make the colour blue", "status": "in_progress"},
+         {"content": "Report back", "status": "pending"}]
+
+
+def run_command(page, label: str) -> None:
+    """Run a command from JupyterLab's command palette by its label."""
+    # Through the View menu: headless Chromium keeps Ctrl+Shift+C (its own inspect shortcut).
+    page.locator(".lm-MenuBar-itemLabel", has_text="View").click()
+    page.locator(".lm-Menu-itemLabel", has_text="Command Palette").click()
+    search = page.locator(".jp-ModalCommandPalette .lm-CommandPalette-input")
+    search.fill(label)
+    page.locator(".jp-ModalCommandPalette .lm-CommandPalette-item.lm-mod-active").first.wait_for()
+    page.keyboard.press("Enter")
+
+
+def test_open_the_panel_from_the_palette(page, shot):
+    run_command(page, "nbagent: Open the Agent Panel")
+    page.locator(PANEL).wait_for(state="visible")
+    page.locator(f"{PANEL} .jp-nbagent-sessions").wait_for()
+    page.wait_for_function("document.activeElement && document.activeElement.tagName === 'TEXTAREA'")
+    shot("01-panel-open")
+
+
+def test_prompt_streams_an_answer_with_tools_todos_and_an_approval(page, lab, model_server, shot):
+    (lab.root / "notes.txt").write_text("colour = red\n")
+    model_server.enqueue(
+        Slow(0.05, Reply(reasoning="The user wants a colour change. Read the file, then edit it.",
+                   text="Let me **plan** this first.",
+                   tool_calls=[Call("todo_write", {"todos": TODOS})])),
+        Reply(text="Reading the notes.", tool_calls=[Call("read_file", {"path": "notes.txt"})]),
+        Reply(tool_calls=[Call("edit_file", {"path": "notes.txt", "old_string": "red", "new_string": "blue"})]),
+        Slow(0.05, Reply(text="## Done\n\nThe colour is now **blue** in `notes.txt`.")),
+    )
+    box = page.locator(f"{PANEL} .jp-nbagent-input textarea")
+    box.fill("Make the colour in notes.txt blue")
+    box.press("Enter")
+
+    page.locator(f"{PANEL} .jp-nbagent-user", has_text="Make the colour in notes.txt blue").wait_for()
+    page.locator(f"{PANEL} .jp-nbagent-assistant strong", has_text="plan").wait_for()  # Markdown rendered
+    shot("02-streaming")
+    card = page.locator(f"{PANEL} .jp-nbagent-approval")
+    card.wait_for()
+    assert "edit_file" in card.inner_text()
+    assert card.locator(".jp-nbagent-diff-del", has_text="colour = red").count() == 1
+    assert card.locator(".jp-nbagent-diff-add", has_text="colour = blue").count() == 1
+    todo_rows = page.locator(f"{PANEL} .jp-nbagent-todo")
+    assert todo_rows.count() == 3
+    assert "1/3" in page.locator(f"{PANEL} .jp-nbagent-todos summary").inner_text()
+    assert page.locator(f"{PANEL} .jp-nbagent-tool.jp-mod-done[data-call-id]").count() == 2  # todo_write, read_file
+    assert page.locator(f"{PANEL} .jp-nbagent-reasoning:not([open])").count() == 1, "reasoning starts collapsed"
+    assert page.locator(f"{PANEL} .jp-nbagent-inflight", has_text="edit_file").count() == 1
+    assert (lab.root / "notes.txt").read_text() == "colour = red\n"
+    shot("03-approval-card")
+
+    card.locator("button", has_text="Approve").click()
+    page.locator(f"{PANEL} .jp-nbagent-assistant h2", has_text="Done").wait_for()
+    page.locator(f"{PANEL} .jp-nbagent-inflight").wait_for(state="detached")
+    deadline = time.monotonic() + 5
+    while (lab.root / "notes.txt").read_text() != "colour = blue\n" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert (lab.root / "notes.txt").read_text() == "colour = blue\n"
+    assert page.locator(f"{PANEL} .jp-nbagent-approval").count() == 0
+    counters = page.locator(f"{PANEL} .jp-nbagent-counters").inner_text()
+    assert "0 in" not in counters, counters
+    shot("04-after-approval")
+
+    page.locator(f"{PANEL} .jp-nbagent-reasoning summary").click()
+    page.locator(f"{PANEL} .jp-nbagent-tool", has_text="edit_file").locator("summary").click()
+    page.locator(f"{PANEL} .jp-nbagent-tool[open] .jp-nbagent-diff-add").first.wait_for()
+    shot("05-expanded-tool-and-reasoning")
+    model_server.assert_complete()
+
+
+def test_at_opens_a_keyboard_picker_that_inserts_the_path(page, lab, shot):
+    for name in ("src/analysis.py", "src/plots.py", "data/raw.csv"):
+        (lab.root / name).parent.mkdir(parents=True, exist_ok=True)
+        (lab.root / name).write_text("x = 1\n")
+    box = page.locator(f"{PANEL} .jp-nbagent-input textarea")
+    box.click()
+    box.press_sequentially("compare @src/")
+    picker = page.locator(f"{PANEL} .jp-nbagent-picker")
+    picker.locator("li", has_text="src/plots.py").wait_for()
+    listed = picker.locator("li").all_inner_texts()
+    assert sorted(listed[:2]) == ["src/analysis.py", "src/plots.py"], "files under src/ come first"
+    assert "data/raw.csv" not in listed
+    box.press("ArrowDown")
+    assert picker.locator("li.jp-mod-selected").inner_text() == listed[1]
+    shot("06-at-picker")
+    box.press("Enter")
+    picker.wait_for(state="detached")
+    assert box.input_value() == f"compare @{listed[1]} "
+    box.press("Escape")  # nothing runs: Escape aborts an idle turn harmlessly
+    box.fill("")
+
+
+def test_history_walks_with_up_and_down(page):
+    box = page.locator(f"{PANEL} .jp-nbagent-input textarea")
+    box.fill("a draft")
+    box.press("ArrowUp")
+    assert box.input_value() == "Make the colour in notes.txt blue"
+    box.press("ArrowDown")
+    assert box.input_value() == "a draft"
+    box.fill("")
+
+
+def test_dark_theme(page, shot):
+    run_command(page, "Use Theme: JupyterLab Dark")
+    page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    page.wait_for_timeout(500)
+    background = page.locator(f"{PANEL} .jp-nbagent-transcript").evaluate(
+        "el => getComputedStyle(el.closest('.jp-nbagent')).backgroundColor")
+    channels = [int(c) for c in background[background.index("(") + 1:-1].split(",")[:3]]
+    assert sum(channels) < 3 * 100, f"the panel follows the dark theme ({background})"
+    shot("07-dark-theme")
