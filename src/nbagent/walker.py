@@ -164,7 +164,15 @@ def _read_spec(path: Path) -> GitIgnoreSpec | None:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return GitIgnoreSpec.from_lines(lines) if lines else None
+    return GitIgnoreSpec.from_lines(map(_as_git_means, lines)) if lines else None
+
+
+def _as_git_means(line: str) -> str:
+    """pathspec reads "dir/**/" as "dir/"; git (and rg) mean the directories inside dir."""
+    stripped = line.rstrip()
+    if stripped.endswith("/**/") and stripped.strip("/*") and not stripped.startswith("#"):
+        return stripped + "*/"
+    return line
 
 
 def start_ignored(root: Path, start: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -134,51 +135,56 @@ class Workspace:
         files = self.files()
         lower = self._files_lower
         q = query.strip().lstrip("@").lower()
-        ranked = (
-            (key, path) for path, low in zip(files, lower) if (key := _rank(low, q)) is not None
-        )
+        if not q:  # nothing typed yet: the files nearest the root
+            return heapq.nsmallest(limit, files, key=lambda p: (p.count("/"), len(p), p))
+        # Filters run as comprehensions over C-level tests: this runs on every keystroke.
+        ranked = [(_rank(low, q), path) for path, low in zip(files, lower) if q in low]
+        if len(ranked) < limit:  # loose matches rank last: only look for them when needed
+            loose = _in_order(q)
+            ranked += [
+                ((3, m.end(1) - m.start(1), low.count("/"), len(low)), path)
+                for path, low in zip(files, lower)
+                if q not in low and (m := loose.match(low))
+            ]
         return [path for _, path in heapq.nsmallest(limit, ranked)]
 
 
 def _with_dirs(files: list[str], start: str, max_depth: int | None) -> Iterator[tuple[str, bool]]:
     """Interleave each file's not-yet-seen parent directories (below ``start``) before it."""
+    seen = {"", start}
+    last_parent = None
     base_depth = 0 if start == "." else start.count("/") + 1
-    seen = {"", start} if start != "." else {""}
     for f in files:
         parent = f.rpartition("/")[0]
-        missing = []
-        while parent not in seen:
-            seen.add(parent)
-            missing.append(parent)
-            parent = parent.rpartition("/")[0]
-        for d in reversed(missing):
-            if max_depth is None or d.count("/") + 1 - base_depth <= max_depth:
-                yield d, True
+        if parent != last_parent:  # rg lists a directory's files together: one check per directory
+            last_parent = parent
+            missing = []
+            while parent not in seen:
+                seen.add(parent)
+                missing.append(parent)
+                parent = parent.rpartition("/")[0]
+            for d in reversed(missing):
+                if max_depth is None or d.count("/") + 1 - base_depth <= max_depth:
+                    yield d, True
         if max_depth is None or f.count("/") + 1 - base_depth <= max_depth:
             yield f, False
 
 
-def _rank(path: str, q: str) -> tuple[int, int, int, int] | None:
+def _rank(path: str, q: str) -> tuple[int, int, int, int]:
+    """Rank of a path containing ``q``: at its start, at its file name's start, or inside."""
     depth, size = path.count("/"), len(path)
     if path.startswith(q):
         return (0, 0, depth, size)
-    name_at = path.rfind("/") + 1
-    if path.startswith(q, name_at):
+    if path.startswith(q, path.rfind("/") + 1):
         return (1, 0, depth, size)
-    at = path.find(q)
-    if at >= 0:
-        return (2, 0, depth, size)
-    span = _subsequence_span(path, q)
-    return None if span is None else (3, span, depth, size)
+    return (2, 0, depth, size)
 
 
-def _subsequence_span(path: str, q: str) -> int | None:
-    """Length of the stretch of ``path`` holding ``q``'s characters in order (a loose match)."""
-    pos = first = -1
-    for ch in q:
-        pos = path.find(ch, pos + 1)
-        if pos < 0:
-            return None
-        if first < 0:
-            first = pos
-    return pos - first + 1
+def _in_order(q: str) -> re.Pattern[str]:
+    """Matches a path holding ``q``'s characters in order; group 1 spans them.
+
+    Anchored, and each "[^c]*c" stops at the first c, so it runs in one pass
+    without backtracking ("c.*?d" searched from every position would not).
+    """
+    steps = [f"[^{re.escape(c)}]*{re.escape(c)}" for c in q]
+    return re.compile(f"[^{re.escape(q[0])}]*({re.escape(q[0])}{''.join(steps[1:])})")

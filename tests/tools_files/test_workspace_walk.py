@@ -170,6 +170,19 @@ def test_engines_agree_on_random_trees(tmp_path_factory, paths, rules, repo):
             assert by_rg == by_pathspec, (start, rules)
 
 
+@pytest.mark.parametrize("paths, rules", [
+    (["b/a", "b/c/x"], ["b/**/"]),  # the directories inside b, not b itself
+    ([".h/e.tmp/a", ".h/k"], ["*.tmp", "!.h"]),  # re-including .h does not re-include what is inside
+    (["a/b/c.py", "a/d.log", "a/b/keep.txt"], ["a/**", "!a/b", "!a/**/c.py"]),
+])
+@pytest.mark.parametrize("repo", [False, True])
+def test_engines_agree_on_known_edge_cases(tmp_path, paths, rules, repo):
+    write(tmp_path, {p: "x" for p in paths} | {".gitignore": "\n".join(rules) + "\n"})
+    if repo:
+        git_init(tmp_path)
+    assert sorted(list_files(tmp_path, ".", "rg")) == sorted(list_files(tmp_path, ".", "pathspec"))
+
+
 # --- the @ picker --------------------------------------------------------------------
 
 @pytest.fixture
