@@ -64,13 +64,23 @@ class AgentRuntime:
     def _prompt_parts(self) -> tuple[str, str, str]:
         return self._static_prompt, self.state.todos_block(), self.state.memory_block()
 
+    _problems_reported = False
+
     async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+        if not self._problems_reported:
+            # A corrupt or newer database leaves the session in memory: say so once, plainly.
+            self._problems_reported = True
+            for problem in getattr(self.state, "problems", ()) or ():
+                self.emit(ev.Error(message=problem, kind="store", turn_id=turn_id))
         self.state.remember_prompt(prompt)
         return await self.loop.run_turn(prompt, turn_id)
 
     # ----- sessions --------------------------------------------------------------------------
     def switch_session(self, selector: str) -> str:
+        old = self.state
         self.state = _open_state(self, selector)
+        old.close()
+        self._problems_reported = False
         self._build_loop()
         return self.session.id
 
@@ -84,6 +94,7 @@ class AgentRuntime:
         if hasattr(self.model, "set_name"):
             self.model.set_name(name)
         self.session.model = name
+        self.session.backend.update_session(self.session.id, model=name)
 
     async def compact(self):
         """Replace the transcript on the wire by a model-written summary; a failure changes nothing."""

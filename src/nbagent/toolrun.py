@@ -95,12 +95,22 @@ class ToolRunner:
         is_error = status != "done"
         self.emit(ev.ToolResult(name=name, call_id=call_id, output=output, is_error=is_error,
                                 status=status, duration_ms=duration_ms, turn_id=turn_id))
-        self.session.add_tool_call({"call_id": call_id, "name": name, "arguments": arguments,
+        # The store keeps the model's own arguments (JSON data), not the validated objects.
+        self.session.add_tool_call({"call_id": call_id, "name": name, "arguments": _raw(call),
                                     "status": status, "duration_ms": duration_ms, "is_error": is_error})
         message = {"role": "tool", "tool_call_id": call_id, "name": name, "content": output,
                    "is_error": is_error}
         self.finished_results[call_id] = message
         return message
+
+
+def _raw(call: dict[str, Any]) -> Any:
+    import json
+
+    try:
+        return json.loads(call.get("arguments") or "{}")
+    except ValueError:
+        return call.get("arguments") or ""
 
 
 def _to_text(value: Any) -> str:
