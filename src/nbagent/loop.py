@@ -81,7 +81,7 @@ class Loop:
         return "max_steps"
 
     async def _call_model(self, state: TurnState) -> dict[str, Any]:
-        request = self._request()
+        request = self._request(state.turn_id)
         state.partial = {"role": "assistant", "content": ""}
         streamed: list[str] = []
         names: dict[int, tuple[str, str]] = {}
@@ -109,14 +109,14 @@ class Loop:
         state.text.append("".join(streamed))
         return done.message
 
-    def _request(self) -> ModelRequest:
+    def _request(self, turn_id: str) -> ModelRequest:
         static, todos, memory = self.prompt_parts()
         from .prompt import system_prompt
 
         messages = self.session.wire_messages()
         tokens = self._estimate_tokens()
         if tokens > self.config.compact_threshold:
-            messages = self._pruned(messages, tokens)
+            messages = self._pruned(messages, turn_id)
         else:
             messages = list(messages)
         return ModelRequest(
@@ -124,12 +124,12 @@ class Loop:
             temperature=self.config.temperature, reasoning_effort=self.config.reasoning_effort,
         )
 
-    def _pruned(self, messages: list[dict], tokens: int) -> list[dict]:
+    def _pruned(self, messages: list[dict], turn_id: str) -> list[dict]:
         wire = prune(messages, self.config.compact_threshold)
-        if len(wire) != self._pruned_to:
+        if len(wire) < len(messages) and len(wire) != self._pruned_to:
             self._pruned_to = len(wire)
             self.emit(ev.Compacted(
-                before=len(messages), after=len(wire),
+                before=len(messages), after=len(wire), turn_id=turn_id,
                 message=f"context compacted: {len(messages)} messages pruned to {len(wire)} on the wire",
             ))
         return wire

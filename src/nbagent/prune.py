@@ -43,6 +43,10 @@ def prune(messages: list[Message], budget_tokens: int, keep_recent: int = 12) ->
 def _cut_index(messages: list[Message], budget_tokens: int, keep_recent: int) -> int:
     cut = max(0, len(messages) - keep_recent)
     used = estimate_tokens(messages[cut:])
+    # Narrow the window while even the recent messages overflow, keeping at least the last two.
+    while used > budget_tokens and cut < len(messages) - 2:
+        used -= message_chars(messages[cut]) // 4
+        cut += 1
     # Widen the kept window while it fits in half the budget: recent tool
     # results are what the model is working with.
     while cut > 0 and used + message_chars(messages[cut - 1]) // 4 < budget_tokens // 2:
