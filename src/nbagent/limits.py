@@ -34,14 +34,16 @@ def limit_output(
     """``text`` if it fits in ``limit`` characters, else its head and tail around a gap line.
 
     With ``save_dir`` the whole text is written there first and the gap line
-    names the file (relative to ``shown_root`` when given, so the model can pass
-    it straight to read_file).
+    names the file relative to ``shown_root`` (by default the directory holding
+    the ``.nbagent`` the file is in: the workspace root), so the model can pass
+    it straight to read_file.
     """
     if len(text) <= limit:
         return text
     where = "the whole output was not saved"
     if save_dir is not None:
         saved = _save(text, Path(save_dir), name)
+        shown_root = shown_root or _workspace_of(saved)
         shown = Path(os.path.relpath(saved, shown_root)).as_posix() if shown_root else str(saved)
         where = f"the whole output is in {shown} (page it with read_file offset/limit)"
     # Two passes: the gap line's length depends on the counts it reports.
@@ -69,6 +71,13 @@ def _gap_line(text: str, head: str, tail: str, where: str) -> str:
         f"\n[... {end - len(head):,} characters cut from the middle (lines {first:,}-{last:,} of "
         f"{_line_count(text):,}); {where} ...]\n"
     )
+
+
+def _workspace_of(saved: Path) -> Path | None:
+    for parent in saved.parents:
+        if parent.name == ".nbagent":
+            return parent.parent
+    return None
 
 
 def _line_count(text: str) -> int:

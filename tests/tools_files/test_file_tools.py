@@ -339,3 +339,11 @@ async def test_list_dir_refuses_files_and_outside(ctx, project):
         await call(ctx, LIST_DIR, path="README.md")
     with pytest.raises(ToolError, match="outside"):
         await call(ctx, LIST_DIR, path="/")
+
+
+async def test_a_fifo_is_refused_instead_of_blocking(ctx, root):
+    os.mkfifo(root / "pipe")
+    with pytest.raises(ToolError, match="not a regular file"):
+        await call(ctx, READ_FILE, path="pipe")
+    with pytest.raises(ToolError, match="not a regular file"):
+        await call(ctx, EDIT_FILE, path="pipe", old_string="a", new_string="b")

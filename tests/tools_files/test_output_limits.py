@@ -72,3 +72,8 @@ def test_the_result_fits_and_is_a_true_head_and_tail(text, limit):
     assert text.startswith(head) and text.endswith(tail)
     cut = len(text) - len(head) - len(tail)
     assert f"{cut:,} characters cut" in gap.group(0)
+
+
+def test_a_save_dir_under_nbagent_is_shown_relative_to_the_workspace(tmp_path):
+    out = limit_output(LOG, 2000, tmp_path / ".nbagent" / "outputs", "grep")
+    assert " .nbagent/outputs/grep-" in out and str(tmp_path) not in out

@@ -48,8 +48,8 @@ def _read_one(ctx: ToolContext, path: str, offset: int, limit: int, budget: int)
         raise _missing(ctx, path)
     try:
         return read_window(real, ctx.workspace.rel(real), offset, limit, budget)
-    except PermissionError:
-        raise ToolError(f"{path} cannot be read: permission denied") from None
+    except OSError as exc:
+        raise ToolError(f"{path} cannot be read: {exc.strerror or exc}") from None
 
 
 # --- core ----------------------------------------------------------------------
@@ -179,8 +179,6 @@ async def read_many_files(
             body = await asyncio.to_thread(_read_one, ctx, path, offset, limit, budget)
         except ToolError as exc:
             body = f"error: {exc}"
-        except OSError as exc:
-            body = f"error: {exc.strerror or exc}"
         return f"==> {path} <==\n{body}"
 
     blocks = await asyncio.gather(*(one(p) for p in paths))

@@ -8,6 +8,7 @@ rg) once ``max_results`` matching lines are in, saying so.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
@@ -22,7 +23,10 @@ MAX_COLUMNS = 400
 """Longer lines are shown as a preview of this many characters."""
 
 
-def grep_argv(rg: str, root, pattern: str, target: str, glob: str | None, ignore_case: bool, context: int) -> list[str]:
+def grep_argv(
+    rg: str, root: Path, pattern: str, target: str, glob: str | None, ignore_case: bool, context: int
+) -> list[str]:
+    """The fixed argv: every value from the model is one argument, after the option it belongs to."""
     argv = [
         rg, "--null", "--line-number", "--with-filename", "--no-heading", "--color=never",
         f"--max-columns={MAX_COLUMNS}", "--max-columns-preview", *rg_ignore_args(root),
@@ -67,7 +71,7 @@ async def grep(
         raise ToolError(f"{path} does not exist in the workspace {ctx.workspace.root}")
     target = ctx.workspace.rel(real)
     argv = grep_argv(rg, ctx.workspace.root, pattern, target, glob, ignore_case, context)
-    lines, matches, capped, code, err = await _run(argv, ctx.workspace.root, max_results)
+    lines, capped, code, err = await _run(argv, ctx.workspace.root, max_results)
     where = "the workspace" if target == "." else target
     if code == 2 and not lines:
         if "No files were searched" in err:
@@ -88,8 +92,8 @@ async def grep(
     return out
 
 
-async def _run(argv: list[str], cwd, max_results: int) -> tuple[list[str], int, bool, int, str]:
-    """Read rg's output until ``max_results`` matches; (lines, matches, capped, exit code, stderr)."""
+async def _run(argv: list[str], cwd: Path, max_results: int) -> tuple[list[str], bool, int, str]:
+    """Read rg's output until ``max_results`` matches; (lines, capped, exit code, stderr)."""
     proc = await asyncio.create_subprocess_exec(
         *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=1 << 20,
@@ -125,7 +129,7 @@ async def _run(argv: list[str], cwd, max_results: int) -> tuple[list[str], int, 
     code = await proc.wait()
     while lines and lines[-1] == "--":
         lines.pop()
-    return lines, min(matches, max_results), capped, code, err
+    return lines, capped, code, err
 
 
 GREP_TOOL = function_tool(

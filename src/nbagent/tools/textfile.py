@@ -35,6 +35,7 @@ def read_window(path: Path, shown: str, offset: int, limit: int, char_budget: in
     characters, with a closing note whenever part of the file is not shown."""
     if path.is_dir():
         raise ToolError(f"{shown} is a directory: use list_dir (or glob) to see what is in it")
+    _regular(path, shown)
     with open(path, "rb") as f:
         if is_binary(f.read(_SNIFF_BYTES)):
             raise ToolError(binary_message(shown, path))
@@ -92,6 +93,12 @@ def _bounded_lines(f):
         yield chunk, full
 
 
+def _regular(path: Path, shown: str) -> None:
+    """Refuse FIFOs, sockets and devices: opening a FIFO would block the tool forever."""
+    if path.exists() and not path.is_file():
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
+
+
 def _window_note(offset: int, last: int, total: int) -> str:
     if offset <= 1 and last >= total:
         return ""
@@ -114,10 +121,11 @@ def read_text(path: Path, shown: str) -> str:
     """The whole file as text for editing; line endings are kept as they are."""
     if path.is_dir():
         raise ToolError(f"{shown} is a directory, not a file")
+    _regular(path, shown)
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(f"{shown} does not exist: use write_file to create it") from None
+    except OSError as exc:
+        raise ToolError(f"{shown} cannot be read: {exc.strerror or exc}") from None
     if is_binary(data[:_SNIFF_BYTES]):
         raise ToolError(binary_message(shown, path))
     return data.decode("utf-8", "surrogateescape")
