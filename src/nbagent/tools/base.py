@@ -119,12 +119,25 @@ def _build_tool(func, name, toolset, read_only, needs_approval, preview, prompt_
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's titles: they cost tokens and tell the model nothing."""
-    if isinstance(schema, dict):
-        return {k: _clean_schema(v) for k, v in schema.items() if k != "title"}
-    if isinstance(schema, list):
-        return [_clean_schema(v) for v in schema]
-    return schema
+    """Inline ``$defs`` references and drop pydantic's titles.
+
+    Titles cost tokens and tell the model nothing; small local models often
+    mishandle ``$ref``, and tool argument types are never recursive.
+    """
+    defs = schema.get("$defs", {})
+
+    def clean(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                extra = {k: v for k, v in node.items() if k != "$ref"}
+                return clean({**defs[ref.rsplit("/", 1)[1]], **extra})
+            return {k: clean(v) for k, v in node.items() if k not in ("title", "$defs")}
+        if isinstance(node, list):
+            return [clean(v) for v in node]
+        return node
+
+    return clean(schema)
 
 
 _ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$", re.M)
