@@ -54,7 +54,9 @@ async def test_spawn_shell_on_the_loop_is_tracked_and_killed(tmp_path):
     proc = await tracker.spawn_shell("echo ready; sleep 300; true", tmp_path)
     assert (await proc.stdout.readline()) == b"ready\n"
     assert psutil.Process(proc.pid).terminal() is None  # its own session: no controlling terminal
+    child = wait_for_child(proc.pid)  # "ready" is printed before bash forks sleep: wait for it
     assert tracker.kill_all() >= 2
+    assert gone(child)
     assert await proc.wait() in (-signal.SIGTERM, 143)
 
 
