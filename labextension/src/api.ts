@@ -137,7 +137,12 @@ export class SessionSocket {
         ws.send(JSON.stringify(msg));
       }
     };
-    ws.onmessage = ev => this.onMessage(JSON.parse(ev.data));
+    // A frame carries one or more events, one JSON object per line.
+    ws.onmessage = ev => {
+      for (const line of (ev.data as string).split('\n')) {
+        this.onMessage(JSON.parse(line));
+      }
+    };
     ws.onclose = () => {
       this.onStatus('closed');
       if (!this.closed) {

@@ -72,17 +72,24 @@ def connect(jp_ws_fetch):
 
 
 class Client:
+    """A test client: a frame may carry several events, one JSON object per line."""
+
     def __init__(self, ws):
         self.ws = ws
         self.seen: list[dict] = []
+        self.inbox: list[dict] = []
+        self.frames = 0
 
     async def send(self, **message) -> None:
         await self.ws.write_message(json.dumps(message))
 
     async def next(self, timeout: float = 10) -> dict:
-        text = await asyncio.wait_for(self.ws.read_message(), timeout)
-        assert text is not None, "the server closed the socket"
-        event = json.loads(text)
+        if not self.inbox:
+            text = await asyncio.wait_for(self.ws.read_message(), timeout)
+            assert text is not None, "the server closed the socket"
+            self.frames += 1
+            self.inbox = [json.loads(line) for line in text.split("\n")]
+        event = self.inbox.pop(0)
         self.seen.append(event)
         return event
 

@@ -92,6 +92,8 @@ async def test_a_tab_joining_mid_turn_catches_up_and_can_approve(api, connect, m
     replayed = await late.until("approval_request")
     assert replayed["call_id"] == "call_edit"
     assert late.types()[1] == "turn_start" and late.seen[1]["prompt"] == "two"
+    deltas = [e["text"] for e in late.seen if e["type"] == "text_delta"]
+    assert deltas == ["Now editing."], "the replay merges a run of deltas into one"
     await late.send(type="approval", call_id="call_edit", decision="deny")
     result = await first.until("tool_result", call_id="call_edit")
     assert result["status"] == "denied"
@@ -182,3 +184,19 @@ async def test_an_agent_that_cannot_start_says_why_and_closes(api, connect, jp_s
     assert (error["type"], error["kind"]) == ("error", "config")
     assert "NBAGENT_MODEL" in error["message"]
     assert await client.ws.read_message() is None, "then the socket closes"
+
+
+async def test_a_fast_stream_arrives_whole_and_in_order_in_few_frames(api, connect, model):
+    text = "".join(f"{i:05d}" for i in range(2000))  # 10,000 characters, one per delta
+    model.chunk_size = 1
+    model.enqueue(Reply(text=text))
+    sid = await new_session(api)
+    fast, other = await connect(sid), await connect(sid)
+    await fast.until("snapshot")
+    await other.until("snapshot")
+    await fast.send(type="prompt", text="stream")
+    await fast.until("turn_end", timeout=60)
+    await other.until("turn_end", timeout=60)
+    for client in (fast, other):
+        assert "".join(e["text"] for e in client.seen if e["type"] == "text_delta") == text
+        assert client.frames < len(text) / 10, "events are sent in batches, one frame per slice"

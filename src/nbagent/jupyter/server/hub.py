@@ -5,6 +5,7 @@ a socket there: it queues the event and hops onto the server's event loop with
 ``call_soon_threadsafe`` (once per burst, not once per delta), where the events
 are recorded for late joiners and written to every client.
 
+Each WebSocket frame carries one or more events, one JSON object per line.
 A client that connects mid-turn first gets a ``snapshot`` (the stored transcript
 up to the end of the last finished turn, todos, counters), then the events of the
 turn in flight and the prompts still queued, so every tab shows the same thing:
@@ -26,6 +27,10 @@ from ...events import Event
 log = logging.getLogger("nbagent.server")
 
 DECISIONS = ("approve", "deny", "always")
+FLUSH_BATCH = 200
+"""Events sent per loop iteration at most (bench/server.py: keeps the loop's p99 lag low)."""
+BACKLOG = 1000
+"""Undelivered events at which the agent's thread waits for the server loop to catch up."""
 
 
 class Client(Protocol):
@@ -41,12 +46,14 @@ class LiveSession:
     clients: set = field(default_factory=set)
     boundary: int = 0
     """Messages up to here belong to finished turns (the snapshot's transcript)."""
-    turn_events: list[dict[str, Any]] | None = None
-    """Events of the turn in flight, replayed to a client that joins mid-turn."""
+    turn_events: list[Any] | None = None
+    """Events of the turn in flight, replayed to a client that joins mid-turn (deltas merged)."""
     queued: list[str] = field(default_factory=list)
     pending: list[tuple[dict[str, Any], int | None]] = field(default_factory=list)
     flush_scheduled: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    drained: threading.Event = field(default_factory=threading.Event)
+    """Clear while the backlog is over BACKLOG: the agent's thread then waits (back-pressure)."""
     stale: bool = False
     """Settings changed since the agent was made: it is remade before the next prompt."""
     unsubscribe: Callable[[], None] | None = None
@@ -154,6 +161,7 @@ class SessionHub:
         try:
             agent = await self._run(self.make_agent, session_id)
             live = LiveSession(session_id=agent.session_id, agent=agent)
+            live.drained.set()
             live.boundary = len(agent.session.messages)
             live.unsubscribe = agent.subscribe(lambda event: self._on_event(live, event))
             self.live[session_id] = live
@@ -185,22 +193,40 @@ class SessionHub:
         boundary = len(live.agent.session.messages) if data["type"] == "turn_end" else None
         with live.lock:
             live.pending.append((data, boundary))
-            if live.flush_scheduled:
-                return
+            if len(live.pending) >= BACKLOG:
+                live.drained.clear()
+            wake = not live.flush_scheduled
             live.flush_scheduled = True
-        self._loop.call_soon_threadsafe(self._flush, live)
+        if wake:
+            self._loop.call_soon_threadsafe(self._flush, live)
+        # Back-pressure: a model streaming faster than the server can send would grow the backlog
+        # without bound, and this thread's busy loop would hold the GIL against the server's loop.
+        # Waiting here (bounded) lets the server catch up; a real model stream just buffers meanwhile.
+        if not live.drained.is_set():
+            live.drained.wait(1.0)
 
     def _flush(self, live: LiveSession) -> None:
+        """On the server loop: record and send up to FLUSH_BATCH events, one frame per client.
+
+        A frame holds one event per line (JSON never contains a raw newline). A fast stream is
+        sent in slices, each in its own loop iteration, so other requests never wait long.
+        """
         with live.lock:
-            batch, live.pending = live.pending, []
-            live.flush_scheduled = False
-        texts = []
+            batch = live.pending[:FLUSH_BATCH]
+            del live.pending[:FLUSH_BATCH]
+            more = bool(live.pending)
+            live.flush_scheduled = more
+            if len(live.pending) < BACKLOG // 2:
+                live.drained.set()
+        lines = []
         for data, boundary in batch:
             self._record(live, data, boundary)
-            texts.append(json.dumps(data, default=str))
+            lines.append(json.dumps(data, default=str))
+        frame = "\n".join(lines)
         for client in list(live.clients):
-            for text in texts:
-                client.send_text(text)
+            client.send_text(frame)
+        if more:
+            self._loop.call_soon(self._flush, live)
 
     @staticmethod
     def _record(live: LiveSession, data: dict[str, Any], boundary: int | None) -> None:
@@ -219,7 +245,14 @@ class SessionHub:
             if data["reason"] == "aborted":
                 live.queued.clear()  # abort drops the queue (Agent.abort)
             return
-        if live.turn_events is not None:
+        if live.turn_events is None:
+            return
+        last = live.turn_events[-1]
+        if kind in DELTAS and isinstance(last, _DeltaRun) and last.type == kind:
+            last.parts.append(data["text"])  # a late joiner gets one delta per run, not thousands
+        elif kind in DELTAS:
+            live.turn_events.append(_DeltaRun(kind, data["turn_id"], [data["text"]]))
+        else:
             live.turn_events.append(data)
 
     def _catch_up(self, live: LiveSession) -> list[str]:
@@ -235,10 +268,13 @@ class SessionHub:
                       "cost": session.cost},
             "busy": agent.busy,
         }
-        replay = list(live.turn_events or [])
+        replay = [e.as_event() if isinstance(e, _DeltaRun) else e for e in live.turn_events or []]
         replay += [{"type": "prompt_queued", "turn_id": "", "prompt": p, "position": i}
                    for i, p in enumerate(live.queued, start=1)]
-        return [json.dumps(snapshot, default=str), *(json.dumps(e, default=str) for e in replay)]
+        frames = [json.dumps(snapshot, default=str)]
+        if replay:
+            frames.append("\n".join(json.dumps(e, default=str) for e in replay))
+        return frames
 
     def _schedule_close(self, live: LiveSession) -> None:
         if live.close_timer is not None:
@@ -257,6 +293,21 @@ class SessionHub:
 
     def _run(self, fn: Callable, *args: Any) -> asyncio.Future:
         return asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+
+DELTAS = ("text_delta", "reasoning_delta")
+
+
+@dataclass
+class _DeltaRun:
+    """Consecutive deltas of one kind, kept as their parts (few objects for the collector to see)."""
+
+    type: str
+    turn_id: str
+    parts: list[str]
+
+    def as_event(self) -> dict[str, Any]:
+        return {"type": self.type, "turn_id": self.turn_id, "text": "".join(self.parts)}
 
 
 def _error(message: str, kind: str) -> dict[str, Any]:
