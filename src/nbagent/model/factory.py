@@ -25,6 +25,8 @@ def make_model(config):
         config = _local_endpoint(config).with_changes(
             request_timeout=min(config.request_timeout, REQUEST_TIMEOUT))
         return ChatModel(config, stream_with_tools=STREAMS_AUTO_TOOL_CHOICE)
+    if not config.base_url and not config.api_key:
+        raise ConfigError(HOW_TO_CONFIGURE)
     if not config.model:
         if config.base_url:
             raise ConfigError(f"no model name for {config.base_url}: set NBAGENT_MODEL or pass model=...")
