@@ -104,6 +104,7 @@ def page(lab, tmp_path_factory):
         page.set_default_timeout(20_000)
         page.goto(f"{lab.url}/lab?token={lab.token}")
         page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+        page.locator(".jp-LauncherCard").first.wait_for(timeout=60_000)  # the shell is restored
         yield page
         context.close()
 

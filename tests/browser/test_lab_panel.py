@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from nbagent.testing import Call, Reply, Slow
 
@@ -19,13 +20,20 @@ TODOS = [{"content": "Read the notes", "status": "completed"},
 
 def run_command(page, label: str) -> None:
     """Run a command from JupyterLab's command palette by its label."""
-    # Through the View menu: headless Chromium keeps Ctrl+Shift+C (its own inspect shortcut).
-    page.locator(".lm-MenuBar-itemLabel", has_text="View").click()
-    page.locator(".lm-Menu-itemLabel", has_text="Command Palette").click()
     search = page.locator(".jp-ModalCommandPalette .lm-CommandPalette-input")
+    for _ in range(3):  # the View menu can swallow a click while the shell is still settling
+        # Through the View menu: headless Chromium keeps Ctrl+Shift+C (its own inspect shortcut).
+        page.locator(".lm-MenuBar-itemLabel", has_text="View").click()
+        page.locator(".lm-Menu-itemLabel", has_text="Command Palette").click()
+        try:
+            search.wait_for(state="visible", timeout=3_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
     search.fill(label)
-    page.locator(".jp-ModalCommandPalette .lm-CommandPalette-item.lm-mod-active").first.wait_for()
+    page.locator(".jp-ModalCommandPalette .lm-CommandPalette-item.lm-mod-active", has_text=label).wait_for()
     page.keyboard.press("Enter")
+    search.wait_for(state="hidden")
 
 
 def test_open_the_panel_from_the_palette(page, shot):
