@@ -188,10 +188,11 @@ def test_rebuild_keeps_a_stored_session(shell, workspace, monkeypatch):
         assert [m["content"] for m in rebuilt.session.messages] == ["one", "First.", "two", "Second."]
 
 
-def test_a_model_that_cannot_be_reached_ends_the_turn_with_a_message(shell, monkeypatch):
+def test_no_model_configured_says_how_without_a_traceback(shell, monkeypatch):
     monkeypatch.setenv("NBAGENT_LOCAL", "off")
     result, text = run(shell, "%agent --wait hello")
-    assert "error:" in text and "[turn ended: error]" in text
+    assert type(result.error_in_exec).__name__ == "UsageError"
+    assert "OPENAI_API_KEY" in str(result.error_in_exec) and "Traceback" not in text
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,8 @@
 
 ``%load_ext nbagent`` registers %agent and %%agent. From code: ``current_agent()`` is the agent the
 magics drive in this kernel, ``use_agent(agent)`` makes them drive one built in code (a custom
-model, tools or approver), ``last_result()`` is the RunResult of the newest finished %agent turn.
+model, tools or approver), ``last_result()`` is the RunResult of the newest finished %agent turn and
+``last_view()`` the newest live view.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-__all__ = ["current_agent", "last_result", "load_ipython_extension", "unload_ipython_extension", "use_agent"]
+__all__ = ["current_agent", "last_result", "last_view", "load_ipython_extension", "unload_ipython_extension",
+           "use_agent"]
 
 
 def load_ipython_extension(ipython: "InteractiveShell") -> None:
@@ -40,6 +42,11 @@ def use_agent(agent, shell: Any = None) -> None:
 def last_result(shell: Any = None):
     """The RunResult of the newest %agent turn that finished, or None."""
     return _magics(shell).keeper.last_result
+
+
+def last_view(shell: Any = None):
+    """The live view (TurnView) of the newest %agent turn shown with widgets, or None."""
+    return _magics(shell).last_view
 
 
 def _magics(shell: Any = None, required: bool = True):

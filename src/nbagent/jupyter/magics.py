@@ -29,6 +29,7 @@ class AgentMagics(Magics):
         super().__init__(shell)
         self.keeper = AgentKeeper(shell)
         self._views: "weakref.WeakSet" = weakref.WeakSet()
+        self.last_view = None
 
     @magic_arguments()
     @argument("-c", "--continue", dest="continue_", action="store_true",
@@ -128,6 +129,7 @@ class AgentMagics(Magics):
 
         view = hub_for(agent).turn_view(prompt, turn_id)
         self._views.add(view)
+        self.last_view = view
         display(view)
         return view
 

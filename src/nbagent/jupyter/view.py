@@ -16,6 +16,10 @@ from .text_view import TextRenderer
 def show_agent_view(agent, mode: str | None = None):
     """Display the live view of ``agent``'s turns and return it (``.close()`` stops following)."""
     shell = _shell()
+    if mode is None and shell is not None:
+        from .config import NbAgent
+
+        mode = NbAgent(parent=shell).view
     if use_widgets(mode, shell):
         from IPython.display import display
 

@@ -30,6 +30,7 @@ class ApprovalCard(widgets.VBox):
         self.always_button = widgets.Button(description="Always", tooltip=f"approve {name} for this session",
                                             icon="check-double")
         self.buttons = widgets.HBox((self.approve_button, self.deny_button, self.always_button))
+        self.arguments, self.diff = dict(arguments), diff
         super().__init__(children=(self.title, self.body, self.buttons), call_id=call_id, name=name,
                          layout=widgets.Layout(border="1px solid #d4a72c", padding="4px", margin="4px 0"),
                          **kwargs)
