@@ -5,7 +5,7 @@
 import * as React from 'react';
 
 import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
-import { ReactWidget, UseSignal } from '@jupyterlab/apputils';
+import { Dialog, ReactWidget, showDialog, UseSignal } from '@jupyterlab/apputils';
 
 import { api } from './api';
 import { atToken, AtToken, insertPath, moveSelection, newer, older } from './input';
@@ -93,12 +93,27 @@ function Header({ model }: { model: PanelModel }): React.ReactElement {
       <button className="jp-nbagent-fork" title="Fork this session" onClick={() => void model.fork()}>
         Fork
       </button>
+      <button className="jp-nbagent-delete" title="Delete this session" onClick={() => void confirmDelete(model)}>
+        Delete
+      </button>
       <span className="jp-nbagent-counters" title="Tokens in / out, and cost of this session">
         {formatTokens(c.inputTokens)} in · {formatTokens(c.outputTokens)} out
         {c.cost !== null && ` · $${c.cost.toFixed(c.cost < 1 ? 4 : 2)}`}
       </span>
     </div>
   );
+}
+
+async function confirmDelete(model: PanelModel): Promise<void> {
+  const title = model.sessions.find(x => x.id === model.state.sessionId)?.title ?? 'this session';
+  const result = await showDialog({
+    title: 'Delete the session?',
+    body: `"${title}" and its messages are removed from the workspace's database.`,
+    buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Delete' })]
+  });
+  if (result.button.accept) {
+    await model.deleteCurrent();
+  }
 }
 
 function Transcript({ items, rendermime }: { items: Item[]; rendermime: IRenderMimeRegistry }): React.ReactElement {
