@@ -200,3 +200,39 @@ async def test_a_fast_stream_arrives_whole_and_in_order_in_few_frames(api, conne
     for client in (fast, other):
         assert "".join(e["text"] for e in client.seen if e["type"] == "text_delta") == text
         assert client.frames < len(text) / 10, "events are sent in batches, one frame per slice"
+
+
+async def test_new_settings_apply_to_an_open_session_before_its_next_prompt(api, connect, model, jp_root_dir):
+    (jp_root_dir / "notes.txt").write_text("colour = red\n")
+    model.enqueue(Reply(tool_calls=[EDIT]), Reply(text="edited without asking"))
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.until("snapshot")
+    await api("PUT", "settings", body={"approval": "auto"})
+    await client.send(type="prompt", text="edit")
+    assert (await client.until("turn_end"))["text"] == "edited without asking"
+    assert "approval_request" not in client.types()
+    assert (jp_root_dir / "notes.txt").read_text() == "colour = blue\n"
+
+
+async def test_the_agent_closes_after_the_last_tab_leaves(api, connect):
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.until("snapshot")
+    assert (await api("GET", "sessions", sid))["id"] == sid
+    assert [s["open"] for s in (await api("GET", "sessions"))["sessions"]] == [True]
+    client.ws.close()
+    for _ in range(50):  # idle_close_seconds is 0.2 in these tests
+        await asyncio.sleep(0.05)
+        if not (await api("GET", "sessions"))["sessions"][0]["open"]:
+            break
+    assert (await api("GET", "sessions"))["sessions"][0]["open"] is False
+
+
+async def test_deleting_an_open_session_closes_its_sockets(api, connect):
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.until("snapshot")
+    await api("DELETE", "sessions", sid)
+    assert await asyncio.wait_for(client.ws.read_message(), 5) is None
+    assert (await api("GET", "sessions"))["sessions"] == []

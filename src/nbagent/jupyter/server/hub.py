@@ -38,6 +38,8 @@ class Client(Protocol):
 
     def send_text(self, text: str) -> None: ...
 
+    def close(self, code: int | None = None, reason: str | None = None) -> None: ...
+
 
 @dataclass
 class LiveSession:
@@ -139,6 +141,8 @@ class SessionHub:
             live.close_timer.cancel()
         if live.unsubscribe:
             live.unsubscribe()
+        for client in list(live.clients):
+            client.close(1001, "the session was closed")
         await self._run(live.agent.close)
 
     async def shutdown(self) -> None:
