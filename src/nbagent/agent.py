@@ -44,16 +44,24 @@ class Agent:
         self._waiting: list[tuple[str, str, concurrent.futures.Future]] = []
         self._current: asyncio.Task | None = None
         self._collectors: dict[str, list[ev.Event]] = {}
+        self._skip_deltas: set[str] = set()
         self._idle = threading.Event()
         self._idle.set()
         self._thread_loop.call(self._start_worker)
 
     # ----- running prompts -------------------------------------------------------------------
-    def submit(self, prompt: str, *, turn_id: str | None = None) -> concurrent.futures.Future:
-        """Queue ``prompt``; it runs after the turns before it. The future gives a RunResult."""
+    def submit(self, prompt: str, *, turn_id: str | None = None, keep_deltas: bool = True
+               ) -> concurrent.futures.Future:
+        """Queue ``prompt``; it runs after the turns before it. The future gives a RunResult.
+
+        ``keep_deltas=False`` leaves the streamed deltas out of ``RunResult.events``: a front end
+        that renders them live (the server, the widgets) need not keep thousands per turn.
+        """
         future: concurrent.futures.Future = concurrent.futures.Future()
         turn_id = turn_id or short_id("turn_")
         self._idle.clear()
+        if not keep_deltas:
+            self._skip_deltas.add(turn_id)
         self._thread_loop.loop.call_soon_threadsafe(self._enqueue, prompt, turn_id, future)
         return future
 
@@ -72,7 +80,7 @@ class Agent:
         turn_id = short_id("turn_")
         unsubscribe = self.subscribe(lambda e: inbox.put(e) if e.turn_id == turn_id else None)
         try:
-            self.submit(prompt, turn_id=turn_id)
+            self.submit(prompt, turn_id=turn_id, keep_deltas=False)
             while True:
                 event = inbox.get()
                 yield event
@@ -88,7 +96,7 @@ class Agent:
         unsubscribe = self.subscribe(
             lambda e: loop.call_soon_threadsafe(inbox.put_nowait, e) if e.turn_id == turn_id else None)
         try:
-            self.submit(prompt, turn_id=turn_id)
+            self.submit(prompt, turn_id=turn_id, keep_deltas=False)
             while True:
                 event = await inbox.get()
                 yield event
@@ -241,6 +249,7 @@ class Agent:
             finally:
                 self._current = None
                 self._collectors.pop(turn_id, None)
+                self._skip_deltas.discard(turn_id)
             if not future.done():
                 future.set_result(RunResult.from_events(collected, end, self.session_id))
             if not self._waiting:
@@ -259,7 +268,7 @@ class Agent:
 
     def _emit(self, event: ev.Event) -> None:
         collected = self._collectors.get(event.turn_id)
-        if collected is not None:
+        if collected is not None and not (type(event) in _DELTAS and event.turn_id in self._skip_deltas):
             collected.append(event)
         for callback in self._subscribers:
             try:
@@ -268,6 +277,9 @@ class Agent:
                 import logging
 
                 logging.getLogger("nbagent").exception("event subscriber failed")
+
+
+_DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputDelta)
 
 
 async def _as_coro(fn, *args):

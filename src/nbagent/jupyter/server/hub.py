@@ -107,7 +107,7 @@ class SessionHub:
             if not isinstance(text, str) or not text.strip():
                 return _error("a prompt needs a non-empty \"text\"", "bad_request")
             await self._refresh_if_stale(live)
-            future = live.agent.submit(text)
+            future = live.agent.submit(text, keep_deltas=False)
             future.add_done_callback(_log_failure)
         elif kind == "approval":
             call_id, decision = message.get("call_id"), message.get("decision")
