@@ -199,3 +199,10 @@ def test_no_model_configured_says_how_without_a_traceback(shell, monkeypatch):
 def _no_config_leaks(shell):
     yield
     shell.config.pop("NbAgent", None)
+
+
+def test_questions_in_a_longer_cell_are_prompts_too(shell, make_agent):
+    agent = use(shell, make_agent, "Yes.", "No.")
+    result, text = run(shell, "x = 1\n%agent --wait is it?\n%agent --wait and this?\nprint('after')")
+    assert result.success and "Yes." in text and "No." in text and text.endswith("after\n")
+    assert [m["content"] for m in agent.session.messages if m["role"] == "user"] == ["is it?", "and this?"]

@@ -184,16 +184,20 @@ class AgentMagics(Magics):
             self._drain(agent, *inbox)
 
     def _drain(self, agent, inbox: queue.Queue, renderer: TextRenderer) -> None:
+        """Print what came since the last tick in one write (one output chunk, not one per delta)."""
+        pending: list[str] = []
         while True:
             try:
                 event = inbox.get_nowait()
             except queue.Empty:
-                return
-            text = renderer.render(event)
-            if text:
-                print(text, end="", flush=True)
+                break
+            pending.append(renderer.render(event))
             if isinstance(event, ev.ApprovalRequest):
+                print("".join(pending), end="", flush=True)
+                pending = []
                 agent.decide(event.call_id, _ask_in_text(event))
+        if any(pending):
+            print("".join(pending), end="", flush=True)
 
     # ----- output ----------------------------------------------------------------------------
     def _show(self, value):
@@ -270,14 +274,18 @@ def load_ipython_extension(ipython) -> None:
 
 
 def keep_questions(lines: list[str]) -> list[str]:
-    """``%agent why does this fail?`` is a question, not IPython's ``name?`` help: turn the line into
-    the magic call before IPython's help syntax sees its final "?". ``%agent?`` still shows the help."""
-    if len(lines) != 1 or not lines[0].startswith("%agent "):
-        return lines
-    text = lines[0].rstrip("\n")
-    if not text.rstrip().endswith("?") or not text[len("%agent"):].strip().rstrip("?").strip():
-        return lines
-    return [f"get_ipython().run_line_magic('agent', {text[len('%agent '):]!r})\n"]
+    """``%agent why does this fail?`` is a question, not IPython's ``name?`` help: turn such lines into
+    the magic call before IPython's help syntax sees their final "?". ``%agent?`` still shows the help."""
+    return [_question_line(line) for line in lines]
+
+
+def _question_line(line: str) -> str:
+    text = line.rstrip("\n")
+    if not text.startswith("%agent ") or not text.rstrip().endswith("?"):
+        return line
+    if not text[len("%agent"):].strip().rstrip("?").strip():
+        return line
+    return f"get_ipython().run_line_magic('agent', {text[len('%agent '):]!r})" + line[len(text):]
 
 
 def unload_ipython_extension(ipython) -> None:

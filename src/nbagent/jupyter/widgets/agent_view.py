@@ -26,6 +26,9 @@ class AgentView(widgets.VBox):
             if view not in self.children:
                 self.children = (*self.children, view)
 
+    def __repr__(self) -> str:
+        return f"<nbagent live view: {len(self.children)} turn(s)>"
+
     def clear(self) -> None:
         with self._lock:
             self.children = ()

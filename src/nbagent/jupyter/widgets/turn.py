@@ -61,6 +61,7 @@ class TurnView(widgets.VBox):
         self._ended = threading.Event()
         self.throttle = Throttle(self.flush, interval)
         self.flushes = 0
+        self._new_step = False
         self._set_state("waiting")
 
     # ----- input (any thread) ----------------------------------------------------------------
@@ -84,6 +85,9 @@ class TurnView(widgets.VBox):
         with self._lock:
             self._pending.append((time.monotonic(), item))
         self.throttle.request()
+
+    def __repr__(self) -> str:  # the text/plain of the view, for frontends without widgets
+        return f"<nbagent turn ({self.state}): {self.prompt[:60]}>"
 
     @property
     def ended(self) -> bool:
@@ -110,6 +114,13 @@ class TurnView(widgets.VBox):
         if handler is not None:
             handler(self, at, event)
 
+    def _text(self, text: str) -> None:
+        # A new model step after tool calls starts a new paragraph, as in the turn's final text.
+        if self._new_step and self.answer.markdown and not self.answer.markdown.endswith("\n\n"):
+            text = "\n\n" + text
+        self._new_step = False
+        self.answer.append(text)
+
     def _turn_start(self, at, e: ev.TurnStart) -> None:
         self.header.session_id = e.session_id or self.header.session_id
         self._set_state("running")
@@ -119,6 +130,7 @@ class TurnView(widgets.VBox):
             self._set_state("queued", f"queued (position {e.position})")
 
     def _tool_call(self, at, e: ev.ToolCall) -> None:
+        self._new_step = True
         self.tools.called(e.call_id, e.name, e.arguments)
 
     def _approval_request(self, at, e: ev.ApprovalRequest) -> None:
@@ -177,7 +189,7 @@ _HANDLERS: dict[type, Callable] = {
     ev.TurnStart: TurnView._turn_start,
     ev.PromptQueued: TurnView._queued,
     ev.ReasoningDelta: lambda v, at, e: v.reasoning.add(e.text, at),
-    ev.TextDelta: lambda v, at, e: v.answer.append(e.text),
+    ev.TextDelta: lambda v, at, e: v._text(e.text),
     ev.ToolInputStart: lambda v, at, e: v.tools.started(e.call_id, e.name),
     ev.ToolCall: TurnView._tool_call,
     ev.ApprovalRequest: TurnView._approval_request,
