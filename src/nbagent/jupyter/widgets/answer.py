@@ -10,6 +10,10 @@ _render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"
 
 
 class Answer(widgets.HTML):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.add_class("nbagent-answer")
+
     markdown = Unicode("")
     """The answer's Markdown source so far; ``value`` holds its HTML."""
 

@@ -34,6 +34,7 @@ class ApprovalCard(widgets.VBox):
         super().__init__(children=(self.title, self.body, self.buttons), call_id=call_id, name=name,
                          layout=widgets.Layout(border="1px solid #d4a72c", padding="4px", margin="4px 0"),
                          **kwargs)
+        self.add_class("nbagent-approval")
         self._decide = decide
         for button, choice in ((self.approve_button, "approve"), (self.deny_button, "deny"),
                                (self.always_button, "always")):

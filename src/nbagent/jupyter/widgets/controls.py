@@ -19,6 +19,7 @@ class Controls(widgets.HBox):
                                            tooltip="end the turn and clear the queue")
         self.queue_label = widgets.Label()
         super().__init__(children=(self.stop_button, self.abort_button, self.queue_label), **kwargs)
+        self.add_class("nbagent-controls")
         self.stop_button.on_click(lambda _b: stop())
         self.abort_button.on_click(lambda _b: abort())
 

@@ -11,6 +11,10 @@ from .format import cost, tokens
 
 
 class Header(widgets.HTML):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.add_class("nbagent-header")
+
     session_id = Unicode("")
     title = Unicode("")
     model = Unicode("")

@@ -17,6 +17,7 @@ class Memory(widgets.VBox):
     def __init__(self, **kwargs):
         self.body = widgets.HTML()
         super().__init__(children=(self.body,), layout=widgets.Layout(display="none"), **kwargs)
+        self.add_class("nbagent-memory")
 
     def changed(self, action: str, entries: list[dict[str, Any]]) -> None:
         if action == "injected":

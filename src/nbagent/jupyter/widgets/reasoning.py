@@ -21,6 +21,7 @@ class Reasoning(widgets.VBox):
         self.body = widgets.HTML(layout=widgets.Layout(display="none"))
         self.summary = widgets.Label()
         super().__init__(children=(self.toggle,), layout=widgets.Layout(display="none"), **kwargs)
+        self.add_class("nbagent-reasoning")
         self.toggle.observe(self._on_toggle, "value")
         self._burst_start: float | None = None
 

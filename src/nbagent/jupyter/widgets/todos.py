@@ -23,6 +23,7 @@ class Todos(widgets.VBox):
         self.items = widgets.HTML()
         super().__init__(children=(widgets.HBox((self.progress, self.counts)), self.items),
                          layout=widgets.Layout(display="none"), **kwargs)
+        self.add_class("nbagent-todos")
 
     @property
     def done(self) -> int:

@@ -32,6 +32,7 @@ class ToolRow(widgets.VBox):
         self.result = widgets.Accordion(children=(widgets.HTML(),), selected_index=None,
                                         layout=widgets.Layout(display="none"))
         super().__init__(children=(self.line, self.result), **kwargs)
+        self.add_class("nbagent-tool-row")
         self._render_line()
 
     @property
@@ -66,6 +67,7 @@ class ToolCalls(widgets.VBox):
         self.in_flight = widgets.HTML()
         self.rows_box = widgets.VBox()
         super().__init__(children=(self.in_flight, self.rows_box), **kwargs)
+        self.add_class("nbagent-tools")
         self.rows: dict[str, ToolRow] = {}
         self._flying: dict[str, str] = {}
 

@@ -54,6 +54,7 @@ class TurnView(widgets.VBox):
         super().__init__(children=(self.header, self.prompt_line, self.reasoning, self.tools, self.approvals,
                                    self.answer, self.todos, self.memory, self.notes, self.controls),
                          turn_id=turn_id, prompt=prompt)
+        self.add_class("nbagent-turn")
         self.cards: dict[str, ApprovalCard] = {}
         self._decide = decide or (lambda call_id, decision: None)
         self._pending: list[Stamped] = []
