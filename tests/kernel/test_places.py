@@ -64,3 +64,20 @@ def test_text_view_renders_a_turn():
     assert text.startswith("thinking…\nLooking\n→ read_file a.py\n  ✗ read_file failed: no such file\n")
     assert "todos: 1 of 2 done\n  ✔ x\n  ○ y\n" in text and "memory remember: uses uv\n" in text
     assert "Done.\n(thought for " in text and text.endswith("[turn ended: max_steps]\n")
+
+
+def test_widgets_only_where_a_notebook_frontend_started_the_kernel():
+    from nbagent.jupyter.frontend import use_widgets
+
+    class Kernelled:
+        kernel = object()
+        user_ns: dict = {}
+
+    assert not use_widgets(None, None, env={})  # a script
+    assert not use_widgets(None, type("Terminal", (), {"kernel": None})(), env={})  # terminal IPython
+    assert not use_widgets(None, Kernelled(), env={})  # nbconvert, nbval
+    assert use_widgets(None, Kernelled(), env={"JPY_SESSION_NAME": "/x/a.ipynb"})  # JupyterLab
+    vscode = Kernelled()
+    vscode.user_ns = {"__vsc_ipynb_file__": "/x/a.ipynb"}
+    assert use_widgets(None, vscode, env={})
+    assert use_widgets("widgets", None, env={}) and not use_widgets(None, Kernelled(), env={"NBAGENT_VIEW": "text"})

@@ -59,9 +59,8 @@ def test_tool_in_flight_and_rows_through_every_status():
     assert row.status == "running" and row.summary == "ls -la" and "ls -la" in row.line.value
     feed(view, ev.ToolResult(name="bash", call_id="c1", output="a.txt\nb.txt", status="done", turn_id=T))
     assert row.status == "done" and view.tools.flying == [] and view.tools.in_flight.value == ""
-    assert row.result.layout.display == "" and not row.expanded and "a.txt" in row.result.children[0].value
-    row.result.selected_index = 0
-    assert row.expanded
+    assert row.result.layout.display == "" and "a.txt" in row.result.value
+    assert row.result.value.startswith("<details") and "<details open" not in row.result.value  # collapsed
     for i, status in enumerate(("failed", "denied", "killed"), start=2):
         feed(view, ev.ToolCall(name="read_file", call_id=f"c{i}", arguments={"path": "x.py"}, turn_id=T),
              ev.ToolResult(name="read_file", call_id=f"c{i}", output="no", status=status, is_error=True,
@@ -75,7 +74,7 @@ def test_edit_result_that_is_a_diff_is_coloured():
     diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new\n"
     feed(view, ev.ToolCall(name="edit_file", call_id="e1", arguments={"path": "x.py"}, turn_id=T),
          ev.ToolResult(name="edit_file", call_id="e1", output=diff, turn_id=T))
-    html = view.tools.rows["e1"].result.children[0].value
+    html = view.tools.rows["e1"].result.value
     assert '<span style="color:#1a7f37">+new</span>' in html and '<span style="color:#cf222e">-old</span>' in html
 
 

@@ -17,7 +17,7 @@ class Reasoning(widgets.VBox):
 
     def __init__(self, **kwargs):
         self.toggle = widgets.ToggleButton(value=False, description="thinking…", icon="caret-right",
-                                           layout=widgets.Layout(width="auto"))
+                                           layout=widgets.Layout(width="auto", align_self="flex-start"))
         self.body = widgets.HTML(layout=widgets.Layout(display="none"))
         self.summary = widgets.Label()
         super().__init__(children=(self.toggle,), layout=widgets.Layout(display="none"), **kwargs)

@@ -12,7 +12,7 @@ from traitlets import Dict, Unicode, observe
 from .format import diff_html, output_html, summarize_arguments
 
 STATUS_STYLE = {
-    "running": ("⏳", "#9a6700"), "waiting": ("✋", "#9a6700"), "done": ("✓", "#1a7f37"),
+    "running": ("▸", "#9a6700"), "waiting": ("?", "#9a6700"), "done": ("✓", "#1a7f37"),
     "failed": ("✗", "#cf222e"), "denied": ("⊘", "#cf222e"), "killed": ("■", "#cf222e"),
 }
 
@@ -29,8 +29,8 @@ class ToolRow(widgets.VBox):
 
     def __init__(self, **kwargs):
         self.line = widgets.HTML()
-        self.result = widgets.Accordion(children=(widgets.HTML(),), selected_index=None,
-                                        layout=widgets.Layout(display="none"))
+        # A <details> element expands in the browser with no round trip to the kernel.
+        self.result = widgets.HTML(layout=widgets.Layout(display="none"))
         super().__init__(children=(self.line, self.result), **kwargs)
         self.add_class("nbagent-tool-row")
         self._render_line()
@@ -38,10 +38,6 @@ class ToolRow(widgets.VBox):
     @property
     def summary(self) -> str:
         return summarize_arguments(self.name, self.arguments)
-
-    @property
-    def expanded(self) -> bool:
-        return self.result.selected_index == 0
 
     @observe("name", "arguments", "status")
     def _render_line(self, change=None) -> None:
@@ -53,12 +49,13 @@ class ToolRow(widgets.VBox):
     @observe("output", "diff")
     def _render_result(self, change=None) -> None:
         parts = []
-        if self.diff:
+        if self.diff and self.diff.strip() not in self.output:  # edit tools often return the diff too
             parts.append(diff_html(self.diff))
-        if self.output and self.output != self.diff:
+        if self.output:
             parts.append(output_html(self.output))
-        self.result.children[0].value = "".join(parts)
-        self.result.set_title(0, "diff and result" if self.diff else "result")
+        title = "diff and result" if self.diff else "result"
+        self.result.value = (f'<details style="margin-left:1.2em;font-size:12px"><summary>{title}</summary>'
+                             f'{"".join(parts)}</details>') if parts else ""
         self.result.layout.display = "" if parts else "none"
 
 
