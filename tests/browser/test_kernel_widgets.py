@@ -80,3 +80,23 @@ def test_agent_magic_renders_the_live_view_and_the_card_approves(page, lab, mode
     rows.filter(has_text="edit_file").locator("details[open] span", has_text="+colour = blue").wait_for()
     turn.locator(".nbagent-reasoning").scroll_into_view_if_needed()
     shot("kernel-02-turn-done")
+
+
+def test_wait_keeps_the_cell_busy_and_the_card_still_answers(page, lab, model_server, shot):
+    """--wait blocks the cell; the approval card's buttons work anyway (a blocking widget poll)."""
+    model_server.enqueue(
+        Reply(tool_calls=[Call("edit_file", {"path": "notes.txt", "old_string": "blue", "new_string": "green"})]),
+        Reply(text="Now it is **green**."),
+    )
+    page.locator(".jp-NotebookPanel .jp-Cell .cm-content").nth(2).click()
+    page.keyboard.type("%agent --wait Make it green")
+    page.keyboard.press("Shift+Enter")
+    turn = page.locator(TURN).nth(1)
+    card = turn.locator(".nbagent-approval")
+    card.wait_for(timeout=30_000)
+    assert page.locator(".jp-Cell").nth(2).locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
+    shot("kernel-03-wait-approval")
+    card.locator("button", has_text="Approve").click()
+    turn.locator(".nbagent-answer strong", has_text="green").wait_for(timeout=30_000)
+    page.locator(".jp-StatusBar-Widget", has_text="Idle").first.wait_for(timeout=30_000)
+    assert (lab.root / "notes.txt").read_text() == "colour = green\n"

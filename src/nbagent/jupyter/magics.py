@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import queue
 import shlex
 import weakref
@@ -30,6 +32,7 @@ class AgentMagics(Magics):
         self.keeper = AgentKeeper(shell)
         self._views: "weakref.WeakSet" = weakref.WeakSet()
         self.last_view = None
+        self._awaiting = False
 
     @magic_arguments()
     @argument("-c", "--continue", dest="continue_", action="store_true",
@@ -73,10 +76,21 @@ class AgentMagics(Magics):
                 return None
             for message in said:
                 print(message)
-            self._run(prompt, wait=args.wait or not self.keeper.background())
+            return self._run(prompt, wait=args.wait or not self.keeper.background())
         except (KeeperError, NbagentError, RuntimeError) as exc:
             raise UsageError(str(exc)) from None
-        return None
+
+    async def agent_awaiting(self, line: str, cell: str | None = None):
+        """What a ``%agent --wait`` line runs as in a kernel (see ``rewrite_waits``): the cell awaits the
+        turn, so the kernel keeps handling widget messages and the approval card's buttons work."""
+        line = self.shell.var_expand(line)  # $name and {expr}, as run_line_magic would
+        self._awaiting = True
+        try:
+            pending = self.agent(line, cell)
+        finally:
+            self._awaiting = False
+        if inspect.isawaitable(pending):
+            await pending
 
     # ----- options ---------------------------------------------------------------------------
     def _parse(self, options: str):
@@ -111,7 +125,7 @@ class AgentMagics(Magics):
                 "%agent /help lists the commands.")
 
     # ----- running a prompt ------------------------------------------------------------------
-    def _run(self, prompt: str, wait: bool) -> None:
+    def _run(self, prompt: str, wait: bool):
         agent = self.keeper.get()
         turn_id = short_id("turn_")
         if use_widgets(self.keeper.view_mode(), self.shell):
@@ -121,8 +135,11 @@ class AgentMagics(Magics):
             view, inbox = None, self._text_inbox(agent, turn_id, background=not wait)
         future = agent.submit(prompt, turn_id=turn_id)
         future.add_done_callback(lambda f: setattr(self.keeper, "last_result", f.result()))
+        if wait and self._awaiting:
+            return self._wait_async(agent, future, view, inbox)
         if wait:
             self._wait(agent, future, view, inbox)
+        return None
 
     def _show_view(self, agent, prompt: str, turn_id: str):
         from IPython.display import display
@@ -168,6 +185,21 @@ class AgentMagics(Magics):
                     except FutureTimeout:
                         pass
         except KeyboardInterrupt:
+            agent.abort()
+            future.result(timeout=30)
+            self._finish(view, inbox, agent)
+            print("\n[interrupted: the turn was aborted; the session is saved up to here]")
+            raise
+        self._finish(view, inbox, agent)
+        self.keeper.last_result = future.result()
+
+    async def _wait_async(self, agent, future, view, inbox) -> None:
+        try:
+            while not future.done():
+                if inbox is not None:
+                    self._drain(agent, *inbox)
+                await asyncio.sleep(0.05)
+        except (KeyboardInterrupt, asyncio.CancelledError):
             agent.abort()
             future.result(timeout=30)
             self._finish(view, inbox, agent)
@@ -268,24 +300,52 @@ class _UiPoll:
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext nbagent``: register %agent and %%agent."""
-    ipython.register_magics(AgentMagics)
-    if keep_questions not in ipython.input_transformers_cleanup:
-        ipython.input_transformers_cleanup.append(keep_questions)
+    magics = AgentMagics(ipython)
+    ipython.register_magics(magics)
+    ipython.push({AWAIT_NAME: magics.agent_awaiting}, interactive=False)
+    if rewrite_agent_lines not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(rewrite_agent_lines)
 
 
-def keep_questions(lines: list[str]) -> list[str]:
-    """``%agent why does this fail?`` is a question, not IPython's ``name?`` help: turn such lines into
-    the magic call before IPython's help syntax sees their final "?". ``%agent?`` still shows the help."""
-    return [_question_line(line) for line in lines]
+AWAIT_NAME = "_nbagent_agent_awaiting"
 
 
-def _question_line(line: str) -> str:
+def rewrite_agent_lines(lines: list[str]) -> list[str]:
+    """Two rewrites of %agent lines, before IPython's own transformers see them:
+
+    - a question: ``%agent why does this fail?`` is a prompt, not IPython's ``name?`` help
+      (``%agent?`` still shows the help);
+    - in a kernel, ``%agent --wait ...`` and ``%%agent --wait`` cells become ``await ...``: the cell
+      awaits the turn instead of blocking the kernel, so the widgets' buttons keep working (ipykernel
+      dispatches widget messages while a cell awaits; it cannot while a cell blocks).
+    """
+    if lines and lines[0].startswith("%%agent") and _waits(lines[0][len("%%agent"):]):
+        body = "".join(lines[1:])
+        return [f"await {AWAIT_NAME}({lines[0][len('%%agent'):].strip()!r}, {body!r})\n"]
+    return [_rewrite_line(line) for line in lines]
+
+
+def _rewrite_line(line: str) -> str:
     text = line.rstrip("\n")
-    if not text.startswith("%agent ") or not text.rstrip().endswith("?"):
+    if not text.startswith("%agent "):
         return line
-    if not text[len("%agent"):].strip().rstrip("?").strip():
+    rest = text[len("%agent "):]
+    if _waits(rest):
+        return f"await {AWAIT_NAME}({rest!r})" + line[len(text):]
+    if not text.rstrip().endswith("?") or not rest.strip().rstrip("?").strip():
         return line
-    return f"get_ipython().run_line_magic('agent', {text[len('%agent '):]!r})" + line[len(text):]
+    return f"get_ipython().run_line_magic('agent', {rest!r})" + line[len(text):]
+
+
+def _waits(rest: str) -> bool:
+    """``--wait`` among the options, in a kernel (a terminal shell blocks: it has no widgets)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return False
+    options, _ = split_options(rest, AgentMagics.agent.parser)
+    return "--wait" in options.split()
 
 
 def unload_ipython_extension(ipython) -> None:
@@ -295,5 +355,6 @@ def unload_ipython_extension(ipython) -> None:
         magics.keeper.close()
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("agent", None)
-    if keep_questions in ipython.input_transformers_cleanup:
-        ipython.input_transformers_cleanup.remove(keep_questions)
+    if rewrite_agent_lines in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(rewrite_agent_lines)
+    ipython.user_ns.pop(AWAIT_NAME, None)

@@ -1,0 +1,68 @@
+"""%agent --wait in a real ipykernel (jupyter_client): the cell awaits the turn, and an interrupt
+aborts the turn cleanly, leaving the session consistent for the next prompt."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+pytestmark = pytest.mark.integration
+
+SETUP = """
+%load_ext nbagent
+from nbagent import Agent
+from nbagent.jupyter import use_agent, last_result
+from nbagent.testing.replies import Reply, Slow
+from nbagent.testing.scripted import ScriptedModel
+agent = Agent(workspace={workspace!r}, model=ScriptedModel([
+    Slow(0.05, Reply(text="word " * 400)), Reply(text="Still here.")]), approval="auto")
+use_agent(agent)
+"""
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+def execute(kc, code: str, timeout: float = 60) -> tuple[dict, str]:
+    msg_id = kc.execute(code)
+    reply = kc.get_shell_msg(timeout=timeout)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=timeout)
+    return reply["content"], _stdout(kc, msg_id)
+
+
+def _stdout(kc, msg_id: str) -> str:
+    out = []
+    while True:
+        msg = kc.get_iopub_msg(timeout=10)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            out.append(msg["content"]["text"])
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return "".join(out)
+
+
+def test_interrupt_during_wait_aborts_the_turn_and_the_session_goes_on(kernel, tmp_path):
+    km, kc = kernel
+    content, _ = execute(kc, SETUP.format(workspace=str(tmp_path)))
+    assert content["status"] == "ok", content
+    msg_id = kc.execute("%agent --wait tell me a lot")
+    time.sleep(3)  # the turn is streaming (a Slow reply of 400 words takes ~13 s)
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=60)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    assert reply["content"]["status"] == "error", reply["content"]
+    text = _stdout(kc, msg_id)
+    assert "word word" in text and "the turn was aborted" in text
+    content, text = execute(kc, "print(agent.busy, [m['role'] for m in agent.session.messages])")
+    assert content["status"] == "ok" and text.strip() == "False ['user', 'assistant']"
+    content, text = execute(kc, "%agent --wait are you there?")
+    assert content["status"] == "ok" and "Still here." in text
