@@ -171,19 +171,15 @@ class AgentMagics(Magics):
         return None if background else (inbox, renderer)
 
     def _wait(self, agent, future, view, inbox) -> None:
-        """Block until the turn ends. An interrupt aborts the turn cleanly, then propagates."""
-        approval_mode = agent.config.approval
-        poll = _ui_poller(self.shell) if view is not None and approval_mode == "ask" else _NoPoll()
+        """Block until the turn ends (a terminal shell). An interrupt aborts the turn, then propagates."""
         try:
-            with poll as tick:
-                while not future.done():
-                    if inbox is not None:
-                        self._drain(agent, *inbox)
-                    tick()
-                    try:
-                        future.result(timeout=0.05)
-                    except FutureTimeout:
-                        pass
+            while not future.done():
+                if inbox is not None:
+                    self._drain(agent, *inbox)
+                try:
+                    future.result(timeout=0.05)
+                except FutureTimeout:
+                    pass
         except KeyboardInterrupt:
             agent.abort()
             future.result(timeout=30)
@@ -265,37 +261,6 @@ def _ask_in_text(request: ev.ApprovalRequest) -> str:
         print("  (no way to ask here: denied; use --approval auto or read-only in unattended notebooks)")
         return "deny"
     return {"y": "approve", "yes": "approve", "a": "always", "always": "always"}.get(answer, "deny")
-
-
-class _NoPoll:
-    def __enter__(self):
-        return lambda: None
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _ui_poller(shell):
-    """While a --wait turn blocks the cell, let the approval card's buttons work (jupyter-ui-poll)."""
-    if getattr(shell, "kernel", None) is None:
-        return _NoPoll()
-    try:
-        from jupyter_ui_poll import ui_events
-    except ImportError:
-        return _NoPoll()
-    return _UiPoll(ui_events)
-
-
-class _UiPoll:
-    def __init__(self, ui_events):
-        self._context = ui_events()
-
-    def __enter__(self):
-        poll = self._context.__enter__()
-        return lambda: poll(20)
-
-    def __exit__(self, *exc):
-        return self._context.__exit__(*exc)
 
 
 def load_ipython_extension(ipython) -> None:
