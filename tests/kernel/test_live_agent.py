@@ -11,10 +11,9 @@ TODOS = [{"content": "look around", "status": "completed"}, {"content": "say hel
 
 
 def start(agent, prompt):
-    turn_id = short_id("turn_")
-    view = hub_for(agent).turn_view(prompt, turn_id)
-    future = agent.submit(prompt, turn_id=turn_id)
-    return view, future
+    hub = hub_for(agent)
+    view = hub.turn_view(prompt, short_id("turn_"))
+    return view, hub.submit(view, prompt)
 
 
 def test_a_whole_turn_with_an_approval_clicked_while_it_waits(make_agent, workspace, wait_for):
@@ -84,9 +83,11 @@ def test_abort_ends_the_turn_and_clears_the_queue(make_agent, wait_for):
     assert f1.result(30).reason == "aborted"
     assert f2.result(30).reason == "aborted" and f3.result(30).reason == "aborted"
     assert agent.queued == 0 and agent.wait(5)
-    first.wait(5)
-    first.flush()
-    assert first.state == "aborted" and "turn ended: aborted" in first.notes.value
+    for view in (first, second, third):
+        assert view.wait(5)
+        view.flush()
+    assert first.state == second.state == third.state == "aborted"
+    assert "turn ended: aborted" in first.notes.value and not second.controls.running
 
 
 def test_queued_prompts_show_as_queued_and_drain_in_order(make_agent, wait_for):

@@ -44,6 +44,21 @@ class ViewHub:
             self._views[turn_id] = view
         return view
 
+    def submit(self, view, prompt: str):
+        """Submit ``prompt`` as ``view``'s turn. A queued prompt dropped by Abort never emits turn_end,
+        so the view is ended from its result instead (else it would show "queued" forever)."""
+        future = self.agent.submit(prompt, turn_id=view.turn_id)
+
+        def settle(done) -> None:
+            if not view.ended:
+                result = done.result()
+                view.handle(ev.TurnEnd(reason=result.reason, text=result.text, turn_id=view.turn_id))
+                with self._lock:
+                    self._views.pop(view.turn_id, None)
+
+        future.add_done_callback(settle)
+        return future
+
     def follow(self, on_view: Callable[[object], None]) -> Callable[[], None]:
         """Call ``on_view(view)`` with the view of every turn from now on (for agent.view())."""
         with self._lock:
@@ -102,7 +117,7 @@ class ViewHub:
     def _queue_changed(self) -> None:
         count = self.agent.queued
         for view in self.views():
-            if view.state == "running" or not view.ended:
+            if not view.ended:
                 view.set_queued(count)
 
 

@@ -81,7 +81,7 @@ class AgentMagics(Magics):
             raise UsageError(str(exc)) from None
 
     async def agent_awaiting(self, line: str, cell: str | None = None):
-        """What a ``%agent --wait`` line runs as in a kernel (see ``rewrite_waits``): the cell awaits the
+        """What a ``%agent --wait`` line runs as in a kernel (see ``rewrite_agent_lines``): the cell awaits the
         turn, so the kernel keeps handling widget messages and the approval card's buttons work."""
         line = self.shell.var_expand(line)  # $name and {expr}, as run_line_magic would
         self._awaiting = True
@@ -129,11 +129,11 @@ class AgentMagics(Magics):
         agent = self.keeper.get()
         turn_id = short_id("turn_")
         if use_widgets(self.keeper.view_mode(), self.shell):
-            view = self._show_view(agent, prompt, turn_id)
-            inbox = None
+            view, inbox = self._show_view(agent, prompt, turn_id), None
+            future = hub_for(agent).submit(view, prompt)
         else:
             view, inbox = None, self._text_inbox(agent, turn_id, background=not wait)
-        future = agent.submit(prompt, turn_id=turn_id)
+            future = agent.submit(prompt, turn_id=turn_id)
         future.add_done_callback(lambda f: setattr(self.keeper, "last_result", f.result()))
         if wait and self._awaiting:
             return self._wait_async(agent, future, view, inbox)
