@@ -119,3 +119,14 @@ def test_agent_view_gains_a_view_per_turn(make_agent, wait_for):
     follower.clear()
     assert follower.turns == []
     follower.close()
+
+
+def test_the_memory_a_turn_carries_shows_as_injected(make_agent, wait_for):
+    agent = make_agent("Use make test.")
+    agent.runtime.state.memory.remember("command", "run the tests with: make test")
+    view, future = start(agent, "how do I test?")
+    future.result(30)
+    view.wait(5)
+    view.flush()
+    assert [e["text"] for e in view.memory.injected] == ["run the tests with: make test"]
+    assert "memory used this turn (1)" in view.memory.body.value

@@ -206,3 +206,14 @@ def test_questions_in_a_longer_cell_are_prompts_too(shell, make_agent):
     result, text = run(shell, "x = 1\n%agent --wait is it?\n%agent --wait and this?\nprint('after')")
     assert result.success and "Yes." in text and "No." in text and text.endswith("after\n")
     assert [m["content"] for m in agent.session.messages if m["role"] == "user"] == ["is it?", "and this?"]
+
+
+def test_background_text_view_prints_as_the_turn_runs(shell, make_agent):
+    shell.run_line_magic("config", "NbAgent.background = True")
+    agent = use(shell, make_agent, Reply(text="Checking.", tool_calls=[Call("glob", {"pattern": "*.py"})]),
+                "Nothing to see.")
+    with capture_output() as out:
+        result = shell.run_cell("%agent look around")
+        assert result.success  # the cell returned; the turn goes on in the background
+        assert agent.wait(30)
+    assert "Checking.\n→ glob *.py\n  ✓ glob done\nNothing to see.\n" in out.stdout
