@@ -54,6 +54,7 @@ class Loop:
         state = TurnState(turn_id)
         self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, turn_id=turn_id))
         self.session.begin_turn(prompt)
+        self.session.defer_records = True  # records ride along with each step's commit
         self._append([{"role": "user", "content": prompt}])
         try:
             reason = await self._steps(state)
@@ -175,6 +176,8 @@ class Loop:
         state.partial = None
 
     def _end(self, state: TurnState, reason: str) -> ev.TurnEnd:
+        self.session.defer_records = False
+        self.session.flush()
         text = "\n\n".join(t.strip() for t in state.text if t.strip())
         end = ev.TurnEnd(reason=reason, text=text, steps=state.steps, turn_id=state.turn_id)
         self.emit(end)

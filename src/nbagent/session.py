@@ -7,6 +7,7 @@ makes every appended step durable before the next model call).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -56,12 +57,39 @@ class Session:
     summary_index: int = 0
     """Messages before this index were replaced by a /compact summary (kept, but not sent)."""
     backend: SessionBackend = field(default_factory=MemoryBackend, repr=False)
+    defer_records: bool = field(default=False, repr=False, compare=False)
+    """While True (the loop sets it during a turn), tool-call and usage records wait for the next
+    step's append and share its transaction; otherwise they are written at once."""
+    _pending: list[tuple[Any, Any]] = field(default_factory=list, repr=False, compare=False)
 
     def append(self, messages: list[dict[str, Any]]) -> None:
-        """Add a completed step; durable in the backend before this returns."""
+        """Add a completed step (with the tool calls and usage recorded since the last one);
+        durable in the backend before this returns."""
         start = len(self.messages)
         self.messages.extend(messages)
-        self.backend.append_messages(self.id, start, messages, self.turns)
+        with self._batch():
+            self._flush_records()
+            self.backend.append_messages(self.id, start, messages, self.turns)
+
+    def flush(self) -> None:
+        """Write tool-call and usage records still waiting for a step (at a turn's end)."""
+        if self._pending:
+            with self._batch():
+                self._flush_records()
+
+    def _record(self, write, record: Any) -> None:
+        self._pending.append((write, record))
+        if not self.defer_records:
+            self.flush()
+
+    def _batch(self):
+        batch = getattr(self.backend, "batch", None)
+        return batch() if batch is not None else contextlib.nullcontext()
+
+    def _flush_records(self) -> None:
+        pending, self._pending = self._pending, []
+        for write, record in pending:
+            write(self.id, record)
 
     def begin_turn(self, prompt: str) -> None:
         self.turns += 1
@@ -76,15 +104,20 @@ class Session:
         self.output_tokens += output_tokens
         if cost is not None:
             self.cost = (self.cost or 0.0) + cost
-        self.backend.add_usage(self.id, {
-            "turn": self.turns, "input_tokens": input_tokens, "output_tokens": output_tokens, "cost": cost,
-        })
+        with self._batch():
+            self._record(self.backend.add_usage, {
+                "turn": self.turns, "input_tokens": input_tokens, "output_tokens": output_tokens, "cost": cost,
+            })
+            self._record(self._save_totals, None)
+
+    def _save_totals(self, session_id: str, _record: Any) -> None:
         self.backend.update_session(
-            self.id, input_tokens=self.input_tokens, output_tokens=self.output_tokens, cost=self.cost,
+            session_id, input_tokens=self.input_tokens, output_tokens=self.output_tokens, cost=self.cost,
         )
 
     def add_tool_call(self, record: dict[str, Any]) -> None:
-        self.backend.add_tool_call(self.id, {"turn": self.turns, **record})
+        # Written with the step it belongs to (one transaction), see append().
+        self._record(self.backend.add_tool_call, {"turn": self.turns, **record})
 
     def set_todos(self, todos: list[dict[str, Any]]) -> None:
         self.todos = todos

@@ -12,7 +12,7 @@ import pytest
 from nbagent.store.sessions import SessionStore
 
 WRITER = Path(__file__).with_name("writer.py")
-WRITERS, STEPS = 4, 150
+WRITERS, STEPS = 4, 400
 
 
 @pytest.mark.integration
@@ -38,7 +38,7 @@ def test_four_processes_append_at_once_without_errors_or_lost_rows(workspace):
         assert len(session.messages) == 2 * STEPS
         assert len(store.tool_calls(session_id)) == STEPS and len(store.usage(session_id)) == STEPS
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM memory").fetchone()[0] == WRITERS * (STEPS // 20 + 1)
+        assert conn.execute("SELECT COUNT(*) FROM memory").fetchone()[0] == WRITERS * ((STEPS + 19) // 20)
         assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 1
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         spans = conn.execute("SELECT MIN(created), MAX(created) FROM messages GROUP BY session_id").fetchall()

@@ -26,6 +26,10 @@ class SqliteBackend:
     def __init__(self, db: Database):
         self.db = db
 
+    def batch(self):
+        """One transaction around several calls (Session.append uses it for a whole step)."""
+        return self.db.write()
+
     def append_messages(self, session_id: str, start_index: int, messages: list[dict], turn: int) -> None:
         now = time.time()
         rows = [

@@ -171,15 +171,32 @@ class Database:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction, committed (durable against a process kill) when the block ends."""
+        """A write transaction, committed (durable against a process kill) when the block ends.
+
+        Nested on one thread, the inner blocks join the outer transaction: a step's messages,
+        tool calls and usage then cost one commit, not four.
+        """
         with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self.conn
+                finally:
+                    self._depth -= 1
+                return
             _begin_immediate(self.conn)
+            self._depth = 1
             try:
                 yield self.conn
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
+            else:
+                self.conn.execute("COMMIT")
+            finally:
+                self._depth = 0
+
+    _depth = 0
 
     def _migrate(self) -> None:
         with self.write() as conn:
