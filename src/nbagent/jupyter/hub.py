@@ -47,7 +47,7 @@ class ViewHub:
     def submit(self, view, prompt: str):
         """Submit ``prompt`` as ``view``'s turn. A queued prompt dropped by Abort never emits turn_end,
         so the view is ended from its result instead (else it would show "queued" forever)."""
-        future = self.agent.submit(prompt, turn_id=view.turn_id)
+        future = self.agent.submit(prompt, turn_id=view.turn_id, keep_deltas=False)  # the view has them
 
         def settle(done) -> None:
             if not view.ended:
