@@ -29,7 +29,9 @@ from .throttle import Throttle
 from .todos import Todos
 from .tools import ToolCalls
 
-FLUSH_INTERVAL = 0.1
+# At most ~7 flushes a second: each flush may send a message per changed widget (answer,
+# tool rows, header), and the budget is ~30 frontend messages a second in all.
+FLUSH_INTERVAL = 0.15
 
 
 class TurnView(widgets.VBox):
