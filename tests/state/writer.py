@@ -68,6 +68,7 @@ def burst_mode(workspace: str, name: str, count: int) -> None:
         step(session, rng)
         if n % 20 == 0:
             memory.remember("fact", f"{name} wrote step {n}")
+        time.sleep(0.001)  # spread the writes out, so that even a loaded machine interleaves the writers
     print(f"done {session.id} {len(session.messages)}", flush=True)
 
 
