@@ -14,6 +14,8 @@ The endpoint and key come from the environment like everywhere else
 
 from __future__ import annotations
 
+import gc
+
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -56,6 +58,10 @@ class NbAgentServer(ExtensionApp):
         self.agent_settings = ServerSettings().updated(initial)
         self.hub = SessionHub(self.make_agent, self.executor, idle_close=self.idle_close_seconds)
         self.log.info("nbagent: workspace %s", root)
+        # The server holds hundreds of thousands of long-lived objects after start-up; full garbage
+        # collections scanning them all paused the event loop for 350-500 ms under a fast stream.
+        # Freezing them moves them out of the collector's scans (objects made later are unaffected).
+        gc.freeze()
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(handlers.ROUTES)
