@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,23 @@ def test_four_processes_append_at_once_without_errors_or_lost_rows(workspace):
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         spans = conn.execute("SELECT MIN(created), MAX(created) FROM messages GROUP BY session_id").fetchall()
     assert max(start for start, _ in spans) < min(end for _, end in spans), "the writers did not overlap"
+
+
+
+def test_opening_waits_for_a_reader_that_blocks_the_switch_to_wal(tmp_path):
+    # Switching a fresh file to WAL needs an exclusive lock. Here the busy timeout covers the wait;
+    # under load CI once saw the switch fail "locked" at once, which db._retry_locked now retries
+    # (that case could not be reproduced on demand).
+    (tmp_path / ".nbagent").mkdir()
+    path = tmp_path / ".nbagent" / "nbagent.db"
+    reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    reader.execute("CREATE TABLE other (x)")
+    reader.execute("BEGIN")
+    reader.execute("SELECT * FROM other").fetchall()  # holds a shared lock
+    threading.Timer(0.3, lambda: reader.execute("COMMIT")).start()
+    started = time.monotonic()
+    store = SessionStore(tmp_path)
+    assert time.monotonic() - started >= 0.25
+    store.create(origin="x.ipynb")
+    assert len(store.list()) == 1
+    reader.close()

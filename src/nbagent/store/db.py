@@ -146,7 +146,7 @@ class Database:
         try:
             _refuse_newer_schema(self.conn, self.path)
             # WAL changes the file header, so it comes only after the schema check passed.
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            _retry_locked(lambda: self.conn.execute("PRAGMA journal_mode=WAL"))
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
@@ -229,20 +229,29 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def _begin_immediate(conn: sqlite3.Connection) -> None:
-    delay = 0.05
-    for attempt in range(BEGIN_RETRIES):
+    _retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
+
+
+def _retry_locked(statement) -> None:
+    """Run ``statement``, retrying while another process holds the database.
+
+    Switching a new file to WAL needs an exclusive lock and SQLite does not call
+    the busy handler for it, so processes opening a fresh database together
+    must retry by hand; BEGIN IMMEDIATE gets the same treatment past its timeout.
+    """
+    delay, deadline = 0.02, time.monotonic() + BEGIN_RETRIES * BUSY_TIMEOUT_MS / 1000
+    while True:
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            statement()
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise
-            if attempt == BEGIN_RETRIES - 1:
-                raise StoreError(
-                    f"the session database stayed locked for {BEGIN_RETRIES} × {BUSY_TIMEOUT_MS} ms: {exc}"
-                ) from exc
+            if time.monotonic() >= deadline:
+                raise StoreError(f"the session database stayed locked for "
+                                 f"{BEGIN_RETRIES * BUSY_TIMEOUT_MS / 1000:.0f} s: {exc}") from exc
             time.sleep(delay)
-            delay *= 2
+            delay = min(delay * 2, 0.25)
 
 
 def _recorded_version(conn: sqlite3.Connection) -> int:
