@@ -9,8 +9,6 @@ session (durable) before the next model call.
 from __future__ import annotations
 
 import asyncio
-import json
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -19,7 +17,9 @@ from .errors import ModelError
 from .model.base import (
     Model, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
 )
-from .prune import estimate_tokens, message_chars, prune
+from .cost import cost_of
+from .prompt import system_prompt
+from .prune import message_chars, prune
 from .toolrun import ToolRunner
 
 
@@ -48,6 +48,7 @@ class Loop:
         self.prompt_parts = prompt_parts
         self._wire_chars = sum(message_chars(m) for m in session.wire_messages())
         self._last_input_tokens: int | None = None
+        self._chars_since_usage = 0
         self._pruned_to: int | None = None
 
     async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
@@ -112,8 +113,6 @@ class Loop:
 
     def _request(self, turn_id: str) -> ModelRequest:
         static, todos, memory = self.prompt_parts()
-        from .prompt import system_prompt
-
         messages = self.session.wire_messages()
         tokens = self._estimate_tokens()
         if tokens > self.config.compact_threshold:
@@ -141,8 +140,6 @@ class Loop:
             return self._last_input_tokens + self._chars_since_usage // 4
         return self._wire_chars // 4
 
-    _chars_since_usage = 0
-
     def _append(self, messages: list[dict[str, Any]]) -> None:
         self.session.append(messages)
         added = sum(message_chars(m) for m in messages)
@@ -152,7 +149,7 @@ class Loop:
     def _usage(self, usage: UsageInfo, turn_id: str) -> None:
         self._last_input_tokens = usage.input_tokens + usage.output_tokens
         self._chars_since_usage = 0
-        cost = _cost(self.session.model, self.session.provider, usage)
+        cost = cost_of(self.session.model, self.session.provider, usage.input_tokens, usage.output_tokens)
         self.session.add_usage(usage.input_tokens, usage.output_tokens, cost)
         self.emit(ev.Usage(
             input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
@@ -193,25 +190,3 @@ class Loop:
 def _interrupted(call: dict[str, Any]) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call["id"], "name": call["name"],
             "content": "interrupted: the turn was aborted before this call finished", "is_error": True}
-
-
-def _cost(model: str, provider: str, usage: UsageInfo) -> float | None:
-    try:
-        from .cost import cost_of
-    except ImportError:  # the cost module arrives with the state work
-        return None
-    return cost_of(model, provider, usage.input_tokens, usage.output_tokens)
-
-
-def parse_arguments(raw: str) -> dict[str, Any]:
-    """The model's argument text as a dict; raises ValueError with a message the model can act on."""
-    if not raw or not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
-                         "send the call again with a JSON object") from None
-    if not isinstance(value, dict):
-        raise ValueError("the arguments must be a JSON object")
-    return value

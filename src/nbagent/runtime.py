@@ -30,7 +30,8 @@ class AgentRuntime:
     def __init__(self, config: AgentConfig, *, emit: Callable[[ev.Event], None], model=None,
                  extra_tools=(), approver=None, kernel=None):
         self.config = config
-        self.emit = emit
+        self.emit = self._tracking(emit)
+        self._memory_block: str | None = None
         self.kernel = kernel
         self.extra_tools = list(extra_tools)
         self.workspace = Workspace(config.workspace)
@@ -61,8 +62,20 @@ class AgentRuntime:
         return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_dir / "outputs",
                             name=name)
 
+    def _tracking(self, emit: Callable[[ev.Event], None]) -> Callable[[ev.Event], None]:
+        def tracked(event: ev.Event) -> None:
+            if isinstance(event, ev.MemoryChanged):
+                self._memory_block = None  # re-read before the next step
+            emit(event)
+
+        return tracked
+
     def _prompt_parts(self) -> tuple[str, str, str]:
-        return self._static_prompt, self.state.todos_block(), self.state.memory_block()
+        # Memory is read from the database once per turn (and after this agent changes it),
+        # not on every step: it is the same block unless a memory tool ran.
+        if self._memory_block is None:
+            self._memory_block = self.state.memory_block()
+        return self._static_prompt, self.state.todos_block(), self._memory_block
 
     _problems_reported = False
 
@@ -73,6 +86,7 @@ class AgentRuntime:
             for problem in getattr(self.state, "problems", ()) or ():
                 self.emit(ev.Error(message=problem, kind="store", turn_id=turn_id))
         self.state.remember_prompt(prompt)
+        self._memory_block = None  # another kernel may have changed the project's memory
         return await self.loop.run_turn(prompt, turn_id)
 
     # ----- sessions --------------------------------------------------------------------------

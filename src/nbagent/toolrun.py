@@ -8,16 +8,14 @@ model can act on; the loop goes on.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from . import events as ev
 from .errors import CommandKilled, ToolError
 from .tools.base import Tool
 from .tools.context import ToolContext
-
-Approve = Callable[[Tool, ToolContext, dict[str, Any]], Awaitable[str]]
-
 
 class ToolRunner:
     def __init__(self, *, registry, base_context: ToolContext, approvals: "Approvals",
@@ -66,8 +64,6 @@ class ToolRunner:
         return self._finish(call, arguments, status, output, started, turn_id)
 
     def _prepare(self, call: dict[str, Any], turn_id: str) -> tuple[Tool, dict[str, Any]]:
-        from .loop import parse_arguments
-
         name = call.get("name", "")
         tool = self.registry.get(name)
         try:
@@ -105,8 +101,6 @@ class ToolRunner:
 
 
 def _raw(call: dict[str, Any]) -> Any:
-    import json
-
     try:
         return json.loads(call.get("arguments") or "{}")
     except ValueError:
@@ -114,14 +108,26 @@ def _raw(call: dict[str, Any]) -> Any:
 
 
 def _to_text(value: Any) -> str:
-    import json
-
     if value is None:
         return "(no output)"
     try:
         return json.dumps(value, ensure_ascii=False, default=str, indent=1)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """The model's argument text as a dict; raises ValueError with a message the model can act on."""
+    if not raw or not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+                         "send the call again with a JSON object") from None
+    if not isinstance(value, dict):
+        raise ValueError("the arguments must be a JSON object")
+    return value
 
 
 class Approvals:
@@ -142,7 +148,7 @@ class Approvals:
         self._pending: dict[str, asyncio.Future] = {}
 
     async def decide(self, tool: Tool, ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        always_ask = getattr(tool, "always_ask", False)
+        always_ask = tool.always_ask
         if not tool.asks and not always_ask:
             return "approve"
         if tool.name in self.always:

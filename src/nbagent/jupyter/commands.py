@@ -125,18 +125,12 @@ def _model(keeper, arg):
 
 
 def _tasks(keeper, arg):
-    from ..tools.tasks import TaskManager
+    from ..tools.tasks import TaskManager, task_table
 
-    manager = TaskManager.for_workspace(keeper.get().runtime.workspace)
-    tasks = manager.list()
-    if not tasks:
-        return "no background tasks"
-    lines = []
-    for task in tasks:
-        state = manager.state(task)
-        code = f" exit {state.exit_code}" if state.exit_code is not None else ""
-        lines.append(f"  {task.id}  {state.status}{code}  {state.elapsed:.0f} s  {task.command}")
-    return "background tasks:\n" + "\n".join(lines)
+    table = task_table(TaskManager.for_workspace(keeper.get().runtime.workspace))
+    if table == "no background tasks":
+        return table
+    return "background tasks:\n" + "\n".join("  " + line for line in table.splitlines())
 
 
 COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {

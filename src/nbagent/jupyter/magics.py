@@ -181,10 +181,7 @@ class AgentMagics(Magics):
                 except FutureTimeout:
                     pass
         except KeyboardInterrupt:
-            agent.abort()
-            future.result(timeout=30)
-            self._finish(view, inbox, agent)
-            print("\n[interrupted: the turn was aborted; the session is saved up to here]")
+            self._interrupted(agent, future, view, inbox)
             raise
         self._finish(view, inbox, agent)
         self.keeper.last_result = future.result()
@@ -196,13 +193,17 @@ class AgentMagics(Magics):
                     self._drain(agent, *inbox)
                 await asyncio.sleep(0.05)
         except (KeyboardInterrupt, asyncio.CancelledError):
-            agent.abort()
-            future.result(timeout=30)
-            self._finish(view, inbox, agent)
-            print("\n[interrupted: the turn was aborted; the session is saved up to here]")
+            self._interrupted(agent, future, view, inbox)
             raise
         self._finish(view, inbox, agent)
         self.keeper.last_result = future.result()
+
+    def _interrupted(self, agent, future, view, inbox) -> None:
+        """A kernel interrupt during --wait: abort the turn and leave the session consistent."""
+        agent.abort()
+        future.result(timeout=30)
+        self._finish(view, inbox, agent)
+        print("\n[interrupted: the turn was aborted; the session is saved up to here]")
 
     def _finish(self, view, inbox, agent) -> None:
         if view is not None:

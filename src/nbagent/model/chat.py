@@ -76,13 +76,16 @@ class ChatModel:
 
     def _wire(self, request: ModelRequest) -> list[dict[str, Any]]:
         out = [{"role": "system", "content": request.system}] if request.system else []
-        cache = self._wire_cache
+        # Converted messages are reused across steps; the cache keeps only this request's
+        # messages, so pruned copies made on earlier steps do not pile up.
+        old, cache = self._wire_cache, {}
         for m in request.messages:
-            hit = cache.get(id(m))
+            hit = old.get(id(m))
             if hit is None or hit[0] is not m:
                 hit = (m, to_chat_message(m))
-                cache[id(m)] = hit
+            cache[id(m)] = hit
             out.append(hit[1])
+        self._wire_cache = cache
         return out
 
 

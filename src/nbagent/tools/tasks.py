@@ -454,7 +454,11 @@ def task_get(ctx: ToolContext, id: str) -> str:
 
 def task_list(ctx: ToolContext) -> str:
     """List this workspace's background tasks: id, state, run time and command."""
-    manager = task_manager(ctx)
+    return task_table(task_manager(ctx))
+
+
+def task_table(manager: "TaskManager") -> str:
+    """One line per task (id, state, exit code, run time, command); the /tasks command shows it too."""
     tasks = manager.list()
     if not tasks:
         return "no background tasks"
