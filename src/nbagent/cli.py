@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
         pass
     else:
         add_sessions_parser(sub)
+    from .cli_mcp import add_mcp_parser
+
+    add_mcp_parser(sub)
     return parser
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import ConfigError
 
-DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel")
+DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel", "mcp")
 APPROVAL_MODES = ("ask", "auto", "read-only")
 APIS = ("chat", "responses")
 
@@ -93,6 +93,13 @@ class AgentConfig:
     extra_instructions: str = ""
     """Appended to the system prompt."""
 
+    mcp_servers: dict[str, Any] | None = None
+    """MCP servers, as ``{"mcpServers": {name: {"command", "args", "env", "cwd"} | {"url", "headers"}}}``
+    (or just the inner object); added to those of the user's and the workspace's mcp.json. See docs/mcp.md."""
+
+    mcp_timeout: float = 30.0
+    """Seconds an MCP server may take to start and list its tools. Env: NBAGENT_MCP_TIMEOUT."""
+
     @classmethod
     def load(cls, **overrides: Any) -> "AgentConfig":
         """Defaults, then environment variables, then explicit arguments (None means unset)."""
@@ -141,6 +148,7 @@ _ENV = {
     "NBAGENT_PERSIST": "persist",
     "NBAGENT_WORKSPACE": "workspace",
     "NBAGENT_KERNEL_RUN_AUTO": "kernel_run_auto",
+    "NBAGENT_MCP_TIMEOUT": "mcp_timeout",
 }
 ENV_VARS = dict(_ENV)
 

@@ -12,6 +12,7 @@ from typing import Any, Callable
 from . import events as ev
 from .config import AgentConfig
 from .loop import Loop
+from .mcp.manager import MCPManager
 from .model.factory import make_model
 from .procs import ProcessTracker
 from .prompt import static_prompt
@@ -38,8 +39,11 @@ class AgentRuntime:
         self.processes = ProcessTracker()
         self.model = model if model is not None else make_model(config)
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
+        self.mcp = MCPManager(config, self.workspace, self.processes)
+        self.mcp.install(self.registry)
+        # kernel_run_auto lets kernel_run (only it) run unasked in auto mode; an MCP tool always asks.
         self.approvals = Approvals(config.approval, emit, approver,
-                                   auto_allowed=lambda tool: config.kernel_run_auto)
+                                   auto_allowed=lambda tool: config.kernel_run_auto and tool.toolset == "kernel")
         self.state = _open_state(self)
         self._static_prompt = static_prompt(config, self.registry)
         self._build_loop()
@@ -87,7 +91,13 @@ class AgentRuntime:
                 self.emit(ev.Error(message=problem, kind="store", turn_id=turn_id))
         self.state.remember_prompt(prompt)
         self._memory_block = None  # another kernel may have changed the project's memory
+        await self.start_mcp(turn_id)
         return await self.loop.run_turn(prompt, turn_id)
+
+    async def start_mcp(self, turn_id: str = "") -> None:
+        """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""
+        if await self.mcp.refresh(self.registry, self.emit, turn_id):
+            self._static_prompt = static_prompt(self.config, self.registry)
 
     # ----- sessions --------------------------------------------------------------------------
     def switch_session(self, selector: str) -> str:
@@ -144,6 +154,7 @@ class AgentRuntime:
 
     async def aclose(self) -> None:
         self.processes.kill_all()
+        await self.mcp.aclose()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()
