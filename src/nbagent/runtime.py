@@ -43,9 +43,10 @@ class AgentRuntime:
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
         self.mcp = MCPManager(config, self.workspace, self.processes)
         self.mcp.install(self.registry)
-        # kernel_run_auto lets kernel_run (only it) run unasked in auto mode; an MCP tool always asks.
-        self.approvals = Approvals(config.approval, emit, approver,
-                                   auto_allowed=lambda tool: config.kernel_run_auto and tool.toolset == "kernel")
+        # kernel_run_auto lets code in the user's kernel run unasked in auto mode; an MCP tool still asks.
+        self.approvals = Approvals(
+            config.approval, emit, approver,
+            auto_allowed=lambda tool: config.kernel_run_auto and not tool.toolset.startswith("mcp:"))
         self.state = _open_state(self)
         self._static_prompt = static_prompt(config, self.registry)
         self._build_loop()

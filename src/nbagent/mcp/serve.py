@@ -45,7 +45,9 @@ class ServedTools:
         self.config = AgentConfig.load(workspace=workspace, approval=approval, toolsets=toolsets, persist=False)
         self.on_event = on_event or (lambda event: None)
         self.registry = self._registry(toolsets)
-        self.approvals = Approvals(self.config.approval, self.on_event, approver or deny_all)
+        # Tools that always ask (notebook_run: code in a kernel) ask here even with --approval auto.
+        self.approvals = Approvals(self.config.approval, self.on_event, approver or deny_all,
+                                   auto_allowed=lambda tool: False)
         self.context = ToolContext(workspace=Workspace(self.config.workspace), config=self.config,
                                    emit=self.on_event, processes=ProcessTracker())
 
