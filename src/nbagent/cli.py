@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
         pass
     else:
         add_sessions_parser(sub, parents=[shared])
+    from .cli_checkpoints import add_checkpoint_parsers
+
+    add_checkpoint_parsers(sub, parents=[shared])
     return parser
 
 
