@@ -124,6 +124,14 @@ class AgentConfig:
     """Write one line per turn to .nbagent/traces.jsonl (local only, never sent anywhere).
     Env: NBAGENT_TELEMETRY=0 switches it off."""
 
+    checkpoints: bool = True
+    """Checkpoint each turn that changes the workspace, for undo and redo (docs/checkpoints.md).
+    Env: NBAGENT_CHECKPOINTS=0 switches them off."""
+
+    checkpoint_max_bytes: int = 256 * 1024 * 1024
+    """Outside a git repository, a workspace holding more bytes of files than this gets no checkpoint
+    (a clear error, never a partial copy). Env: NBAGENT_CHECKPOINT_MAX_BYTES."""
+
     @classmethod
     def load(cls, **overrides: Any) -> "AgentConfig":
         """Defaults, then environment variables, then explicit arguments (None means unset)."""
@@ -184,6 +192,9 @@ _ENV = {
     "NBAGENT_AUTO_MEMORY": "auto_memory",
     "NBAGENT_REPO_MAP": "repo_map",
     "NBAGENT_TELEMETRY": "telemetry",
+
+    "NBAGENT_CHECKPOINTS": "checkpoints",
+    "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
 }
 ENV_VARS = dict(_ENV)
 
