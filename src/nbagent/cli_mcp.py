@@ -10,15 +10,17 @@ from pathlib import Path
 
 
 
-def add_mcp_parser(sub) -> None:
-    mcp = sub.add_parser("mcp", help="MCP servers: list the configured ones, or serve nbagent's tools")
+def add_mcp_parser(sub, parents=()) -> None:
+    """``parents`` carry the options every command takes (--workspace), before or after the command."""
+    mcp = sub.add_parser("mcp", help="MCP servers: list the configured ones, or serve nbagent's tools",
+                         parents=list(parents))
     actions = mcp.add_subparsers(dest="mcp_command")
-    listing = actions.add_parser("list", help="configured MCP servers, their status and tools")
-    listing.add_argument("--workspace", "-w", help="workspace root (default: the current directory)")
+    listing = actions.add_parser("list", help="configured MCP servers, their status and tools",
+                                 parents=list(parents))
     listing.add_argument("--no-start", action="store_true", help="do not start servers to list their tools")
     listing.set_defaults(handler=_list)
-    serve = actions.add_parser("serve", help="serve nbagent's notebook and workspace tools over MCP")
-    serve.add_argument("--workspace", "-w", help="workspace root (default: the current directory)")
+    serve = actions.add_parser("serve", help="serve nbagent's notebook and workspace tools over MCP",
+                               parents=list(parents))
     serve.add_argument("--approval", choices=["ask", "auto", "read-only"], default="ask",
                        help="how writes are approved on this side (default ask, on the terminal)")
     serve.add_argument("--toolsets", default="notebook",
@@ -37,7 +39,7 @@ def _list(args: argparse.Namespace) -> int:
     from .mcp import MCPManager
     from .workspace import Workspace
 
-    config = AgentConfig.load(workspace=args.workspace, persist=False)
+    config = AgentConfig.load(workspace=getattr(args, "workspace", None), persist=False)
     manager = MCPManager(config, Workspace(config.workspace))
     for problem in manager.problems:
         print(f"nbagent: {problem}", file=sys.stderr)
@@ -73,7 +75,9 @@ def format_status(rows: list[dict]) -> str:
 
 
 def plain(text: str) -> str:
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+    from .display import escape_controls
+
+    return escape_controls(str(text), keep_newlines=False)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -82,7 +86,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .mcp.serve import ServedTools, serve_http, serve_stdio, terminal_approver
 
     toolsets = tuple(t.strip() for t in args.toolsets.split(",") if t.strip())
-    served = ServedTools(Path(args.workspace or "."), toolsets=toolsets, approval=args.approval,
+    served = ServedTools(Path(getattr(args, "workspace", None) or "."), toolsets=toolsets, approval=args.approval,
                          approver=terminal_approver)
     if not args.http:
         asyncio.run(serve_stdio(served))

@@ -89,26 +89,28 @@ def deny_all(request: ev.ApprovalRequest) -> str:
 
 
 def terminal_approver(request: ev.ApprovalRequest) -> str:
-    """Ask on the controlling terminal (stdin and stdout may carry the protocol); deny without one."""
+    """Show the approval card and ask on the controlling terminal (stdin and stdout may carry the
+    protocol); with no terminal, deny."""
+    from ..terminal import TerminalApprover, approval_card
+
+    unattended = "start nbagent mcp serve with --approval auto or read-only to run unattended"
     try:
         tty = open("/dev/tty", "r+", encoding="utf-8", errors="replace")
     except OSError:
-        print(f"nbagent mcp: denied {request.name}: no terminal to ask on (use --approval auto)",
-              file=sys.stderr)
-        return "deny"
+        return TerminalApprover(None, unattended=unattended)(request)
     with tty:
-        tty.write(f"\nnbagent mcp: an outside agent calls {request.name} {_plain(str(request.arguments))[:300]}\n")
-        if request.diff:
-            tty.write(_plain(request.diff) + "\n")
-        tty.write("approve? [y]es / [n]o / [a]lways: ")
+        tty.write("\nnbagent mcp: an outside agent's call\n" + approval_card(request))
         tty.flush()
-        answer = tty.readline().strip().lower()
-    return {"y": "approve", "yes": "approve", "a": "always", "always": "always"}.get(answer, "deny")
 
+        def ask(question: str) -> str:
+            tty.write(question)
+            tty.flush()
+            line = tty.readline()
+            if not line:
+                raise EOFError
+            return line
 
-def _plain(text: str) -> str:
-    """Control characters shown as escapes: a diff of hostile text must not drive the terminal."""
-    return "".join(c if c in "\n\t" or c.isprintable() else repr(c)[1:-1] for c in text)
+        return TerminalApprover(ask, out=tty, unattended=unattended)(request)
 
 
 def build_server(served: ServedTools) -> Any:
