@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
         pass
     else:
         add_sessions_parser(sub)
+    from .cli_context import add_context_parser
+
+    add_context_parser(sub)
     return parser
 
 

@@ -93,6 +93,22 @@ class AgentConfig:
     extra_instructions: str = ""
     """Appended to the system prompt."""
 
+    context_poll: bool = True
+    """Run the attached-context poller (one per workspace across processes) while this agent lives.
+    Env: NBAGENT_CONTEXT_POLL=0 leaves command and file sources to another process or to a refresh."""
+
+    context_tick: float = 5.0
+    """Seconds between the context poller's passes. Env: NBAGENT_CONTEXT_TICK."""
+
+    context_min_every: float = 30.0
+    """The shortest interval a command source is run at, whatever its ``every``. Env: NBAGENT_CONTEXT_MIN_EVERY."""
+
+    context_timeout: float = 20.0
+    """Seconds a command source may run before its process group is killed. Env: NBAGENT_CONTEXT_TIMEOUT."""
+
+    context_wake: bool = False
+    """Let sources attached with wake=True start a turn when they change. Env: NBAGENT_CONTEXT_WAKE."""
+
     @classmethod
     def load(cls, **overrides: Any) -> "AgentConfig":
         """Defaults, then environment variables, then explicit arguments (None means unset)."""
@@ -141,6 +157,11 @@ _ENV = {
     "NBAGENT_PERSIST": "persist",
     "NBAGENT_WORKSPACE": "workspace",
     "NBAGENT_KERNEL_RUN_AUTO": "kernel_run_auto",
+    "NBAGENT_CONTEXT_POLL": "context_poll",
+    "NBAGENT_CONTEXT_TICK": "context_tick",
+    "NBAGENT_CONTEXT_MIN_EVERY": "context_min_every",
+    "NBAGENT_CONTEXT_TIMEOUT": "context_timeout",
+    "NBAGENT_CONTEXT_WAKE": "context_wake",
 }
 ENV_VARS = dict(_ENV)
 

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from . import events as ev
 from .config import AgentConfig
+from .context.live import LiveContext
 from .loop import Loop
 from .model.factory import make_model
 from .procs import ProcessTracker
@@ -41,6 +42,7 @@ class AgentRuntime:
         self.approvals = Approvals(config.approval, emit, approver,
                                    auto_allowed=lambda tool: config.kernel_run_auto)
         self.state = _open_state(self)
+        self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = static_prompt(config, self.registry)
         self._build_loop()
 
@@ -54,7 +56,8 @@ class AgentRuntime:
         self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
                                  emit=self.emit, session=self.session, output_limit=self._limit)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
-                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts)
+                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts,
+                         before_prompt=self.context.absorb)
 
     def _limit(self, text: str, name: str) -> str:
         from .limits import limit_output
@@ -94,12 +97,16 @@ class AgentRuntime:
         old = self.state
         self.state = _open_state(self, selector)
         old.close()
+        self.context.rebind(self.state)
         self._problems_reported = False
         self._build_loop()
         return self.session.id
 
     def fork_session(self, up_to_turn: int | None) -> str:
+        before = self.session.id
         self.state = self.state.fork(up_to_turn)
+        self.context.rebind(self.state)
+        self.context.moved(before)
         self._build_loop()
         return self.session.id
 
@@ -144,6 +151,7 @@ class AgentRuntime:
 
     async def aclose(self) -> None:
         self.processes.kill_all()
+        self.context.close()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()

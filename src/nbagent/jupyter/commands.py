@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .context_command import context_command
 from .keeper import AgentKeeper, KeeperError
 from .widgets.format import TODO_MARKS, counts_line_for
 
 NOT_YET = {
     "undo": "/undo is not available yet: it comes with per-turn checkpoints, which have not landed.",
     "redo": "/redo is not available yet: it comes with per-turn checkpoints, which have not landed.",
-    "context": "/context is not available yet: attached context sources have not landed.",
 }
 
 HELP = """Slash commands (also as %agent /name):
@@ -23,12 +23,13 @@ HELP = """Slash commands (also as %agent /name):
   /todos             the session's task list
   /memory            the project memory entries
   /notes             context notes this notebook's agent received
+  /context           attached context sources (list, attach, mute, unmute, remove: /context help)
   /compact           replace the transcript by a model-written summary
   /tools             the tools the agent may use
   /model [NAME]      show or change the model
   /tasks             background tasks (commands handed over by bash)
   /clear             clear the live views (the session stays)
-  /undo /redo /context   not available yet"""
+  /undo /redo        not available yet"""
 
 
 def run_command(keeper: AgentKeeper, line: str, clear_views: Callable[[], int]) -> Any:
@@ -136,5 +137,5 @@ def _tasks(keeper, arg):
 COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
     "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
     "memory": _memory, "notes": _notes, "compact": _compact, "tools": _tools, "model": _model,
-    "tasks": _tasks, "clear": lambda keeper, arg: None,
+    "tasks": _tasks, "context": context_command, "clear": lambda keeper, arg: None,
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from .. import events as ev
+from ..context.notes import note_line
 from .widgets.format import TODO_MARKS, counts_line_for, shorten, summarize_arguments
 
 STATUS_MARKS = {"done": "✓", "failed": "✗", "denied": "⊘", "killed": "■"}
@@ -85,7 +86,7 @@ class TextRenderer:
         return self._line(f"[{e.message or 'compacted'}]")
 
     def _context_note(self, e: ev.ContextNote) -> str:
-        return self._line(f"[note from {e.source}: {shorten(e.text, 100)}]")
+        return self._line(f"[{note_line(e.source, e.change, e.summary, e.changes)}]")
 
     def _error(self, e: ev.Error) -> str:
         return self._line(f"error: {e.message}")

@@ -22,7 +22,7 @@ from pathlib import Path
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Callable, Dict, Float, Int, List, Unicode
 
-from . import handlers
+from . import context_routes, handlers
 from .hub import SessionHub
 from .services import WorkspaceServices
 from .settings import ServerSettings
@@ -65,6 +65,7 @@ class NbAgentServer(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(handlers.ROUTES)
+        self.handlers.extend(context_routes.ROUTES)
 
     def make_agent(self, session_id: str):
         """The Agent of one session (blocking: the hub calls it on a worker thread)."""
