@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     from .cli_context import add_context_parser
 
     add_context_parser(sub)
+    from .cli_checkpoints import add_checkpoint_parsers
+
+    add_checkpoint_parsers(sub)
     return parser
 
 

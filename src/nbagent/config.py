@@ -108,6 +108,13 @@ class AgentConfig:
 
     context_wake: bool = False
     """Let sources attached with wake=True start a turn when they change. Env: NBAGENT_CONTEXT_WAKE."""
+    checkpoints: bool = True
+    """Checkpoint each turn that changes the workspace, for undo and redo (docs/checkpoints.md).
+    Env: NBAGENT_CHECKPOINTS=0 switches them off."""
+
+    checkpoint_max_bytes: int = 256 * 1024 * 1024
+    """Outside a git repository, a workspace holding more bytes of files than this gets no checkpoint
+    (a clear error, never a partial copy). Env: NBAGENT_CHECKPOINT_MAX_BYTES."""
 
     @classmethod
     def load(cls, **overrides: Any) -> "AgentConfig":
@@ -162,6 +169,8 @@ _ENV = {
     "NBAGENT_CONTEXT_MIN_EVERY": "context_min_every",
     "NBAGENT_CONTEXT_TIMEOUT": "context_timeout",
     "NBAGENT_CONTEXT_WAKE": "context_wake",
+    "NBAGENT_CHECKPOINTS": "checkpoints",
+    "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
 }
 ENV_VARS = dict(_ENV)
 

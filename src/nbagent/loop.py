@@ -38,7 +38,7 @@ class Loop:
     """Runs turns for one session. Owned by an Agent; runs on the agent's event loop."""
 
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
-                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]],
+                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]], guard=None,
                  before_prompt: Callable[[str], list[dict[str, Any]]] | None = None):
         self.model = model
         self.session = session
@@ -47,6 +47,8 @@ class Loop:
         self.emit = emit
         self.runner = runner
         self.prompt_parts = prompt_parts
+        self.guard = guard
+        """nbagent.turn_guard.TurnGuard: checkpoints and the recovery journal (None: neither)."""
         self.before_prompt = before_prompt
         """Called with the turn id once the turn has started, before its prompt is added: the attached
         context's notes go in there (between turns, never mid-turn). Returns the messages it appended."""
@@ -59,6 +61,8 @@ class Loop:
         state = TurnState(turn_id)
         self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, turn_id=turn_id))
         self.session.begin_turn(prompt)
+        if self.guard is not None:
+            self.guard.begin_turn(self.session.turns, turn_id)
         if self.before_prompt is not None:
             self._count(self.before_prompt(turn_id))
         self.session.defer_records = True  # records ride along with each step's commit
@@ -148,6 +152,8 @@ class Loop:
 
     def _append(self, messages: list[dict[str, Any]]) -> None:
         self.session.append(messages)
+        if self.guard is not None:
+            self.guard.step_durable(messages)
         self._count(messages)
 
     def _count(self, messages: list[dict[str, Any]]) -> None:
@@ -184,6 +190,8 @@ class Loop:
     def _end(self, state: TurnState, reason: str) -> ev.TurnEnd:
         self.session.defer_records = False
         self.session.flush()
+        if self.guard is not None:
+            self.guard.end_turn()  # the "after" checkpoint: before turn_end, so views show it on the turn
         text = "\n\n".join(t.strip() for t in state.text if t.strip())
         end = ev.TurnEnd(reason=reason, text=text, steps=state.steps, turn_id=state.turn_id)
         self.emit(end)
