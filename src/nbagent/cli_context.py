@@ -11,7 +11,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .context.fetch import COMMAND_TIMEOUT, refresh
 from .context.records import SourceError, one_line, parse_output
@@ -21,19 +21,24 @@ from .store.sessions import SessionStore
 from .workspace import Workspace
 
 
-def add_context_parser(subparsers: Any) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("context", help="attached context sources: list, attach, push, mute, remove")
-    parser.add_argument("-w", "--workspace", default=argparse.SUPPRESS,
-                        help="the workspace (default: the current directory)")
-    parser.add_argument("-s", "--session", default=None,
-                        help="a session id (or unique prefix): its own sources instead of the workspace's")
-    commands = parser.add_subparsers(dest="context_command", metavar="COMMAND", required=True)
+def add_context_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
+    """The ``context`` command; ``parents`` carry the options every command takes (``--workspace``)."""
+    session = argparse.ArgumentParser(add_help=False)
+    session.add_argument("-s", "--session", default=argparse.SUPPRESS,
+                         help="a session id (or unique prefix): its own sources instead of the workspace's")
+    common = [*parents, session]
+    parser = subparsers.add_parser("context", help="attached context sources: list, attach, push, mute, remove",
+                                   parents=common)
+    sub = parser.add_subparsers(dest="context_command", metavar="COMMAND", required=True)
 
-    p = commands.add_parser("list", help="the sources, with status, serial, last change and summary")
+    def command(name: str, helptext: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=helptext, parents=common)
+
+    p = command("list", "the sources, with status, serial, last change and summary")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     p.set_defaults(handler=run_context, context_handler=cmd_list)
 
-    p = commands.add_parser("attach", help="attach a command source (or a watched file) and fetch it once")
+    p = command("attach", "attach a command source (or a watched file) and fetch it once")
     p.add_argument("name")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--command", "-c", help="shell command whose output is the source's text")
@@ -43,14 +48,14 @@ def add_context_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--wake", action="store_true", help="let a change start a turn (when context_wake is on)")
     p.set_defaults(handler=run_context, context_handler=cmd_attach)
 
-    p = commands.add_parser("push", help="set a pushed source's text from standard input")
+    p = command("push", "set a pushed source's text from standard input")
     p.add_argument("name")
     p.add_argument("--why", default="", help="why it is attached, when it is new")
     p.set_defaults(handler=run_context, context_handler=cmd_push)
 
     for name, helptext in (("mute", "stop notes and polling for a source (its text stays)"),
                            ("unmute", "undo mute"), ("remove", "detach a source")):
-        p = commands.add_parser(name, help=helptext)
+        p = command(name, helptext)
         p.add_argument("name")
         p.set_defaults(handler=run_context, context_handler=globals()[f"cmd_{name}"])
     return parser
@@ -67,7 +72,8 @@ def run_context(args: argparse.Namespace) -> int:
         if sessions.db is None:
             print(f"nbagent: {sessions.broken}", file=sys.stderr)
             return 1
-        session = sessions.resolve(args.session) if args.session else None
+        selector = getattr(args, "session", None)
+        session = sessions.resolve(selector) if selector else None
         return args.context_handler(args, ContextStore(sessions.db), session, sessions.root)
     except (SourceError, StoreError) as exc:
         print(f"nbagent: {exc}", file=sys.stderr)
