@@ -265,7 +265,10 @@ def _ask_in_text(request: ev.ApprovalRequest) -> str:
 
 
 def load_ipython_extension(ipython) -> None:
-    """``%load_ext nbagent``: register %agent and %%agent."""
+    """``%load_ext nbagent``: register %agent and %%agent, and warm the first turn in the background."""
+    from ..warmup import start
+
+    start()
     magics = AgentMagics(ipython)
     ipython.register_magics(magics)
     ipython.push({AWAIT_NAME: magics.agent_awaiting}, interactive=False)

@@ -62,6 +62,9 @@ class NbAgentServer(ExtensionApp):
         # collections scanning them all paused the event loop for 350-500 ms under a fast stream.
         # Freezing them moves them out of the collector's scans (objects made later are unaffected).
         gc.freeze()
+        from ...warmup import start
+
+        start()  # the first session's agent then starts without importing the SDK (a daemon thread)
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(handlers.ROUTES)
