@@ -9,14 +9,14 @@ from pathlib import Path
 from .errors import ConfigError
 
 
-def add_batch_parser(sub) -> None:
+def add_batch_parser(sub, parents=()) -> None:
     p = sub.add_parser("batch", help="run many prompts, each in its own copy of the workspace",
+                       parents=list(parents),
                        description="Each row of TASKS (a CSV file, or a text file with one prompt a line) "
                                    "runs as its own session in its own copy of the workspace.")
     p.add_argument("tasks", help="CSV file (its columns fill --prompt, or a 'prompt' column) or a .txt file")
     p.add_argument("--prompt", "-p", help="template filled from each row, e.g. 'Summarise {path}'")
     p.add_argument("--out", "-o", required=True, help="where to write the results (.csv, .json or .parquet)")
-    p.add_argument("--workspace", "-w", default=".", help="workspace root (default: the current directory)")
     p.add_argument("--approval", choices=["auto", "read-only"], required=True,
                    help="what tools may do: a batch never asks, so choose auto or read-only")
     p.add_argument("--concurrency", "-j", type=int, default=4, help="tasks at once (default 4)")
@@ -70,8 +70,8 @@ def run_batch_command(args: argparse.Namespace) -> int:
     options = {k: v for k, v in dict(model=args.model, base_url=args.base_url, toolsets=args.toolsets,
                                       max_steps=args.max_steps).items() if v is not None}
     try:
-        frame = batch(tasks, prompt=template, workspace=args.workspace, concurrency=args.concurrency,
-                      client=client, approval=args.approval, **options)
+        frame = batch(tasks, prompt=template, workspace=getattr(args, "workspace", None) or ".",
+                      concurrency=args.concurrency,                      client=client, approval=args.approval, **options)
     finally:
         if client is not None:
             client.close()
