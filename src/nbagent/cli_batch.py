@@ -71,7 +71,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
                                       max_steps=args.max_steps).items() if v is not None}
     try:
         frame = batch(tasks, prompt=template, workspace=getattr(args, "workspace", None) or ".",
-                      concurrency=args.concurrency,                      client=client, approval=args.approval, **options)
+                      concurrency=args.concurrency, client=client, approval=args.approval, **options)
     finally:
         if client is not None:
             client.close()
