@@ -76,6 +76,6 @@ def run_batch_command(args: argparse.Namespace) -> int:
         if client is not None:
             client.close()
     write_results(frame, Path(args.out))
-    failed = int(frame["error"].notna().sum())
+    failed = sum(1 for error in frame["error"] if isinstance(error, str))
     print(f"{len(frame)} tasks, {failed} failed; results in {args.out}", file=sys.stderr)
     return 0 if failed == 0 else 1
