@@ -53,7 +53,7 @@ class AgentRuntime:
         return self.state.session
 
     def _build_loop(self) -> None:
-        self.guard = TurnGuard(self.workspace.root, self.workspace.state_dir, self.session.id, self.emit,
+        self.guard = TurnGuard(self.workspace, self.session.id, self.emit,
                                enabled=self.config.checkpoints, journal=self.config.persist,
                                max_bytes=self.config.checkpoint_max_bytes)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
