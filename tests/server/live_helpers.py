@@ -55,3 +55,19 @@ def disk_sources(path) -> list[str]:
     except Exception:  # caught mid-write by the room's save
         return []
     return [c.source for c in nb.cells]
+
+
+async def start_kernel(jp_fetch, path: str) -> str:
+    """Open a kernel session for ``path`` as JupyterLab does; returns the kernel id once it answers."""
+    response = await jp_fetch("api", "sessions", method="POST", body=json.dumps(
+        {"path": path, "name": path, "type": "notebook", "kernel": {"name": "python3"}}))
+    return json.loads(response.body)["kernel"]["id"]
+
+
+RUN_CELLS = [("code", "x = 21"), ("code", "print(x * 2)\nx"), ("code", "1 / 0"), ("code", "print('after')")]
+
+
+def check_run_result(text: str, ids: list[str]) -> None:
+    assert f'<cell id="{ids[1]}" exec="2" status="ok">' in text
+    assert "42" in text and "ZeroDivisionError" in text
+    assert "stopped at the failing cell: 1 cell(s) not run" in text and "after" not in text

@@ -23,7 +23,8 @@ from tornado.httpclient import HTTPClientError
 from nbagent.errors import ToolError
 from nbagent.tools import notebook as nbt
 
-from live_helpers import disk_sources, sources, tool_ctx, until, write_notebook
+from live_helpers import (RUN_CELLS, check_run_result, disk_sources, sources, start_kernel, tool_ctx, until,
+                          write_notebook)
 
 pytestmark = pytest.mark.integration
 
@@ -178,3 +179,29 @@ async def test_the_kernel_handler_needs_the_secret(jp_serverapp, jp_root_dir, jp
         assert "live document" in text
         await call(nbt.notebook_edit, ctx, "k.ipynb", ids[0], "k = 2")
         await until(lambda: sources(view) == ["k = 2"], what="the kernel's edit in the view")
+
+
+async def test_notebook_run_fills_outputs_in_the_open_view(jp_serverapp, jp_root_dir, jp_fetch, open_view):
+    from nbagent.jupyter import server_link
+
+    ids = write_notebook(jp_root_dir, "r.ipynb", RUN_CELLS)
+    ctx = tool_ctx(jp_root_dir)
+    async with open_view("r.ipynb") as view:
+        kernel_id = await start_kernel(jp_fetch, "r.ipynb")
+        text = await call(nbt.notebook_run, ctx, "r.ipynb", ids)
+        check_run_result(text, ids)
+        await until(lambda: view.ycells[1]["execution_count"] == 2 and len(view.ycells[2]["outputs"]),
+                    what="the outputs in the view")
+        outputs = view.get_cell(1)["outputs"]
+        assert outputs[0]["output_type"] == "stream" and "".join(outputs[0]["text"]) == "42\n"
+        assert outputs[1]["data"]["text/plain"] == "21"
+        assert view.get_cell(2)["outputs"][0]["ename"] == "ZeroDivisionError"
+        assert view.get_cell(3)["outputs"] == []
+        # A kernel's agent never queues cells on its own kernel.
+        app = next(iter(jp_serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
+        body = json.dumps({"action": "run", "path": str(jp_root_dir / "r.ipynb"), "cell_ids": ids[:1],
+                           "kernel_id": kernel_id})
+        with pytest.raises(HTTPClientError) as err:
+            await jp_fetch("nbagent", "api", "kernel", "notebooks", method="POST", body=body,
+                           headers={server_link.SECRET_HEADER: app.kernel_link.secret})
+        assert err.value.code == 409 and b"deadlock" in err.value.response.body
