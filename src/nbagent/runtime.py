@@ -44,6 +44,12 @@ class AgentRuntime:
                                    auto_allowed=lambda tool: config.kernel_run_auto)
         self.state = _open_state(self)
         self._static_prompt = static_prompt(config, self.registry)
+        from .knowledge.turn import TurnKnowledge
+
+        self.knowledge = TurnKnowledge(config, state=lambda: self.state, emit=self.emit,
+                                       workspace_root=self.workspace.root)
+        self._knowledge_block = ""
+        self._turn_id = ""
         self._build_loop()
         if (config.session or "new") != "new":
             self._recover()
@@ -76,6 +82,7 @@ class AgentRuntime:
             if isinstance(event, ev.MemoryChanged):
                 self._memory_block = None  # re-read before the next step
             emit(event)
+            self.knowledge.observe(event)
 
         return tracked
 
@@ -84,7 +91,11 @@ class AgentRuntime:
         # not on every step: it is the same block unless a memory tool ran.
         if self._memory_block is None:
             self._memory_block = self.state.memory_block()
-        return self._static_prompt, self.state.todos_block(), self._memory_block
+        # Instructions and the repo map are read once per turn; relevant memory is searched per step.
+        static = "\n\n".join(p for p in (self._static_prompt, self._knowledge_block) if p)
+        relevant = self.knowledge.relevant_block(self._turn_id)
+        memory = "\n\n".join(p for p in (self._memory_block, relevant) if p)
+        return static, self.state.todos_block(), memory
 
     _problems_reported = False
 
@@ -99,6 +110,9 @@ class AgentRuntime:
                 self._diverged = []
         self.state.remember_prompt(prompt)
         self._memory_block = None  # another kernel may have changed the project's memory
+        self._turn_id = turn_id
+        self.knowledge.begin_turn(prompt, turn_id)
+        self._knowledge_block = await self.knowledge.static_block_for_turn()
         return await self.loop.run_turn(prompt, turn_id)
 
     # ----- sessions --------------------------------------------------------------------------
@@ -176,6 +190,7 @@ class AgentRuntime:
                                kind="compact"))
             return RunResult.from_events([end], end, self.session.id)
         before = len(self.session.wire_messages())
+        self.knowledge.save_summary(summary)
         self.session.set_summary({"role": "user", "summary": True,
                                   "content": "Summary of the conversation so far:\n\n" + summary.strip()})
         self.loop.reset_estimates()
@@ -187,6 +202,7 @@ class AgentRuntime:
 
     async def aclose(self) -> None:
         self.processes.kill_all()
+        self.knowledge.close()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from ...events import Event
+from ...open_context import BadContext, OpenContext, with_context
 
 log = logging.getLogger("nbagent.server")
 
@@ -106,8 +107,12 @@ class SessionHub:
             text = message.get("text")
             if not isinstance(text, str) or not text.strip():
                 return _error("a prompt needs a non-empty \"text\"", "bad_request")
+            try:
+                context = OpenContext.from_dict(message.get("context"))
+            except BadContext as exc:
+                return _error(str(exc), "bad_request")
             await self._refresh_if_stale(live)
-            future = live.agent.submit(text, keep_deltas=False)
+            future = live.agent.submit(with_context(text, context), keep_deltas=False)
             future.add_done_callback(_log_failure)
         elif kind == "approval":
             call_id, decision = message.get("call_id"), message.get("decision")
