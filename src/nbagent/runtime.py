@@ -61,11 +61,12 @@ class AgentRuntime:
         return self.state.session
 
     def _build_loop(self) -> None:
-        self.guard = TurnGuard(self.workspace.root, self.workspace.state_dir, self.session.id, self.emit,
+        self.guard = TurnGuard(self.workspace, self.session.id, self.emit,
                                enabled=self.config.checkpoints, journal=self.config.persist,
                                max_bytes=self.config.checkpoint_max_bytes)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)
+        self.guard.checkpoints.notebook_stores = lambda: _notebook_stores(context)
         self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
                                  emit=self.emit, session=self.session, output_limit=self._limit,
                                  guard=self.guard)
@@ -214,6 +215,13 @@ class AgentRuntime:
         if close is not None:
             await close()
         self.state.close()
+
+
+def _notebook_stores(context: ToolContext) -> list:
+    """Where the agent's notebook edits go: undo and redo restore an open notebook the same way."""
+    from .tools.nbdoc import stores
+
+    return stores(context)
 
 
 def _open_state(runtime: AgentRuntime, selector: str | None = None):

@@ -266,7 +266,10 @@ def _usage(magic) -> str:
 
 
 def load_ipython_extension(ipython) -> None:
-    """``%load_ext nbagent``: register %agent and %%agent."""
+    """``%load_ext nbagent``: register %agent and %%agent, and warm the first turn in the background."""
+    from ..warmup import start
+
+    start()
     magics = AgentMagics(ipython)
     ipython.register_magics(magics)
     magics.history.register()

@@ -67,6 +67,9 @@ class NbAgentServer(ExtensionApp):
         # collections scanning them all paused the event loop for 350-500 ms under a fast stream.
         # Freezing them moves them out of the collector's scans (objects made later are unaffected).
         gc.freeze()
+        from ...warmup import start
+
+        start()  # the first session's agent then starts without importing the SDK (a daemon thread)
 
     def _start_notebooks(self, root: Path) -> None:
         """The server becomes the one writer of notebooks: for its own agents and its kernels' agents."""
