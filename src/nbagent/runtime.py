@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from . import events as ev
 from .config import AgentConfig
+from .context.live import LiveContext
 from .loop import Loop
 from .model.factory import make_model
 from .procs import ProcessTracker
@@ -43,6 +44,7 @@ class AgentRuntime:
         self.approvals = Approvals(config.approval, emit, approver,
                                    auto_allowed=lambda tool: config.kernel_run_auto)
         self.state = _open_state(self)
+        self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = static_prompt(config, self.registry)
         from .knowledge.turn import TurnKnowledge
 
@@ -69,7 +71,8 @@ class AgentRuntime:
                                  emit=self.emit, session=self.session, output_limit=self._limit,
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
-                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts, guard=self.guard)
+                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts, guard=self.guard,
+                         before_prompt=self.context.absorb)
 
     def _limit(self, text: str, name: str) -> str:
         from .limits import limit_output
@@ -120,6 +123,7 @@ class AgentRuntime:
         old = self.state
         self.state = _open_state(self, selector)
         old.close()
+        self.context.rebind(self.state)
         self._problems_reported = False
         self._build_loop()
         if selector != "new":
@@ -156,7 +160,10 @@ class AgentRuntime:
         self.workspace.invalidate()
 
     def fork_session(self, up_to_turn: int | None) -> str:
+        before = self.session.id
         self.state = self.state.fork(up_to_turn)
+        self.context.rebind(self.state)
+        self.context.moved(before)
         self._build_loop()
         return self.session.id
 
@@ -202,6 +209,7 @@ class AgentRuntime:
 
     async def aclose(self) -> None:
         self.processes.kill_all()
+        self.context.close()
         self.knowledge.close()
         close = getattr(self.model, "aclose", None)
         if close is not None:
