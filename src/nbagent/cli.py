@@ -62,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     from .cli_checkpoints import add_checkpoint_parsers
 
     add_checkpoint_parsers(sub, parents=[shared])
+    from .cli_knowledge import add_knowledge_parsers
+
+    add_knowledge_parsers(sub, parents=[shared])
     return parser
 
 
