@@ -17,7 +17,7 @@ from .events import Event
 from .tools.base import Tool, ToolSet, function_tool, tool
 
 __version__ = "0.1.0"
-__all__ = ["Agent", "AgentConfig", "Event", "RunResult", "Tool", "ToolSet", "function_tool", "tool",
+__all__ = ["Agent", "AgentConfig", "Event", "RunResult", "Tool", "ToolSet", "batch", "function_tool", "tool",
            "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
 
 
@@ -35,6 +35,10 @@ def __getattr__(name: str) -> Any:
         from .knowledge.stats import stats
 
         return stats
+    if name == "batch":
+        from .batching import batch
+
+        return batch
     if name in ("sessions", "messages", "tool_calls", "usage"):
         from . import api
 

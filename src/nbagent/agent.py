@@ -157,6 +157,14 @@ class Agent:
         return self.runtime.registry
 
     @property
+    def context(self):
+        """The attached context sources: ``push``, ``attach``, ``mute``, ``remove``, ``sources()``
+        (nbagent.context.handle.ContextHandle; docs/context.md)."""
+        from .context.handle import ContextHandle
+
+        return ContextHandle(self)
+
+    @property
     def todos(self) -> list[dict[str, Any]]:
         return list(self.runtime.session.todos)
 

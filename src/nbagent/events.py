@@ -152,8 +152,18 @@ class Compacted(Event):
 
 @_event("context_note")
 class ContextNote(Event):
+    """An attached source's note, added to the history before a turn (nbagent.context).
+
+    ``change`` is attached, updated, failing or removed; ``changes`` counts the revisions since the
+    model last saw the source; ``text`` is the note as the model reads it."""
+
     source: str = ""
+    note_id: str = ""
+    change: str = "updated"
+    summary: str = ""
+    changes: int = 0
     text: str = ""
+    session_id: str = ""
 
 
 @_event("checkpoint")

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from . import events as ev
 from .config import AgentConfig
+from .context.live import LiveContext
 from .loop import Loop
 from .model.factory import make_model
 from .procs import ProcessTracker
@@ -43,6 +44,7 @@ class AgentRuntime:
         self.approvals = Approvals(config.approval, emit, approver,
                                    auto_allowed=lambda tool: config.kernel_run_auto)
         self.state = _open_state(self)
+        self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = static_prompt(config, self.registry)
         from .knowledge.turn import TurnKnowledge
 
@@ -59,16 +61,18 @@ class AgentRuntime:
         return self.state.session
 
     def _build_loop(self) -> None:
-        self.guard = TurnGuard(self.workspace.root, self.workspace.state_dir, self.session.id, self.emit,
+        self.guard = TurnGuard(self.workspace, self.session.id, self.emit,
                                enabled=self.config.checkpoints, journal=self.config.persist,
                                max_bytes=self.config.checkpoint_max_bytes)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)
+        self.guard.checkpoints.notebook_stores = lambda: _notebook_stores(context)
         self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
                                  emit=self.emit, session=self.session, output_limit=self._limit,
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
-                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts, guard=self.guard)
+                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts, guard=self.guard,
+                         before_prompt=self.context.absorb)
 
     def _limit(self, text: str, name: str) -> str:
         from .limits import limit_output
@@ -119,6 +123,7 @@ class AgentRuntime:
         old = self.state
         self.state = _open_state(self, selector)
         old.close()
+        self.context.rebind(self.state)
         self._problems_reported = False
         self._build_loop()
         if selector != "new":
@@ -155,7 +160,10 @@ class AgentRuntime:
         self.workspace.invalidate()
 
     def fork_session(self, up_to_turn: int | None) -> str:
+        before = self.session.id
         self.state = self.state.fork(up_to_turn)
+        self.context.rebind(self.state)
+        self.context.moved(before)
         self._build_loop()
         return self.session.id
 
@@ -201,11 +209,19 @@ class AgentRuntime:
 
     async def aclose(self) -> None:
         self.processes.kill_all()
+        self.context.close()
         self.knowledge.close()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()
         self.state.close()
+
+
+def _notebook_stores(context: ToolContext) -> list:
+    """Where the agent's notebook edits go: undo and redo restore an open notebook the same way."""
+    from .tools.nbdoc import stores
+
+    return stores(context)
 
 
 def _open_state(runtime: AgentRuntime, selector: str | None = None):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
 from . import events as ev
+from .context.notes import note_line
 from .display import (STATUS_MARKS, TODO_MARKS, counts_line_for, escape_controls, key_argument, shorten,
                       summarize_arguments)
 
@@ -119,6 +120,9 @@ class TerminalRenderer:
 
     def _compacted(self, e: ev.Compacted) -> str:
         return self._line(f"[{_one_line(e.message, 200) or 'compacted'}]")
+
+    def _context_note(self, e: ev.ContextNote) -> str:
+        return self._line(f"[{escape_controls(note_line(e.source, e.change, e.summary, e.changes))}]")
 
     def _error(self, e: ev.Error) -> str:
         return self._line(f"error: {escape_controls(e.message)}")

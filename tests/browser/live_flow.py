@@ -124,4 +124,12 @@ def run_live_flow(page, lab, shot, mode: str) -> None:
     assert "ran 3 cell(s)" in result and "2" in result
     page.wait_for_selector(".jp-Notebook .jp-Cell:nth-child(4) .jp-OutputArea-output:has-text('9')")
     no_dialog(page, shot, mode)
+
+    # The panel's chip says what goes with a prompt: this notebook and its active cell.
+    page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".cm-content").click()
+    page.click("li[data-id='nbagent-panel']")
+    chip = page.locator(".jp-nbagent-context-chip")
+    chip.filter(has_text=f"{name} · active cell").wait_for()
     shot(f"live-notebook-{mode}")
+    chip.locator("button").click()
+    chip.wait_for(state="detached")
