@@ -127,6 +127,13 @@ class TerminalRenderer:
     def _error(self, e: ev.Error) -> str:
         return self._line(f"error: {escape_controls(e.message)}")
 
+    def _checkpoint(self, e: ev.Checkpoint) -> str:
+        files = _one_line(", ".join(escape_controls(f, keep_newlines=False) for f in e.files), 200)
+        label = {"taken": "files changed", "undone": f"undid turn {e.turn}", "redone": f"redid turn {e.turn}",
+                 "diverged": "changed since the last checkpoint"}.get(e.action, e.action)
+        hint = " (nbagent undo puts them back)" if e.action == "taken" else ""
+        return self._line(f"{label}: {files}{hint}")
+
     def _turn_end(self, e: ev.TurnEnd) -> str:
         lines = []
         if self._thought and not self.quiet:
