@@ -62,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     from .cli_context import add_context_parser
 
     add_context_parser(sub, parents=[shared])
+    from .cli_mcp import add_mcp_parser
+
+    add_mcp_parser(sub, parents=[shared])
     from .cli_checkpoints import add_checkpoint_parsers
 
     add_checkpoint_parsers(sub, parents=[shared])

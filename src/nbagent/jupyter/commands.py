@@ -23,6 +23,7 @@ HELP = """Slash commands (also as %agent /name):
   /context           attached context sources (list, attach, mute, unmute, remove: /context help)
   /compact           replace the transcript by a model-written summary
   /tools             the tools the agent may use
+  /mcp [start]       MCP servers, their status and tools (start: start the enabled ones now)
   /model [NAME]      show or change the model
   /tasks             background tasks (commands handed over by bash)
   /undo [force]      put back the files the last turn changed (force: even if changed since)
@@ -113,6 +114,19 @@ def _tools(keeper, arg):
     return "\n".join(lines)
 
 
+def _mcp(keeper, arg):
+    from ..cli_mcp import format_status
+
+    if arg not in ("", "start"):
+        raise KeeperError("/mcp takes no argument, or \"start\" to start the enabled servers now")
+    if arg == "start":
+        keeper._ensure_idle()
+    rows = keeper.get().mcp_status(start=arg == "start")
+    if not rows:
+        return "no MCP servers configured (see docs/mcp.md)"
+    return "MCP servers:\n" + format_status(rows)
+
+
 def _model(keeper, arg):
     agent = keeper.get()
     if not arg:
@@ -159,7 +173,7 @@ def _tasks(keeper, arg):
 
 COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
     "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
-    "memory": _memory, "notes": _notes, "compact": _compact, "tools": _tools, "model": _model,
+    "memory": _memory, "notes": _notes, "compact": _compact, "tools": _tools, "mcp": _mcp, "model": _model,
     "tasks": _tasks, "undo": _undo, "redo": _redo, "checkpoints": _checkpoints, "context": context_command,
     "clear": lambda keeper, arg: None,
 }
