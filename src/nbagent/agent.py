@@ -169,6 +169,13 @@ class Agent:
     def todos(self) -> list[dict[str, Any]]:
         return list(self.runtime.session.todos)
 
+    def mcp_status(self, start: bool = False) -> list[dict[str, Any]]:
+        """The configured MCP servers: name, source, transport, target, enabled (its tool set is on),
+        status, error, trust and tools. ``start=True`` first starts the enabled ones not started yet."""
+        if start:
+            self._call_idle(self.runtime.start_mcp)
+        return self.runtime.mcp.status()
+
     def new_session(self) -> str:
         return self._call_idle(self.runtime.switch_session, "new")
 
