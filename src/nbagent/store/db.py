@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import StoreError
+from ..statedir import StateDirRefused, create_private, state_dir
 
 BUSY_TIMEOUT_MS = 5_000
 BEGIN_RETRIES = 5
@@ -291,10 +292,14 @@ class CorruptDatabase(StoreError):
 
 
 def workspace_db_path(workspace_root: str | Path) -> Path:
-    """``<workspace>/.nbagent/nbagent.db``, creating ``.nbagent/`` with a ``.gitignore`` of ``*``."""
-    state_dir = Path(workspace_root).expanduser().resolve() / ".nbagent"
-    state_dir.mkdir(parents=True, exist_ok=True)
-    ignore = state_dir / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n")
-    return state_dir / DB_NAME
+    """``<workspace>/.nbagent/nbagent.db``, private (0600) in a private ``.nbagent/`` made on first use.
+
+    Raises ``StateDirRefused`` (a StoreError) when ``.nbagent`` or the database is a
+    link or cannot be made, so the agent keeps its session in memory instead.
+    """
+    path = state_dir(Path(workspace_root).expanduser().resolve()) / DB_NAME
+    try:
+        create_private(path)
+    except OSError as exc:
+        raise StateDirRefused(f"cannot create {path} ({exc.strerror or exc})") from exc
+    return path
