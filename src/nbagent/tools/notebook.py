@@ -28,6 +28,7 @@ from typing import Any, Callable, Literal
 from ..errors import ToolError
 from ..nbshrink import OutputBudget, as_text, describe_image, elide_data_uris, output_kind, widget_models
 from .base import ToolSet, function_tool
+from .textfile import read_regular_bytes
 
 VERSIONS_KEY = "notebook_versions"
 """ctx.extras[VERSIONS_KEY]: resolved path -> the version this agent last read or wrote."""
@@ -98,8 +99,7 @@ def load(ctx, path: str, *, write: bool, allow_missing: bool = False) -> Noteboo
     if target.is_dir():
         raise ToolError(f"{name} is a directory, not a notebook")
     try:
-        raw = target.read_bytes()
-        mtime = target.stat().st_mtime_ns
+        raw, mtime = read_regular_bytes(target, name)
     except FileNotFoundError:
         if allow_missing:
             return _new_notebook(target, name)
@@ -207,7 +207,7 @@ def _save(nbk: Notebook) -> str:
         raise ToolError(f"the change would leave {nbk.name} invalid ({problem}); nothing was written") from None
     text = nbformat.writes(nbk.nb, version=nbformat.NO_CONVERT)
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
-    on_disk = nbk.path.read_bytes() if nbk.path.exists() else None
+    on_disk = read_regular_bytes(nbk.path, nbk.name)[0] if nbk.path.exists() else None
     if (_digest(on_disk) if on_disk is not None else "absent") != nbk.digest:
         raise ToolError(f"{nbk.name} changed on disk while the change was being made; nothing was written. "
                         "Read it again with notebook_read.")
