@@ -16,6 +16,7 @@ from typing import Any
 from .errors import StoreError
 from .history import PromptHistory
 from .memory import ProjectMemory
+from .redact import public_url
 from .session import Session
 from .store.db import Database
 from .store.sessions import SessionStore, normalize_origin
@@ -117,7 +118,7 @@ def describe_model(model: Any, config: Any = None) -> tuple[str, str]:
     """
     name = getattr(model, "name", None) or getattr(config, "model", None) or ""
     base_url = getattr(model, "base_url", None) or getattr(config, "base_url", None)
-    provider = base_url or getattr(model, "provider", "") or ""
+    provider = public_url(base_url) or getattr(model, "provider", "") or ""
     return str(provider), str(name)
 
 
