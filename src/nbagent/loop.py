@@ -38,7 +38,7 @@ class Loop:
     """Runs turns for one session. Owned by an Agent; runs on the agent's event loop."""
 
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
-                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]]):
+                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]], guard=None):
         self.model = model
         self.session = session
         self.registry = registry
@@ -46,6 +46,8 @@ class Loop:
         self.emit = emit
         self.runner = runner
         self.prompt_parts = prompt_parts
+        self.guard = guard
+        """nbagent.turn_guard.TurnGuard: checkpoints and the recovery journal (None: neither)."""
         self._wire_chars = sum(message_chars(m) for m in session.wire_messages())
         self._last_input_tokens: int | None = None
         self._chars_since_usage = 0
@@ -55,6 +57,8 @@ class Loop:
         state = TurnState(turn_id)
         self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, turn_id=turn_id))
         self.session.begin_turn(prompt)
+        if self.guard is not None:
+            self.guard.begin_turn(self.session.turns, turn_id)
         self.session.defer_records = True  # records ride along with each step's commit
         self._append([{"role": "user", "content": prompt}])
         try:
@@ -142,6 +146,8 @@ class Loop:
 
     def _append(self, messages: list[dict[str, Any]]) -> None:
         self.session.append(messages)
+        if self.guard is not None:
+            self.guard.step_durable(messages)
         added = sum(message_chars(m) for m in messages)
         self._wire_chars += added
         self._chars_since_usage += added
@@ -175,6 +181,8 @@ class Loop:
     def _end(self, state: TurnState, reason: str) -> ev.TurnEnd:
         self.session.defer_records = False
         self.session.flush()
+        if self.guard is not None:
+            self.guard.end_turn()  # the "after" checkpoint: before turn_end, so views show it on the turn
         text = "\n\n".join(t.strip() for t in state.text if t.strip())
         end = ev.TurnEnd(reason=reason, text=text, steps=state.steps, turn_id=state.turn_id)
         self.emit(end)

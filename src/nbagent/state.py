@@ -16,7 +16,7 @@ from typing import Any
 from .errors import StoreError
 from .history import PromptHistory
 from .memory import ProjectMemory
-from .redact import public_url
+from .redaction import public_url
 from .session import Session
 from .store.db import Database
 from .store.sessions import SessionStore, normalize_origin

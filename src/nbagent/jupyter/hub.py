@@ -1,6 +1,8 @@
-"""ViewHub: one per agent. It subscribes to the agent once and routes each event to the views shown
-for that event's turn, keeps their headers and queue counts current, and feeds followers
-(``agent.view()``) with a view per turn."""
+"""ViewHub: one per agent, it routes the agent's events to the live views of their turns.
+
+It subscribes to the agent once and routes each event to the views shown for that event's turn,
+keeps their headers and queue counts current, and feeds followers (``agent.view()``) with a view
+per turn."""
 
 from __future__ import annotations
 
@@ -38,7 +40,8 @@ class ViewHub:
 
         agent = self.agent
         view = TurnView(turn_id=turn_id, prompt=prompt, decide=agent.decide, stop=agent.stop_command,
-                        abort=agent.abort, session_id=agent.session_id, title=agent.session.title or "",
+                        abort=agent.abort, act=lambda action, turn: getattr(agent, action)(turn=turn),
+                        session_id=agent.session_id, title=agent.session.title or "",
                         model=_model_name(agent))
         with self._lock:
             self._views[turn_id] = view

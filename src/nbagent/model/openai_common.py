@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 import openai
 
 from ..errors import ModelError
-from ..redact import public_url
+from ..redaction import public_url
 
 RETRYABLE = {"rate_limit", "server", "connection"}
 _CONTEXT = re.compile(r"context (length|window)|maximum context|too many tokens|context_length", re.I)
