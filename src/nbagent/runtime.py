@@ -21,7 +21,7 @@ from .tools import build_registry
 from .tools.context import ToolContext
 from .turn_guard import TurnGuard, diverged_note, undo_note
 from .checkpoints import Restored
-from .workspace import Workspace
+from .workspace import STATE_DIR, Workspace
 
 SUMMARY_PROMPT = """Write a summary of this conversation that can replace it entirely, so that the work can
 go on from the summary alone. Use these headings: Goal; Files touched; Decisions; Commands and their
@@ -53,8 +53,13 @@ class AgentRuntime:
         return self.state.session
 
     def _build_loop(self) -> None:
-        self.guard = TurnGuard(self.workspace.root, self.workspace.state_dir, self.session.id, self.emit,
-                               enabled=self.config.checkpoints, journal=self.config.persist,
+        # No usable .nbagent (read-only workspace, a link in its place): no checkpoints and no
+        # journal, as for a session kept in memory; the store already said why, once.
+        state_dir = self.workspace.usable_state_dir()
+        usable = state_dir is not None
+        self.guard = TurnGuard(self.workspace.root, state_dir or self.workspace.root / STATE_DIR, self.session.id,
+                               self.emit, enabled=self.config.checkpoints and usable,
+                               journal=self.config.persist and usable and self.state.store is not None,
                                max_bytes=self.config.checkpoint_max_bytes)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)

@@ -84,6 +84,13 @@ class Workspace:
         """root/.nbagent, created on first use (0700, with a .gitignore of ``*``); a link there is refused."""
         return state_dir(self.root)
 
+    def usable_state_dir(self) -> Path | None:
+        """root/.nbagent (made on first use), or None when it cannot be used: see ``state_subdir``."""
+        try:
+            return state_dir(self.root)
+        except StateDirRefused:
+            return None
+
     def state_subdir(self, name: str) -> Path | None:
         """root/.nbagent/name made on first use, or None when the state directory cannot be used
         (read-only workspace, a link or a file in its place): callers then keep things in memory."""
