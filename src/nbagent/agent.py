@@ -157,8 +157,23 @@ class Agent:
         return self.runtime.registry
 
     @property
+    def context(self):
+        """The attached context sources: ``push``, ``attach``, ``mute``, ``remove``, ``sources()``
+        (nbagent.context.handle.ContextHandle; docs/context.md)."""
+        from .context.handle import ContextHandle
+
+        return ContextHandle(self)
+
+    @property
     def todos(self) -> list[dict[str, Any]]:
         return list(self.runtime.session.todos)
+
+    def mcp_status(self, start: bool = False) -> list[dict[str, Any]]:
+        """The configured MCP servers: name, source, transport, target, enabled (its tool set is on),
+        status, error, trust and tools. ``start=True`` first starts the enabled ones not started yet."""
+        if start:
+            self._call_idle(self.runtime.start_mcp)
+        return self.runtime.mcp.status()
 
     def new_session(self) -> str:
         return self._call_idle(self.runtime.switch_session, "new")
@@ -173,6 +188,17 @@ class Agent:
     def compact(self) -> RunResult:
         """Have the model summarise the transcript; the summary replaces it on the wire."""
         return self._thread_loop.run(self.runtime.compact()).result()
+
+    def instruction_files(self) -> list:
+        """The instruction files in the system prompt, in order: source, path, size, characters included.
+
+        Files are checked for changes first, so this shows what the next turn will use.
+        """
+        return self.runtime.knowledge.instruction_files()
+
+    def repo_map(self) -> str:
+        """The repo map the system prompt carries (built now if no turn built it yet)."""
+        return self.runtime.knowledge.repo_map_block()
 
     # ----- checkpoints (docs/checkpoints.md) ------------------------------------------------
     def undo(self, force: bool = False, turn: int | None = None):

@@ -11,7 +11,9 @@ from typing import Any, Callable
 
 from . import events as ev
 from .config import AgentConfig
+from .context.live import LiveContext
 from .loop import Loop
+from .mcp.manager import MCPManager
 from .model.factory import make_model
 from .procs import ProcessTracker
 from .prompt import static_prompt
@@ -21,7 +23,7 @@ from .tools import build_registry
 from .tools.context import ToolContext
 from .turn_guard import TurnGuard, diverged_note, undo_note
 from .checkpoints import Restored
-from .workspace import STATE_DIR, Workspace
+from .workspace import Workspace
 
 SUMMARY_PROMPT = """Write a summary of this conversation that can replace it entirely, so that the work can
 go on from the summary alone. Use these headings: Goal; Files touched; Decisions; Commands and their
@@ -40,10 +42,21 @@ class AgentRuntime:
         self.processes = ProcessTracker()
         self.model = model if model is not None else make_model(config)
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
-        self.approvals = Approvals(config.approval, emit, approver,
-                                   auto_allowed=lambda tool: config.kernel_run_auto)
+        self.mcp = MCPManager(config, self.workspace, self.processes)
+        self.mcp.install(self.registry)
+        # kernel_run_auto lets code in the user's kernel run unasked in auto mode; an MCP tool still asks.
+        self.approvals = Approvals(
+            config.approval, emit, approver,
+            auto_allowed=lambda tool: config.kernel_run_auto and not tool.toolset.startswith("mcp:"))
         self.state = _open_state(self)
+        self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = static_prompt(config, self.registry)
+        from .knowledge.turn import TurnKnowledge
+
+        self.knowledge = TurnKnowledge(config, state=lambda: self.state, emit=self.emit,
+                                       workspace_root=self.workspace.root)
+        self._knowledge_block = ""
+        self._turn_id = ""
         self._build_loop()
         if (config.session or "new") != "new":
             self._recover()
@@ -53,21 +66,18 @@ class AgentRuntime:
         return self.state.session
 
     def _build_loop(self) -> None:
-        # No usable .nbagent (read-only workspace, a link in its place): no checkpoints and no
-        # journal, as for a session kept in memory; the store already said why, once.
-        state_dir = self.workspace.usable_state_dir()
-        usable = state_dir is not None
-        self.guard = TurnGuard(self.workspace.root, state_dir or self.workspace.root / STATE_DIR, self.session.id,
-                               self.emit, enabled=self.config.checkpoints and usable,
-                               journal=self.config.persist and usable and self.state.store is not None,
+        self.guard = TurnGuard(self.workspace, self.session.id, self.emit,
+                               enabled=self.config.checkpoints, journal=self.config.persist,
                                max_bytes=self.config.checkpoint_max_bytes)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)
+        self.guard.checkpoints.notebook_stores = lambda: _notebook_stores(context)
         self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
                                  emit=self.emit, session=self.session, output_limit=self._limit,
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
-                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts, guard=self.guard)
+                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts, guard=self.guard,
+                         before_prompt=self.context.absorb)
 
     def _limit(self, text: str, name: str) -> str:
         from .limits import limit_output
@@ -80,6 +90,7 @@ class AgentRuntime:
             if isinstance(event, ev.MemoryChanged):
                 self._memory_block = None  # re-read before the next step
             emit(event)
+            self.knowledge.observe(event)
 
         return tracked
 
@@ -88,7 +99,11 @@ class AgentRuntime:
         # not on every step: it is the same block unless a memory tool ran.
         if self._memory_block is None:
             self._memory_block = self.state.memory_block()
-        return self._static_prompt, self.state.todos_block(), self._memory_block
+        # Instructions and the repo map are read once per turn; relevant memory is searched per step.
+        static = "\n\n".join(p for p in (self._static_prompt, self._knowledge_block) if p)
+        relevant = self.knowledge.relevant_block(self._turn_id)
+        memory = "\n\n".join(p for p in (self._memory_block, relevant) if p)
+        return static, self.state.todos_block(), memory
 
     _problems_reported = False
 
@@ -103,13 +118,23 @@ class AgentRuntime:
                 self._diverged = []
         self.state.remember_prompt(prompt)
         self._memory_block = None  # another kernel may have changed the project's memory
+        self._turn_id = turn_id
+        self.knowledge.begin_turn(prompt, turn_id)
+        self._knowledge_block = await self.knowledge.static_block_for_turn()
+        await self.start_mcp(turn_id)
         return await self.loop.run_turn(prompt, turn_id)
+
+    async def start_mcp(self, turn_id: str = "") -> None:
+        """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""
+        if await self.mcp.refresh(self.registry, self.emit, turn_id):
+            self._static_prompt = static_prompt(self.config, self.registry)
 
     # ----- sessions --------------------------------------------------------------------------
     def switch_session(self, selector: str) -> str:
         old = self.state
         self.state = _open_state(self, selector)
         old.close()
+        self.context.rebind(self.state)
         self._problems_reported = False
         self._build_loop()
         if selector != "new":
@@ -146,7 +171,10 @@ class AgentRuntime:
         self.workspace.invalidate()
 
     def fork_session(self, up_to_turn: int | None) -> str:
+        before = self.session.id
         self.state = self.state.fork(up_to_turn)
+        self.context.rebind(self.state)
+        self.context.moved(before)
         self._build_loop()
         return self.session.id
 
@@ -180,6 +208,7 @@ class AgentRuntime:
                                kind="compact"))
             return RunResult.from_events([end], end, self.session.id)
         before = len(self.session.wire_messages())
+        self.knowledge.save_summary(summary)
         self.session.set_summary({"role": "user", "summary": True,
                                   "content": "Summary of the conversation so far:\n\n" + summary.strip()})
         self.loop.reset_estimates()
@@ -191,10 +220,20 @@ class AgentRuntime:
 
     async def aclose(self) -> None:
         self.processes.kill_all()
+        self.context.close()
+        self.knowledge.close()
+        await self.mcp.aclose()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()
         self.state.close()
+
+
+def _notebook_stores(context: ToolContext) -> list:
+    """Where the agent's notebook edits go: undo and redo restore an open notebook the same way."""
+    from .tools.nbdoc import stores
+
+    return stores(context)
 
 
 def _open_state(runtime: AgentRuntime, selector: str | None = None):

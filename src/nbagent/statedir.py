@@ -22,20 +22,37 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-class StateDirRefused(StoreError, ToolError):
-    """The state directory (or a folder in it) is a link, a file, or cannot be made; nothing was written."""
+class StateDirRefused(StoreError, ToolError, OSError):
+    """The state directory (or a folder in it) is a link, a file, or cannot be made; nothing was written.
+    An OSError too, so code that copes with an unwritable disk copes with this the same way."""
 
 
 def state_dir(root: Path, *parts: str) -> Path:
     """``root/.nbagent[/parts...]``, each level made (0700) if missing and refused if it is not a real directory."""
     path = Path(root) / STATE_DIR
-    _ensure_dir(path, root)
-    if not (path / ".gitignore").exists() and not os.path.islink(path / ".gitignore"):
-        write_private(path / ".gitignore", b"*\n")
+    ensure_private_dir(path, root)
     for part in parts:
         path = path / part
-        _ensure_dir(path, root)
+        ensure_private_dir(path, root)
     return path
+
+
+def ensure_private_dir(path: Path, root: Path, *, parents: bool = False) -> None:
+    """Make ``path`` (0700; its parents too if asked) or check that it is a real directory, not a link.
+    A state folder's own top level gets the ``.gitignore`` of ``*`` that keeps it out of git."""
+    if parents:
+        try:
+            path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StateDirRefused(f"cannot create {path.parent} ({exc.strerror or exc})") from exc
+    _ensure_dir(path, root)
+    if path.name == STATE_DIR or parents:
+        ignore = path / ".gitignore"
+        if not os.path.lexists(ignore):
+            try:
+                write_private(ignore, b"*\n")
+            except OSError:
+                pass  # the directory is usable all the same
 
 
 def _ensure_dir(path: Path, root: Path) -> None:

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .context_command import context_command
 from .keeper import AgentKeeper, KeeperError
 from .widgets.format import TODO_MARKS, counts_line_for
-
-NOT_YET = {
-    "context": "/context is not available yet: attached context sources have not landed.",
-}
 
 HELP = """Slash commands (also as %agent /name):
   /help              this list
@@ -23,22 +20,20 @@ HELP = """Slash commands (also as %agent /name):
   /todos             the session's task list
   /memory            the project memory entries
   /notes             context notes this notebook's agent received
+  /context           attached context sources (list, attach, mute, unmute, remove: /context help)
   /compact           replace the transcript by a model-written summary
   /tools             the tools the agent may use
+  /mcp [start]       MCP servers, their status and tools (start: start the enabled ones now)
   /model [NAME]      show or change the model
   /tasks             background tasks (commands handed over by bash)
   /undo [force]      put back the files the last turn changed (force: even if changed since)
   /redo [force]      re-apply the turn the last /undo reverted
   /checkpoints       this session's checkpoints (a DataFrame)
-  /clear             clear the live views (the session stays)
-  /context           not available yet"""
-
+  /clear             clear the live views (the session stays)"""
 
 def run_command(keeper: AgentKeeper, line: str, clear_views: Callable[[], int]) -> Any:
     name, _, arg = line.strip().lstrip("/").partition(" ")
     name, arg = name.lower(), arg.strip()
-    if name in NOT_YET:
-        return NOT_YET[name]
     handler = COMMANDS.get(name)
     if handler is None:
         raise KeeperError(f"unknown command /{name}; /help lists them")
@@ -119,6 +114,19 @@ def _tools(keeper, arg):
     return "\n".join(lines)
 
 
+def _mcp(keeper, arg):
+    from ..cli_mcp import format_status
+
+    if arg not in ("", "start"):
+        raise KeeperError("/mcp takes no argument, or \"start\" to start the enabled servers now")
+    if arg == "start":
+        keeper._ensure_idle()
+    rows = keeper.get().mcp_status(start=arg == "start")
+    if not rows:
+        return "no MCP servers configured (see docs/mcp.md)"
+    return "MCP servers:\n" + format_status(rows)
+
+
 def _model(keeper, arg):
     agent = keeper.get()
     if not arg:
@@ -165,7 +173,7 @@ def _tasks(keeper, arg):
 
 COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
     "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
-    "memory": _memory, "notes": _notes, "compact": _compact, "tools": _tools, "model": _model,
-    "tasks": _tasks, "undo": _undo, "redo": _redo, "checkpoints": _checkpoints,
+    "memory": _memory, "notes": _notes, "compact": _compact, "tools": _tools, "mcp": _mcp, "model": _model,
+    "tasks": _tasks, "undo": _undo, "redo": _redo, "checkpoints": _checkpoints, "context": context_command,
     "clear": lambda keeper, arg: None,
 }

@@ -7,6 +7,8 @@ Connection settings, and why:
   committed, because the data is already in the kernel's page cache; only a power cut or an OS crash
   can lose the last commits, and even then the database stays consistent. FULL would add an fsync to
   every step (milliseconds on most disks) for a failure mode the issue does not ask us to survive.
+- On a network filesystem (NFS, SMB, ...) WAL is unsafe: a rollback journal with synchronous=FULL there
+  (store/fs.py), or NBAGENT_STATE_DIR puts the database on a local disk.
 - busy_timeout plus BEGIN IMMEDIATE: a writer takes the write lock up front and waits for another
   process's writer instead of failing midway; a few retries on top cover an exhausted timeout.
 """
@@ -21,7 +23,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import StoreError
-from ..statedir import StateDirRefused, create_private, state_dir
+from ..statedir import STATE_DIR, StateDirRefused, create_private, ensure_private_dir, state_dir
+from .fs import journal_mode, state_dir_for
 
 BUSY_TIMEOUT_MS = 5_000
 BEGIN_RETRIES = 5
@@ -123,6 +126,89 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m002_memory_knowledge(conn: sqlite3.Connection) -> None:
+    """Hybrid project memory (nbagent.knowledge.memory_index): categories, tags, expiry, chunks,
+    one embedding per row, and a full-text index kept in sync by triggers."""
+    for column in ("category TEXT NOT NULL DEFAULT 'fact'", "tags TEXT NOT NULL DEFAULT ''", "expires REAL",
+                   "chunk_of INTEGER", "injected INTEGER NOT NULL DEFAULT 0", "embedding BLOB",
+                   "embed_model TEXT", "embed_dim INTEGER"):
+        conn.execute(f"ALTER TABLE memory ADD COLUMN {column}")
+    # The first kinds map onto the categories; the old kind survives as a tag.
+    conn.execute("UPDATE memory SET category = CASE kind WHEN 'decision' THEN 'decision' "
+                 "WHEN 'command' THEN 'snippet' ELSE 'fact' END, "
+                 "tags = CASE kind WHEN 'gotcha' THEN 'gotcha' WHEN 'command' THEN 'command' ELSE '' END")
+    conn.execute("CREATE INDEX memory_by_expiry ON memory (expires)")
+    conn.execute("CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE memory_fts USING fts5(text, tags, content='memory', "
+                     "content_rowid='id', tokenize='porter unicode61')")
+    except sqlite3.OperationalError:  # an SQLite built without FTS5: search falls back to LIKE
+        return
+    # One execute() each: _run_script splits on ";", which trigger bodies contain.
+    for statement in (
+        "CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN "
+        "INSERT INTO memory_fts (rowid, text, tags) VALUES (new.id, new.text, new.tags); END",
+        "CREATE TRIGGER memory_fts_delete AFTER DELETE ON memory BEGIN "
+        "INSERT INTO memory_fts (memory_fts, rowid, text, tags) VALUES ('delete', old.id, old.text, old.tags); END",
+        "CREATE TRIGGER memory_fts_update AFTER UPDATE OF text, tags ON memory BEGIN "
+        "INSERT INTO memory_fts (memory_fts, rowid, text, tags) VALUES ('delete', old.id, old.text, old.tags); "
+        "INSERT INTO memory_fts (rowid, text, tags) VALUES (new.id, new.text, new.tags); END",
+        "INSERT INTO memory_fts (memory_fts) VALUES ('rebuild')",
+    ):
+        conn.execute(statement)
+
+
+@migration
+def m003_context_sources(conn: sqlite3.Connection) -> None:
+    # Attached context (nbagent.context): a source and its snapshot share a row, so the absorb before a
+    # turn is one join with what the session has seen. scope '' is the workspace, else a session id.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE context_sources (
+            scope TEXT NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            spec TEXT NOT NULL DEFAULT '',
+            why TEXT NOT NULL DEFAULT '',
+            every REAL,
+            wake INTEGER NOT NULL DEFAULT 0,
+            muted INTEGER NOT NULL DEFAULT 0,
+            created REAL NOT NULL,
+            text TEXT,
+            revision TEXT NOT NULL DEFAULT '',
+            serial INTEGER NOT NULL DEFAULT 0,
+            summary TEXT NOT NULL DEFAULT '',
+            error TEXT,
+            error_since REAL,
+            fetched_at REAL,
+            checked_at REAL,
+            PRIMARY KEY (scope, name)
+        );
+
+        -- What one session's model was last told about a source (written after the notes are saved).
+        CREATE TABLE context_seen (
+            session_id TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            name TEXT NOT NULL,
+            revision TEXT NOT NULL DEFAULT '',
+            serial INTEGER NOT NULL DEFAULT 0,
+            error_since REAL,
+            PRIMARY KEY (session_id, scope, name)
+        );
+
+        -- A source the user removed from a session: an automatic attach must not bring it back.
+        CREATE TABLE context_declined (
+            session_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            created REAL NOT NULL,
+            PRIMARY KEY (session_id, name)
+        );
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -147,8 +233,11 @@ class Database:
         try:
             _refuse_newer_schema(self.conn, self.path)
             # WAL changes the file header, so it comes only after the schema check passed.
-            _retry_locked(lambda: self.conn.execute("PRAGMA journal_mode=WAL"))
-            self.conn.execute("PRAGMA synchronous=NORMAL")
+            # On a network filesystem WAL is unsafe: a rollback journal there (see store/fs.py).
+            self.journal = journal_mode(self.path)
+            _retry_locked(lambda: self.conn.execute(f"PRAGMA journal_mode={self.journal}"))
+            # NORMAL is safe under WAL only; a rollback journal needs FULL to survive a crash.
+            self.conn.execute(f"PRAGMA synchronous={'NORMAL' if self.journal == 'WAL' else 'FULL'}")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.OperationalError as exc:  # locked, unwritable: the file itself is fine
@@ -292,12 +381,19 @@ class CorruptDatabase(StoreError):
 
 
 def workspace_db_path(workspace_root: str | Path) -> Path:
-    """``<workspace>/.nbagent/nbagent.db``, private (0600) in a private ``.nbagent/`` made on first use.
+    """``<workspace>/.nbagent/nbagent.db`` (or under ``$NBAGENT_STATE_DIR``), private (0600) in a
+    private folder (0700, with a ``.gitignore`` of ``*``) made on first use.
 
-    Raises ``StateDirRefused`` (a StoreError) when ``.nbagent`` or the database is a
-    link or cannot be made, so the agent keeps its session in memory instead.
+    Raises ``StateDirRefused`` (a StoreError) when the folder or the database is a link or
+    cannot be made, so the agent keeps its session in memory instead.
     """
-    path = state_dir(Path(workspace_root).expanduser().resolve()) / DB_NAME
+    root = Path(workspace_root).expanduser().resolve()
+    folder = state_dir_for(root)
+    if folder == root / STATE_DIR:
+        folder = state_dir(root)
+    else:  # $NBAGENT_STATE_DIR: the user's own choice of place, one private folder per workspace
+        ensure_private_dir(folder, folder.parent, parents=True)
+    path = folder / DB_NAME
     try:
         create_private(path)
     except OSError as exc:

@@ -23,10 +23,11 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Callable, Dict, Float, Int, List, Unicode
 
 from ...tools import nbdoc
-from . import handlers
+from . import context_routes, handlers
 from .hub import SessionHub
 from .kernel_link import KernelLink, KernelNotebooksHandler
 from .notebooks import InProcessStore, ServerNotebooks
+from .views import OpenViews, ViewsSocket
 from .services import WorkspaceServices
 from .settings import ServerSettings
 
@@ -66,10 +67,14 @@ class NbAgentServer(ExtensionApp):
         # collections scanning them all paused the event loop for 350-500 ms under a fast stream.
         # Freezing them moves them out of the collector's scans (objects made later are unaffected).
         gc.freeze()
+        from ...warmup import start
+
+        start()  # the first session's agent then starts without importing the SDK (a daemon thread)
 
     def _start_notebooks(self, root: Path) -> None:
         """The server becomes the one writer of notebooks: for its own agents and its kernels' agents."""
-        self.notebooks = ServerNotebooks(self.serverapp, root, self.executor)
+        self.views = OpenViews()
+        self.notebooks = ServerNotebooks(self.serverapp, root, self.executor, views=self.views)
         self.kernel_link = KernelLink(self.serverapp.connection_url, root)
         self.serverapp.io_loop.add_callback(lambda: self.kernel_link.write(self.serverapp.connection_url))
         self.notebook_store = InProcessStore(self.notebooks, self.serverapp.io_loop.asyncio_loop)
@@ -77,7 +82,9 @@ class NbAgentServer(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(handlers.ROUTES)
+        self.handlers.extend(context_routes.ROUTES)
         self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
+        self.handlers.append((r"/nbagent/api/views/ws", ViewsSocket))
 
     def make_agent(self, session_id: str):
         """The Agent of one session (blocking: the hub calls it on a worker thread)."""
