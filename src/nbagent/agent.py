@@ -48,6 +48,7 @@ class Agent:
         self._idle = threading.Event()
         self._idle.set()
         self._thread_loop.call(self._start_worker)
+        self.runtime.context.start_waker(self._context_wake)
 
     # ----- running prompts -------------------------------------------------------------------
     def submit(self, prompt: str, *, turn_id: str | None = None, keep_deltas: bool = True
@@ -265,6 +266,16 @@ class Agent:
         from .jupyter.view import show_agent_view
 
         return show_agent_view(self)
+
+    def _context_wake(self, names: list[str]) -> bool:
+        """A source attached with wake=True changed (context_wake on): start a turn if nothing runs.
+        Its prompt names the sources, so the views show it as a turn those sources started."""
+        if self._closed or self.busy:
+            return False
+        from .context.live import WAKE_PROMPT
+
+        self.submit(WAKE_PROMPT.format(names=", ".join(names)))
+        return True
 
     # ----- internals (on the worker thread) ------------------------------------------------
     def _call_idle(self, fn, *args):
