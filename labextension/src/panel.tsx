@@ -12,6 +12,7 @@ import { atToken, AtToken, insertPath, moveSelection, newer, older } from './inp
 import { PanelModel } from './model';
 import { Approval, diffLines, Item, looksLikeDiff, PanelState, Todo, todoProgress, ToolItem } from './state';
 import { ContextChip } from './openContext';
+import { ContextChips } from './contextChips';
 
 export const PANEL_ID = 'nbagent-panel';
 
@@ -55,6 +56,7 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
     <div className="jp-nbagent-body">
       <Header model={model} />
       {model.problem && <div className="jp-nbagent-problem">{model.problem}</div>}
+      <ContextChips sessionId={s.sessionId} version={s.items.length} />
       <Transcript items={s.items} rendermime={rendermime} />
       <Status state={s} connection={model.connection} />
       {s.todos.length > 0 && <Todos todos={s.todos} />}
