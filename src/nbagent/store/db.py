@@ -158,6 +158,56 @@ def m002_memory_knowledge(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+@migration
+def m003_context_sources(conn: sqlite3.Connection) -> None:
+    # Attached context (nbagent.context): a source and its snapshot share a row, so the absorb before a
+    # turn is one join with what the session has seen. scope '' is the workspace, else a session id.
+    _run_script(
+        conn,
+        """
+        CREATE TABLE context_sources (
+            scope TEXT NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            spec TEXT NOT NULL DEFAULT '',
+            why TEXT NOT NULL DEFAULT '',
+            every REAL,
+            wake INTEGER NOT NULL DEFAULT 0,
+            muted INTEGER NOT NULL DEFAULT 0,
+            created REAL NOT NULL,
+            text TEXT,
+            revision TEXT NOT NULL DEFAULT '',
+            serial INTEGER NOT NULL DEFAULT 0,
+            summary TEXT NOT NULL DEFAULT '',
+            error TEXT,
+            error_since REAL,
+            fetched_at REAL,
+            checked_at REAL,
+            PRIMARY KEY (scope, name)
+        );
+
+        -- What one session's model was last told about a source (written after the notes are saved).
+        CREATE TABLE context_seen (
+            session_id TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            name TEXT NOT NULL,
+            revision TEXT NOT NULL DEFAULT '',
+            serial INTEGER NOT NULL DEFAULT 0,
+            error_since REAL,
+            PRIMARY KEY (session_id, scope, name)
+        );
+
+        -- A source the user removed from a session: an automatic attach must not bring it back.
+        CREATE TABLE context_declined (
+            session_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            created REAL NOT NULL,
+            PRIMARY KEY (session_id, name)
+        );
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -23,7 +23,7 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Callable, Dict, Float, Int, List, Unicode
 
 from ...tools import nbdoc
-from . import handlers
+from . import context_routes, handlers
 from .hub import SessionHub
 from .kernel_link import KernelLink, KernelNotebooksHandler
 from .notebooks import InProcessStore, ServerNotebooks
@@ -82,6 +82,7 @@ class NbAgentServer(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(handlers.ROUTES)
+        self.handlers.extend(context_routes.ROUTES)
         self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
         self.handlers.append((r"/nbagent/api/views/ws", ViewsSocket))
 
