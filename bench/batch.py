@@ -56,7 +56,7 @@ def one_run(repo: Path, tasks: int, concurrency: int, options: dict, client=None
                        concurrency=concurrency, client=client, progress=False, **options)
     seconds = time.perf_counter() - started
     errors = [e for e in df["error"] if isinstance(e, str)]
-    for kind in sorted({e.split("\n")[0][:160] for e in errors}):
+    for kind in sorted({e.split("\n")[0][-200:] for e in errors}):
         print(f"        failure: {kind}")
     return tasks / seconds, statistics.median(df["seconds"]), len(errors)
 
