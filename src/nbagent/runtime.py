@@ -82,7 +82,7 @@ class AgentRuntime:
     def _limit(self, text: str, name: str) -> str:
         from .limits import limit_output
 
-        return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_dir / "outputs",
+        return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_subdir("outputs"),
                             name=name)
 
     def _tracking(self, emit: Callable[[ev.Event], None]) -> Callable[[ev.Event], None]:

@@ -75,3 +75,12 @@ def test_a_corrupt_cache_is_rebuilt(tmp_path):
     (tmp_path / ".nbagent").mkdir()
     (tmp_path / ".nbagent" / "repomap.json").write_text("{not json")
     assert "class User" in RepoMap(tmp_path).block()
+
+
+def test_a_new_file_is_seen_by_the_next_build(tmp_path):
+    project(tmp_path)
+    assert "brand_new" not in RepoMap(tmp_path).block()
+    write(tmp_path, "src/app/extra.py", "def brand_new(): pass\n")
+    write(tmp_path, "src/app/later/deep.py", "def deeper(): pass\n")
+    text = RepoMap(tmp_path).block()
+    assert "def brand_new()" in text and "def deeper()" in text

@@ -17,6 +17,7 @@ import os
 import posixpath
 import re
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,8 @@ MAX_FILES = 60
 MAX_FILE_BYTES = 512_000
 """Bigger files are listed without symbols (generated or vendored code, most likely)."""
 CACHE_NAME = "repomap.json"
-CACHE_VERSION = 3
+LISTING_TTL = 60.0
+CACHE_VERSION = 4
 HEADER = "Repository map (most imported files first; symbols with signatures):"
 
 LANGUAGES = {
@@ -233,6 +235,7 @@ class RepoMap:
         self._cache: dict[str, Any] | None = None
         self._lock = threading.Lock()
         self.last_stats: dict[str, int] = {}
+        self._relisted = False
 
     def _load_cache(self) -> dict[str, Any]:
         if self._cache is None:
@@ -252,9 +255,8 @@ class RepoMap:
 
     def _scan(self) -> tuple[list[FileInfo], bool]:
         """(infos, whether anything changed since the cache was written)."""
-        # Plain strings, not Path objects: at 2,000 files pathlib's parsing was most of a warm build.
-        files = [f for f in list_files(self.root) if os.path.splitext(f)[1] in LANGUAGES]
         data = self._load_cache()
+        files = self._listing(data)
         cache = data["files"]
         fresh: dict[str, Any] = {}
         infos, parsed = [], 0
@@ -277,10 +279,28 @@ class RepoMap:
             infos.append(FileInfo(rel, entry[1], entry[2]))
         self.last_stats = {"files": len(infos), "parsed": parsed}
         changed = bool(parsed) or len(fresh) != len(cache)
-        if changed:
-            data = {"version": CACHE_VERSION, "files": fresh}
-            self._save(data)
+        if changed or self._relisted:
+            self._save({**data, "version": CACHE_VERSION, "files": fresh, "listing": data.get("listing")})
         return infos, changed
+
+    def _listing(self, data: dict[str, Any]) -> list[str]:
+        """The mappable files the ignore rules show; the last walk is reused while no directory changed.
+
+        Reused for at most LISTING_TTL seconds: a file added to a directory that had no listed file
+        is not seen through the directory times, only by the next walk.
+        """
+        cached = data.get("listing")
+        self._relisted = False
+        if cached and time.time() - cached["at"] < LISTING_TTL and _dir_signature(self.root, cached["dirs"]) == cached["sig"]:
+            return cached["files"]
+        workspace_db_path(self.root)  # .nbagent/ made first: making it later would change the root's time
+        # Plain strings, not Path objects: at 2,000 files pathlib's parsing was most of a warm build.
+        every = list_files(self.root)
+        files = [f for f in every if os.path.splitext(f)[1] in LANGUAGES]
+        dirs = sorted({posixpath.dirname(f) for f in every} | {""})
+        self._relisted = True
+        data["listing"] = {"at": time.time(), "dirs": dirs, "sig": _dir_signature(self.root, dirs), "files": files}
+        return files
 
     def _save(self, data: dict[str, Any]) -> None:
         self._cache = data
@@ -305,8 +325,22 @@ class RepoMap:
             if not changed and data.get("block") is not None and data.get("settings") == settings:
                 return data["block"]
             text = render(rank(infos), self.budget, self.max_files)
-            self._save({**data, "block": text, "settings": settings})
+            self._save({**self._load_cache(), "block": text, "settings": settings})
             return text
+
+
+def _dir_signature(root: Path, dirs: list[str]) -> list[int]:
+    """Modification times of the directories and their .gitignore files (0 when missing)."""
+    base = str(root)
+    sig = []
+    for rel in dirs:
+        directory = base + ("/" + rel if rel else "")
+        for path in (directory, directory + "/.gitignore"):
+            try:
+                sig.append(os.stat(path).st_mtime_ns)
+            except OSError:
+                sig.append(0)
+    return sig
 
 
 def rank(infos: list[FileInfo]) -> list[FileInfo]:
