@@ -205,7 +205,7 @@ export function reduce(state: PanelState, event: AgentEvent): PanelState {
     case 'context_note':
       return note(state, `${event.source}: ${event.text}`);
     case 'checkpoint':
-      return note(state, `checkpoint ${event.ref.slice(0, 12)} (${event.files.length} file${event.files.length === 1 ? '' : 's'})`);
+      return note(state, `${event.action === 'taken' ? 'files changed' : event.action}: ${event.files.join(', ')}`);
     case 'error':
       return note(state, event.message, 'error');
     case 'turn_end':

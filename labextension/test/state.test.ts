@@ -222,12 +222,12 @@ describe('todos, usage and notes', () => {
     const s = run([
       { type: 'error', message: 'rate limited', kind: 'rate_limit', status_code: 429 },
       { type: 'compacted', before: 40, after: 3, message: '' },
-      { type: 'checkpoint', ref: 'abcdef0123456789', files: ['a.py'] }
+      { type: 'checkpoint', action: 'taken', turn: 1, files: ['a.py'], undo_turn: 1, redo_turn: null }
     ]);
     expect(s.items.map(i => (i.kind === 'note' ? [i.tone, i.text] : null))).toEqual([
       ['error', 'rate limited'],
       ['info', 'compacted: 40 → 3 messages'],
-      ['info', 'checkpoint abcdef012345 (1 file)']
+      ['info', 'files changed: a.py']
     ]);
   });
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import ConfigError
 
-DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel")
+DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel", "mcp")
 APPROVAL_MODES = ("ask", "auto", "read-only")
 APIS = ("chat", "responses")
 
@@ -140,6 +140,13 @@ class AgentConfig:
     context_wake: bool = False
     """Let sources attached with wake=True start a turn when they change. Env: NBAGENT_CONTEXT_WAKE."""
 
+    mcp_servers: dict[str, Any] | None = None
+    """MCP servers, as ``{"mcpServers": {name: {"command", "args", "env", "cwd"} | {"url", "headers"}}}``
+    (or just the inner object); added to those of the user's and the workspace's mcp.json. See docs/mcp.md."""
+
+    mcp_timeout: float = 30.0
+    """Seconds an MCP server may take to start and list its tools. Env: NBAGENT_MCP_TIMEOUT."""
+
     checkpoints: bool = True
     """Checkpoint each turn that changes the workspace, for undo and redo (docs/checkpoints.md).
     Env: NBAGENT_CHECKPOINTS=0 switches them off."""
@@ -213,6 +220,7 @@ _ENV = {
     "NBAGENT_CONTEXT_MIN_EVERY": "context_min_every",
     "NBAGENT_CONTEXT_TIMEOUT": "context_timeout",
     "NBAGENT_CONTEXT_WAKE": "context_wake",
+    "NBAGENT_MCP_TIMEOUT": "mcp_timeout",
     "NBAGENT_CHECKPOINTS": "checkpoints",
     "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
 }

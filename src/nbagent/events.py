@@ -95,12 +95,16 @@ class ToolCall(Event):
 
 @_event("approval_request")
 class ApprovalRequest(Event):
-    """The turn waits for a decision on this call; ``diff`` previews an edit."""
+    """The turn waits for a decision on this call; ``diff`` previews an edit.
+
+    ``annotations``: an MCP tool's hints as its server declares them (readOnlyHint, destructiveHint,
+    idempotentHint, openWorldHint, title), shown to the user, never trusted to skip the question."""
 
     name: str = ""
     call_id: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
     diff: str | None = None
+    annotations: dict[str, Any] | None = None
 
 
 @_event("approval_decision")

@@ -13,6 +13,7 @@ from . import events as ev
 from .config import AgentConfig
 from .context.live import LiveContext
 from .loop import Loop
+from .mcp.manager import MCPManager
 from .model.factory import make_model
 from .procs import ProcessTracker
 from .prompt import static_prompt
@@ -41,8 +42,12 @@ class AgentRuntime:
         self.processes = ProcessTracker()
         self.model = model if model is not None else make_model(config)
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
-        self.approvals = Approvals(config.approval, emit, approver,
-                                   auto_allowed=lambda tool: config.kernel_run_auto)
+        self.mcp = MCPManager(config, self.workspace, self.processes)
+        self.mcp.install(self.registry)
+        # kernel_run_auto lets code in the user's kernel run unasked in auto mode; an MCP tool still asks.
+        self.approvals = Approvals(
+            config.approval, emit, approver,
+            auto_allowed=lambda tool: config.kernel_run_auto and not tool.toolset.startswith("mcp:"))
         self.state = _open_state(self)
         self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = static_prompt(config, self.registry)
@@ -77,7 +82,7 @@ class AgentRuntime:
     def _limit(self, text: str, name: str) -> str:
         from .limits import limit_output
 
-        return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_dir / "outputs",
+        return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_subdir("outputs"),
                             name=name)
 
     def _tracking(self, emit: Callable[[ev.Event], None]) -> Callable[[ev.Event], None]:
@@ -116,7 +121,13 @@ class AgentRuntime:
         self._turn_id = turn_id
         self.knowledge.begin_turn(prompt, turn_id)
         self._knowledge_block = await self.knowledge.static_block_for_turn()
+        await self.start_mcp(turn_id)
         return await self.loop.run_turn(prompt, turn_id)
+
+    async def start_mcp(self, turn_id: str = "") -> None:
+        """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""
+        if await self.mcp.refresh(self.registry, self.emit, turn_id):
+            self._static_prompt = static_prompt(self.config, self.registry)
 
     # ----- sessions --------------------------------------------------------------------------
     def switch_session(self, selector: str) -> str:
@@ -211,6 +222,7 @@ class AgentRuntime:
         self.processes.kill_all()
         self.context.close()
         self.knowledge.close()
+        await self.mcp.aclose()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()

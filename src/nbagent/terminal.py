@@ -258,6 +258,9 @@ def approval_card(request: ev.ApprovalRequest, *, color: bool = False) -> str:
     names = sorted(request.arguments, key=lambda name: name != key)  # the telling argument first
     for name in names:
         lines += _argument_lines(escape_controls(str(name), keep_newlines=False), request.arguments[name])
+    if request.annotations:  # an MCP server's own claims about the tool: shown, never relied on
+        hints = ", ".join(f"{k}={v}" for k, v in request.annotations.items())
+        lines.append(f"  server's hints (unverified): {escape_controls(hints, keep_newlines=False)}")
     if request.diff:
         lines.append("  diff:")
         lines += [_diff_line(escape_controls(line, keep_newlines=False), color)
