@@ -23,6 +23,7 @@ from .tools import build_registry
 from .tools.context import ToolContext
 from .turn_guard import TurnGuard, diverged_note, undo_note
 from .checkpoints import Restored
+from .tempfiles import sweep_in_background
 from .workspace import Workspace
 
 SUMMARY_PROMPT = """Write a summary of this conversation that can replace it entirely, so that the work can
@@ -49,6 +50,7 @@ class AgentRuntime:
             config.approval, emit, approver,
             auto_allowed=lambda tool: config.kernel_run_auto and not tool.toolset.startswith("mcp:"))
         self.state = _open_state(self)
+        sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
         self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = static_prompt(config, self.registry)
         from .knowledge.turn import TurnKnowledge

@@ -30,15 +30,11 @@ async def test_the_active_notebook_is_offered_and_its_error_reaches_the_first_re
                                                                                      jp_root_dir):
     (jp_root_dir / "analysis.ipynb").write_text(json.dumps(NOTEBOOK))
     sid = (await api("POST", "sessions"))["id"]
-    offered = await api("POST", "sessions", sid, "context", "notebook", body={"path": "analysis.ipynb"})
-    assert offered["attached"] and offered["status"] == "new"
-    assert offered["source"]["summary"].startswith("Notebook analysis.ipynb")
-    chips = (await api("GET", "sessions", sid, "context"))["sources"]
-    assert [(c["name"], c["status"], c["serial"]) for c in chips] == [("notebook", "ok", 1)]
     model.enqueue(Reply(text="Use a non-zero divisor."))
     client = await connect(sid)
     await client.until("snapshot")
-    await client.send(type="prompt", text="fix the error")
+    # The panel sends the active notebook with the prompt: its history comes along, no tool call needed.
+    await client.send(type="prompt", text="fix the error", context={"notebook": "analysis.ipynb"})
     note = await client.until("context_note")
     assert note["source"] == "notebook" and note["change"] == "attached"
     await client.until("turn_end")
@@ -46,6 +42,11 @@ async def test_the_active_notebook_is_offered_and_its_error_reaches_the_first_re
     assert first[0]["role"] == "system" and "ZeroDivisionError" in first[0]["content"]
     assert "Out[1]: 42" in first[0]["content"] and "never run" not in first[0]["content"]
     assert "\x1b" not in first[0]["content"]
+    chips = (await api("GET", "sessions", sid, "context"))["sources"]
+    assert [(c["name"], c["status"], c["serial"]) for c in chips] == [("notebook", "ok", 1)]
+    assert chips[0]["summary"].startswith("Notebook analysis.ipynb")
+    offered = await api("POST", "sessions", sid, "context", "notebook", body={"path": "analysis.ipynb"})
+    assert offered["attached"] and offered["status"] == "same"
     # The chip's buttons: mute, then remove (declined: a later offer does not bring it back).
     muted = await api("POST", "sessions", sid, "context", "notebook", "mute")
     assert muted["source"]["status"] == "muted"

@@ -75,6 +75,17 @@ def attach(message: dict[str, Any], origin: str, fields: dict[str, Any], calls: 
         message[KEY] = {"origin": origin, "message": fields, "calls": calls}
 
 
+def mark_origin(message: dict[str, Any], origin: str) -> None:
+    """Label a message whose provider-specific parts live elsewhere in it (Responses reasoning items)."""
+    message.setdefault(KEY, {"origin": origin, "message": {}, "calls": {}})
+
+
+def same_origin(message: dict[str, Any], origin: str) -> bool:
+    """Whether the message's provider data may go to ``origin`` (unlabelled: stored before labels)."""
+    data = message.get(KEY)
+    return not isinstance(data, dict) or data.get("origin") in (None, origin)
+
+
 def message_fields(message: dict[str, Any], origin: str) -> dict[str, Any]:
     """The fields to send back on this message to ``origin`` (none for another provider or model)."""
     data = message.get(KEY)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
+from ..tempfiles import temp_path
 from ..nbshrink import as_text
 from .nbdoc import ID_PATTERN, Snapshot, apply_ops
 from .textfile import read_regular_bytes
@@ -164,7 +164,8 @@ def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
 def atomic_write(path: Path, data: bytes, *, mode: int) -> None:
     """Write to a temporary file beside ``path``, then os.replace: readers see the old or the new file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = temp_path(path)  # a name the start-up sweep recognises if this process dies mid-write
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import difflib
 import mimetypes
 import os
-import secrets
 import stat
 from pathlib import Path
 
 from ..errors import ToolError
+from ..tempfiles import temp_path
 
 MAX_LINE_CHARS = 2000
 """A longer line is shown cut, with the count of what was left out."""
@@ -154,7 +154,7 @@ def atomic_write(path: Path, text: str) -> bool:
     except FileNotFoundError:
         mode = None
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.nbagent-tmp"
+    tmp = temp_path(path)
     # A new file gets 0o666 minus the umask, as open() would give it.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if mode is not None else 0o666)
     try:
