@@ -140,3 +140,15 @@ def test_a_wake_source_starts_a_turn_when_it_changes_and_only_then(make_agent):
     request = agent.runtime.model.requests[0]
     assert [m.get("source") for m in request.messages if m["role"] == "system"] == ["quiet", "trainlog"]
     assert agent.runtime.context.due_wakes(0.0) == []      # delivered: nothing left to wake for
+
+
+def test_the_output_of_a_long_running_block_is_a_source(make_agent, capsys):
+    agent = make_agent("saw it")
+    with agent.context.capture("training", every=3600):
+        for epoch in range(3):
+            print(f"epoch {epoch}: loss {1 / (epoch + 1):.2f}")
+    assert "epoch 2: loss 0.33" in capsys.readouterr().out  # still printed where it always was
+    source = agent.context.store.get("training", agent.session_id)
+    assert source.kind == "cell" and source.snapshot.text.endswith("epoch 2: loss 0.33\n")
+    notes = [e for e in agent.run("how is training going?").events if isinstance(e, ev.ContextNote)]
+    assert [(n.source, n.change) for n in notes] == [("training", "attached")]
