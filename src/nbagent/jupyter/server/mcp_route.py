@@ -144,7 +144,7 @@ async def _asgi_call(handler: Any, app: Any) -> None:
         handler.finish()
 
 
-ROUTES = [(r"/nbagent/mcp", MCPHandler)]
+ROUTES: list[tuple[str, type[APIHandler]]] = [(r"/nbagent/mcp", MCPHandler)]
 
 
 class MCPServersHandler(ExtensionHandlerMixin, APIHandler):
@@ -163,7 +163,7 @@ class MCPServersHandler(ExtensionHandlerMixin, APIHandler):
         from ...mcp import MCPManager
         from ...workspace import Workspace
 
-        app = self.extensionapp
+        app: Any = self.extensionapp  # the NbAgentServer (typed as a plain ExtensionApp by the mixin)
         options = {**app.agent_options, **app.agent_settings.agent_options()}
         try:
             config = AgentConfig.load(workspace=app.services.root, toolsets=options.get("toolsets"),
