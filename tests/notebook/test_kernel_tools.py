@@ -10,7 +10,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent.errors import ToolError
-from nbagent.jupyter.kernel_runner import RESULT_NAME, bridge_from_shell
+from nbagent.jupyter.kernel_bridge import RESULT_NAME, bridge_from_shell
 from nbagent.tools import kernel as kt
 from nbagent.tools.kernel import KernelBridge
 

@@ -8,7 +8,7 @@ import pytest
 
 from nbagent.errors import ToolError
 from nbagent.events import MemoryChanged
-from nbagent.memory import HEADER, MAX_ENTRIES, ProjectMemory
+from nbagent.store.memory import HEADER, MAX_ENTRIES, ProjectMemory
 from nbagent.store.sessions import SessionStore
 from nbagent.tools.memory import MEMORY
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from files_helpers import call, make_ctx
 from nbagent import limits
-from nbagent.limits import limit_output, limit_tool_output
+from nbagent.tools.limits import limit_output, limit_tool_output
 from nbagent.tools.files import READ_FILE
 
 LOG = "".join(f"step {i}: ok\n" for i in range(1, 5001))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .keeper import AgentKeeper, KeeperError
+from .kernel_agent import AgentKeeper, KeeperError
 from .widgets.format import TODO_MARKS, counts_line_for
 
 NOT_YET = {
@@ -22,7 +22,6 @@ HELP = """Slash commands (also as %agent /name):
   /fork              continue in a copy of this session
   /todos             the session's task list
   /memory            the project memory entries
-  /notes             context notes this notebook's agent received
   /compact           replace the transcript by a model-written summary
   /tools             the tools the agent may use
   /model [NAME]      show or change the model
@@ -60,7 +59,7 @@ def _resume(keeper, arg):
 
 def _fork(keeper, arg):
     agent = keeper.get()
-    keeper._ensure_idle()
+    keeper.ensure_idle()
     old = agent.session_id
     return f"forked {old} into {agent.fork(int(arg) if arg else None)}"
 
@@ -83,7 +82,7 @@ def _todos(keeper, arg):
 
 
 def _memory(keeper, arg):
-    memory = keeper.get().runtime.state.memory
+    memory = keeper.get().memory
     if memory is None:
         return "project memory is off (--no-memory)"
     entries = memory.entries()
@@ -93,25 +92,20 @@ def _memory(keeper, arg):
                      + [f"  [{e.kind}] {e.text}  (used {e.hits}×)" for e in entries])
 
 
-def _notes(keeper, arg):
-    if not keeper.notes:
-        return "no context notes yet"
-    return "\n".join(f"[{n.source}] {n.text}" for n in keeper.notes)
-
-
 def _compact(keeper, arg):
     agent = keeper.get()
-    keeper._ensure_idle()
+    keeper.ensure_idle()
     result = agent.compact()
     return result.events[0].message if result.ok and result.events else \
         ("; ".join(result.errors) or "compaction failed; nothing changed")
 
 
 def _tools(keeper, arg):
-    registry = keeper.get().registry
+    agent = keeper.get()
+    registry = agent.registry
     lines = [f"tool sets on: {', '.join(registry.enabled) or 'core'}"]
     for tool in registry:
-        flags = "read-only" if tool.read_only else ("asks" if tool.asks else "runs")
+        flags = {"never": "runs", "ask": "asks", "always_ask": "always asks"}[agent.approval_policy(tool.name)]
         lines.append(f"  {tool.name:<16} {flags}")
     return "\n".join(lines)
 
@@ -125,9 +119,9 @@ def _model(keeper, arg):
 
 
 def _tasks(keeper, arg):
-    from ..tools.tasks import TaskManager, task_table
+    from ..tools.tasks import task_table
 
-    table = task_table(TaskManager.for_workspace(keeper.get().runtime.workspace))
+    table = task_table(keeper.get().tasks)
     if table == "no background tasks":
         return table
     return "background tasks:\n" + "\n".join("  " + line for line in table.splitlines())
@@ -135,6 +129,6 @@ def _tasks(keeper, arg):
 
 COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
     "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
-    "memory": _memory, "notes": _notes, "compact": _compact, "tools": _tools, "model": _model,
+    "memory": _memory, "compact": _compact, "tools": _tools, "model": _model,
     "tasks": _tasks, "clear": lambda keeper, arg: None,
 }

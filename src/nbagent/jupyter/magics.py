@@ -19,8 +19,8 @@ from ..errors import NbagentError
 from ..ids import short_id
 from .commands import run_command
 from .frontend import use_widgets
-from .hub import hub_for
-from .keeper import AgentKeeper, KeeperError
+from .view_registry import hub_for
+from .kernel_agent import AgentKeeper, KeeperError
 from .options import split_options
 from .text_view import TextRenderer
 

@@ -84,9 +84,6 @@ class TextRenderer:
     def _compacted(self, e: ev.Compacted) -> str:
         return self._line(f"[{e.message or 'compacted'}]")
 
-    def _context_note(self, e: ev.ContextNote) -> str:
-        return self._line(f"[note from {e.source}: {shorten(e.text, 100)}]")
-
     def _error(self, e: ev.Error) -> str:
         return self._line(f"error: {e.message}")
 

@@ -1,4 +1,5 @@
-"""Test doubles shipped with the package: an in-process scripted model and a scripted HTTP server.
+"""Test doubles and helpers shipped with the package: a scripted model, a scripted HTTP server, and a real
+ToolContext that records its events (``tool_context``).
 
     from nbagent.testing import ScriptedModel, Reply, Call
     agent = Agent(model=ScriptedModel([Reply(tool_calls=[Call("glob", {"pattern": "*.py"})]), "Done."]))
@@ -11,8 +12,11 @@ from typing import Any
 from .replies import BreakStream, Call, Fail, Reply, Slow, Stall, call, calls, context_overflow, text
 from .scripted import ScriptedModel
 
-__all__ = ["BreakStream", "Call", "Fail", "Reply", "ScriptedModel", "ScriptedServer", "Slow", "Stall", "call",
-           "calls", "context_overflow", "text"]
+__all__ = ["BreakStream", "Call", "Fail", "Reply", "ScriptedModel", "ScriptedServer", "Slow", "Stall",
+           "agent_factory", "arun_tool", "call", "calls", "close_tool_context", "context_overflow", "run_tool",
+           "text", "tool_context"]
+
+_HELPERS = ("agent_factory", "arun_tool", "close_tool_context", "run_tool", "tool_context")
 
 
 def __getattr__(name: str) -> Any:
@@ -20,4 +24,8 @@ def __getattr__(name: str) -> Any:
         from .server import ScriptedServer
 
         return ScriptedServer
+    if name in _HELPERS:  # they import the session and the tools: not needed to script a model
+        from . import context
+
+        return getattr(context, name)
     raise AttributeError(name)

@@ -20,7 +20,8 @@ from .base import ToolSet, function_tool
 from .context import ToolContext
 from .edits import Edit, apply_edits
 from .listing import Tree, glob_regex, left_out
-from .textfile import atomic_write, read_text, read_window, unified_diff
+from ..atomic import atomic_write
+from .textfile import read_text, read_window, unified_diff
 
 DEFAULT_READ_LINES = 2000
 MAX_MANY_FILES = 20

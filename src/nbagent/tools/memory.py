@@ -1,4 +1,4 @@
-"""remember, recall, forget: the model's hands on project memory (nbagent.memory)."""
+"""remember, recall, forget: the model's hands on project memory (nbagent.store.memory)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Literal
 
 from ..errors import ToolError
 from ..events import MemoryChanged
-from ..memory import MAX_TEXT, ProjectMemory
+from ..store.memory import MAX_TEXT, ProjectMemory
 from .base import ToolSet, function_tool
 from .context import ToolContext
 
@@ -69,8 +69,8 @@ def forget(ctx: ToolContext, text: str) -> str:
 
 MEMORY = ToolSet("memory", [
     # Memory lives in .nbagent/, never in the user's files: writing it needs no approval.
-    function_tool(remember, needs_approval=False,
+    function_tool(remember, approval="never",
                   prompt_hint=f"remember keeps a durable project note (at most {MAX_TEXT} characters)."),
     function_tool(recall, read_only=True, prompt_hint="recall searches project memory by words."),
-    function_tool(forget, needs_approval=False, prompt_hint="forget removes memory entries that are wrong."),
+    function_tool(forget, approval="never", prompt_hint="forget removes memory entries that are wrong."),
 ], description="Project memory across sessions: remember, recall, forget.")

@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 import re
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+from ..atomic import atomic_write
 from ..errors import ToolError
-from ..nbshrink import OutputBudget, as_text, describe_image, elide_data_uris, output_kind, widget_models
+from .nbshrink import OutputBudget, as_text, describe_image, elide_data_uris, output_kind, widget_models
 from .base import ToolSet, function_tool
 
 VERSIONS_KEY = "notebook_versions"
@@ -213,23 +212,6 @@ def _save(nbk: Notebook) -> str:
                         "Read it again with notebook_read.")
     atomic_write(nbk.path, data)
     return f"{nbk.path.stat().st_mtime_ns}-{_digest(data)}"
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside ``path``, then os.replace: readers see the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = (path.stat().st_mode & 0o7777) if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ----- changes (pure: they touch only the loaded node) --------------------------------------------

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 
 if TYPE_CHECKING:
-    from .tools.context import ToolContext
+    from .context import ToolContext
 
 DEFAULT_LIMIT = 30_000
 KEEP_SAVED = 200

@@ -16,8 +16,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from . import events as ev
-from .store.db import Database
+from .. import events as ev
+from .db import Database
 
 KINDS = ("fact", "decision", "gotcha", "command")
 MAX_TEXT = 400
