@@ -130,5 +130,5 @@ def test_memory_off_neither_loads_nor_writes(workspace):
 
 
 def test_memory_tool_approval_and_read_only_flags():
-    assert (REMEMBER.asks, RECALL.asks, FORGET.asks) == (False, False, False)
+    assert (REMEMBER.approval, RECALL.approval, FORGET.approval) == ("never", "never", "never")
     assert RECALL.read_only and not REMEMBER.read_only

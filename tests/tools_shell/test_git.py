@@ -95,4 +95,4 @@ def test_empty_repository_and_no_repository(ctx):
 
 def test_git_tools_run_without_asking():
     assert {t.name for t in GIT.tools} == {"git_status", "git_diff", "git_log", "git_show", "git_blame"}
-    assert not any(t.asks for t in GIT.tools)
+    assert {t.approval for t in GIT.tools} == {"never"}
