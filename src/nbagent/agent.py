@@ -242,6 +242,34 @@ class Agent:
         end = events[-1]
         return RunResult.from_events(events, end, self.session_id)
 
+    # ----- checkpoints (docs/checkpoints.md) ------------------------------------------------
+    def undo(self, force: bool = False, turn: int | None = None):
+        """Put the files the last (not yet undone) turn changed back as they were before it.
+
+        Refuses with CheckpointConflict (listing the paths) when one of them changed since the
+        turn, unless ``force``; ``turn`` (a view's button) refuses unless it is that turn. The
+        conversation stays; a note tells the model. Returns a Restored (action, turn, files).
+        """
+        return self._call_idle(self.runtime.undo, force, turn)
+
+    def redo(self, force: bool = False, turn: int | None = None):
+        """Re-apply the turn the last undo reverted (same rules as ``undo``)."""
+        return self._call_idle(self.runtime.redo, force, turn)
+
+    def checkpoints(self):
+        """This session's checkpoints, oldest first: a pandas DataFrame with the columns turn, time,
+        files changed (a count), files (the paths) and undone."""
+        import pandas as pd
+
+        rows = [{"turn": e.turn, "time": pd.Timestamp(e.time, unit="s", tz="UTC"),
+                 "files changed": len(e.files), "files": list(e.files), "undone": e.undone}
+                for e in self.runtime.guard.checkpoints.list()]
+        return pd.DataFrame(rows, columns=["turn", "time", "files changed", "files", "undone"])
+
+    def diff(self, turn: int) -> str:
+        """The unified diff of the files ``turn`` changed (from its checkpoints)."""
+        return self.runtime.guard.checkpoints.diff(turn)
+
     def set_model(self, name: str) -> None:
         self.reconfigure(model=name)
 

@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
         pass
     else:
         add_sessions_parser(sub)
+    from .cli_checkpoints import add_checkpoint_parsers
+
+    add_checkpoint_parsers(sub)
     return parser
 
 

@@ -99,6 +99,14 @@ class AgentConfig:
     extra_instructions: str = ""
     """Appended to the system prompt."""
 
+    checkpoints: bool = True
+    """Checkpoint each turn that changes the workspace, for undo and redo (docs/checkpoints.md).
+    Env: NBAGENT_CHECKPOINTS=0 switches them off."""
+
+    checkpoint_max_bytes: int = 256 * 1024 * 1024
+    """Outside a git repository, a workspace holding more bytes of files than this gets no checkpoint
+    (a clear error, never a partial copy). Env: NBAGENT_CHECKPOINT_MAX_BYTES."""
+
     @classmethod
     def load(cls, **overrides: Any) -> "AgentConfig":
         """Defaults, then environment variables, then explicit arguments (None means unset)."""
@@ -154,6 +162,8 @@ _ENV = {
     "NBAGENT_WORKSPACE": "workspace",
     "NBAGENT_KERNEL_RUN_AUTO": "kernel_run_auto",
     "NBAGENT_TOOL_APPROVALS": "tool_approvals",
+    "NBAGENT_CHECKPOINTS": "checkpoints",
+    "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
 }
 ENV_VARS = dict(_ENV)
 

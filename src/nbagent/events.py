@@ -179,6 +179,23 @@ class Compacted(Event):
     message: str = ""
 
 
+@_event("checkpoint")
+class Checkpoint(Event):
+    """A turn's checkpoint was taken, undone or redone, or files diverged from it (on resume).
+
+    ``action``: "taken" | "undone" | "redone" | "diverged". ``turn``: the session's turn number
+    (0 for "diverged"); ``turn_id`` is that turn's id when known. ``files``: the paths the turn
+    changed (for "diverged": the paths that differ from the last checkpoint). ``undo_turn`` and
+    ``redo_turn``: the turn /undo and /redo would act on now (None: nothing to undo or redo).
+    """
+
+    action: str = "taken"
+    turn: int = 0
+    files: list[str] = field(default_factory=list)
+    undo_turn: int | None = None
+    redo_turn: int | None = None
+
+
 @_event("turn_end")
 class TurnEnd(Event):
     """The end of a prompt, exactly once per prompt: a queued prompt dropped by Abort ends with

@@ -41,7 +41,7 @@ class Loop:
 
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
                  runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]],
-                 before_steps: Callable[[str], None] = lambda turn_id: None):
+                 before_steps: Callable[[str], None] = lambda turn_id: None, guard=None):
         self.model = model
         self.session = session
         self.registry = registry
@@ -51,6 +51,8 @@ class Loop:
         self.prompt_parts = prompt_parts
         self.before_steps = before_steps
         """Called with the turn id after turn_start, before the first request (memory injection)."""
+        self.guard = guard
+        """nbagent.turn_guard.TurnGuard: checkpoints and the recovery journal (None: neither)."""
         self._wire_chars = sum(message_chars(m) for m in session.wire_messages())
         self._last_input_tokens: int | None = None
         self._chars_since_usage = 0
@@ -61,6 +63,8 @@ class Loop:
         self.session.begin_turn(prompt)
         self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, title=self.session.title,
                                turn_id=turn_id))
+        if self.guard is not None:
+            self.guard.begin_turn(self.session.turns, turn_id)
         self.session.defer_records = True  # records ride along with each step's commit
         self._append([{"role": "user", "content": prompt}])
         try:
@@ -151,6 +155,8 @@ class Loop:
 
     def _append(self, messages: list[dict[str, Any]]) -> None:
         self.session.append(messages)
+        if self.guard is not None:
+            self.guard.step_durable(messages)
         added = sum(message_chars(m) for m in messages)
         self._wire_chars += added
         self._chars_since_usage += added
@@ -186,6 +192,8 @@ class Loop:
     def _end(self, state: TurnState, reason: str) -> ev.TurnEnd:
         self.session.defer_records = False
         self.session.flush()
+        if self.guard is not None:
+            self.guard.end_turn()  # the "after" checkpoint: before turn_end, so views show it on the turn
         text = "\n\n".join(t.strip() for t in state.text if t.strip())
         end = ev.TurnEnd(reason=reason, text=text, steps=state.steps, turn_id=state.turn_id)
         self.emit(end)

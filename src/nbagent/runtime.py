@@ -23,6 +23,8 @@ from .tools.context import ToolContext
 from .tools.limits import limit_output
 from .tools.runner import ToolRunner
 from .tools.todos import render_todos
+from .turn_guard import TurnGuard, diverged_note, undo_note
+from .checkpoints import Restored
 from .workspace import Workspace
 
 FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_key", "api", "local")
@@ -45,19 +47,25 @@ class AgentRuntime:
         self.state: SessionState = open_state(config, self.model, config.session)
         self._static_prompt = static_prompt(config, self.registry)
         self._build_loop()
+        if (config.session or "new") != "new":
+            self._recover()
 
     @property
     def session(self) -> Session:
         return self.state.session
 
     def _build_loop(self) -> None:
+        self.guard = TurnGuard(self.workspace.root, self.workspace.state_dir, self.session.id, self.emit,
+                               enabled=self.config.checkpoints, journal=self.config.persist,
+                               max_bytes=self.config.checkpoint_max_bytes)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)
         self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
-                                 emit=self.emit, session=self.session, output_limit=self._limit)
+                                 emit=self.emit, session=self.session, output_limit=self._limit,
+                                 guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
                          emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts,
-                         before_steps=self._inject_memory)
+                         before_steps=self._inject_memory, guard=self.guard)
 
     def _limit(self, text: str, name: str) -> str:
         return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_dir / "outputs",
@@ -94,6 +102,9 @@ class AgentRuntime:
             self._problems_reported = True
             for problem in self.state.problems:
                 self.emit(ev.Error(message=problem, kind="store", turn_id=turn_id))
+            if self._diverged:
+                self.emit(ev.Checkpoint(action="diverged", files=self._diverged, turn_id=turn_id))
+                self._diverged = []
         self.state.remember_prompt(prompt)
         return await self.loop.run_turn(prompt, turn_id)
 
@@ -147,7 +158,38 @@ class AgentRuntime:
         old.close()
         self._problems_reported = False
         self._build_loop()
+        if selector != "new":
+            self._recover()
         return self.session.id
+
+    # ----- checkpoints -----------------------------------------------------------------------
+    _diverged: list[str] = []
+
+    def _recover(self) -> None:
+        """After a resume: tell the model what a crash left unrecorded and what changed meanwhile."""
+        note, diverged = self.guard.recover()
+        if diverged:
+            note = (note + " " if note else "") + diverged_note(diverged)
+            self._diverged = diverged  # shown to the user at the next turn (nobody listens yet)
+        if note:
+            self.session.append([{"role": "user", "content": note, "note": "recovery"}])
+            self.loop.reset_estimates()
+
+    def undo(self, force: bool = False, turn: int | None = None) -> Restored:
+        restored = self.guard.undo(force, turn)
+        self._note_restored(restored)
+        return restored
+
+    def redo(self, force: bool = False, turn: int | None = None) -> Restored:
+        restored = self.guard.redo(force, turn)
+        self._note_restored(restored)
+        return restored
+
+    def _note_restored(self, restored: Restored) -> None:
+        # The conversation stays; this note keeps the model from assuming its edits are (not) there.
+        self.session.append([{"role": "user", "content": undo_note(restored), "note": restored.action}])
+        self.loop.reset_estimates()
+        self.workspace.invalidate()
 
     def fork_session(self, up_to_turn: int | None) -> str:
         self.state = self.state.fork(up_to_turn)

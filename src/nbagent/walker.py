@@ -13,7 +13,8 @@ directory does git's view of the workspace show? The rules they share:
 - the user's global excludes file and ``.ignore``/``.rgignore`` files do not
   (git never reads the latter; the former would make results depend on who runs);
 - an ignored directory is not entered, so nothing below it can come back;
-- hidden files are listed; ``.git`` and ``.nbagent`` never are;
+- hidden files are listed; ``.git``, ``.nbagent`` and collaboration's ``.jupyter/`` and
+  ``.jupyter_ystore.db`` never are;
 - symbolic links are not followed and not listed (ripgrep's default), so
   the walk never leaves the workspace.
 
@@ -34,7 +35,9 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-ALWAYS_SKIPPED = (".git", ".nbagent")
+ALWAYS_SKIPPED = (".git", ".nbagent",
+                  # jupyter-collaboration writes these into the server root (docs/notebooks.md)
+                  ".jupyter", ".jupyter_ystore.db", ".jupyter_ystore.db-journal", ".jupyter_ystore.db-wal")
 
 
 @lru_cache(maxsize=1)

@@ -77,7 +77,7 @@ def test_slash_commands(shell, make_agent):
     assert "model: scripted" in run(shell, "%agent /model")[1]
     assert "project memory is empty" in run(shell, "%agent /memory")[1]
     assert "no background tasks" in run(shell, "%agent /tasks")[1]
-    assert "not available yet" in run(shell, "%agent /undo")[1]
+    assert "nothing to undo" in run(shell, "%agent /undo")[1]
     assert "not available yet" in run(shell, "%agent /context")[1]
     assert "cleared" in run(shell, "%agent /clear")[1] and agent.session_id == first
     result, _ = run(shell, "%agent /frobnicate")

@@ -232,3 +232,12 @@ def test_files_refresh_after_the_ttl(root):
     write(root, {"a.py": ""})
     time.sleep(0.1)
     assert ws.files() == ["a.py"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_collaboration_files_are_neither_listed_nor_picked(tree, engine):
+    write(tree, {".jupyter_ystore.db": "sqlite", ".jupyter/collaboration_sessions.json": "{}",
+                 "src/.jupyter/x.json": "{}"})
+    ws = Workspace(tree, engine=engine)
+    assert files_of(ws) == KEPT
+    assert not [p for p in ws.pick("jupyter", 50) if ".jupyter" in p]

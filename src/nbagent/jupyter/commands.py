@@ -9,8 +9,6 @@ from .kernel_agent import AgentKeeper, KeeperError
 from .widgets.format import TODO_MARKS, counts_line_for
 
 NOT_YET = {
-    "undo": "/undo is not available yet: it comes with per-turn checkpoints, which have not landed.",
-    "redo": "/redo is not available yet: it comes with per-turn checkpoints, which have not landed.",
     "context": "/context is not available yet: attached context sources have not landed.",
 }
 
@@ -26,8 +24,11 @@ HELP = """Slash commands (also as %agent /name):
   /tools             the tools the agent may use
   /model [NAME]      show or change the model
   /tasks             background tasks (commands handed over by bash)
+  /undo [force]      put back the files the last turn changed (force: even if changed since)
+  /redo [force]      re-apply the turn the last /undo reverted
+  /checkpoints       this session's checkpoints (a DataFrame)
   /clear             clear the live views (the session stays)
-  /undo /redo /context   not available yet"""
+  /context           not available yet"""
 
 
 def run_command(keeper: AgentKeeper, line: str, clear_views: Callable[[], int]) -> Any:
@@ -118,6 +119,33 @@ def _model(keeper, arg):
     return f"model: {arg}"
 
 
+def _undo(keeper, arg):
+    return _restore(keeper, arg, "undo")
+
+
+def _redo(keeper, arg):
+    return _restore(keeper, arg, "redo")
+
+
+def _restore(keeper, arg, action: str):
+    from ..checkpoints import CheckpointError
+
+    if arg not in ("", "force"):
+        raise KeeperError(f"/{action} takes nothing or 'force', not {arg!r}")
+    agent = keeper.get()
+    keeper.ensure_idle()
+    try:
+        restored = getattr(agent, action)(force=arg == "force")
+    except CheckpointError as exc:
+        return str(exc)
+    verb = "undid" if action == "undo" else "redid"
+    return f"{verb} turn {restored.turn}: " + (", ".join(restored.files) or "no file needed changing")
+
+
+def _checkpoints(keeper, arg):
+    return keeper.get().checkpoints()
+
+
 def _tasks(keeper, arg):
     from ..tools.tasks import task_table
 
@@ -130,5 +158,6 @@ def _tasks(keeper, arg):
 COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
     "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
     "memory": _memory, "compact": _compact, "tools": _tools, "model": _model,
-    "tasks": _tasks, "clear": lambda keeper, arg: None,
+    "tasks": _tasks, "undo": _undo, "redo": _redo, "checkpoints": _checkpoints,
+    "clear": lambda keeper, arg: None,
 }

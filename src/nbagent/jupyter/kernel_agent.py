@@ -108,7 +108,9 @@ class AgentKeeper:
 
     def _build(self, session: str) -> None:
         from ..agent import Agent
+        from .server_link import connect
 
+        connect()  # notebooks go through the Jupyter server that started this kernel, if any
         settings = self.config_settings()
         self.place = find_place(self.shell)
         settings["workspace"] = find_workspace(self.place, settings.get("workspace"))

@@ -38,7 +38,8 @@ class ViewHub:
 
         agent = self.agent
         view = TurnView(turn_id=turn_id, prompt=prompt, decide=agent.decide, stop=agent.stop_command,
-                        abort=agent.abort, session_id=agent.session_id, title=agent.session.title or "",
+                        abort=agent.abort, act=lambda action, turn: getattr(agent, action)(turn=turn),
+                        session_id=agent.session_id, title=agent.session.title or "",
                         model=_model_name(agent))
         with self._lock:
             self._views[turn_id] = view

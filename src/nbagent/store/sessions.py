@@ -254,15 +254,19 @@ class SessionStore:
         session_id = self.resolve(selector)
         with self._database().write() as conn:
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        _forget_files(self.root, [session_id])
         return session_id
 
     def purge(self, days: float = 30) -> int:
         """Delete sessions not updated for ``days`` days; 0 keeps everything. Returns how many went."""
         if days <= 0:
             return 0
+        cutoff = time.time() - days * 86_400
         with self._database().write() as conn:
-            cursor = conn.execute("DELETE FROM sessions WHERE updated < ?", (time.time() - days * 86_400,))
-        return cursor.rowcount
+            gone = [row[0] for row in conn.execute("SELECT id FROM sessions WHERE updated < ?", (cutoff,))]
+            conn.execute("DELETE FROM sessions WHERE updated < ?", (cutoff,))
+        _forget_files(self.root, gone)
+        return len(gone)
 
     # -- fork, export, import ---------------------------------------------------------------
 
@@ -287,6 +291,14 @@ class SessionStore:
         data = transfer.parse_export(text)
         with self._database().write() as conn:
             return transfer.import_session(conn, data, str(self.root))
+
+
+def _forget_files(root: Path, session_ids: list[str]) -> None:
+    """A deleted session's recovery journal and checkpoints go with it."""
+    from ..turn_guard import forget_session
+
+    for session_id in session_ids:
+        forget_session(root, session_id)
 
 
 def _info_from_row(row: tuple) -> SessionInfo:

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .redaction import redact
+
 
 if TYPE_CHECKING:
     from .context import ToolContext
@@ -36,8 +38,9 @@ def limit_output(
     With ``save_dir`` the whole text is written there first and the gap line
     names the file relative to ``shown_root`` (by default the directory holding
     the ``.nbagent`` the file is in: the workspace root), so the model can pass
-    it straight to read_file.
+    it straight to read_file. Registered secrets are redacted first (nbagent.redaction).
     """
+    text = redact(text)
     if len(text) <= limit:
         return text
     where = "the whole output was not saved"

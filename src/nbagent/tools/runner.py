@@ -20,7 +20,8 @@ from .context import ToolContext
 
 class ToolRunner:
     def __init__(self, *, registry, base_context: ToolContext, approvals: Approvals,
-                 emit: Callable[[ev.Event], None], session, output_limit: Callable[[str, str], str]):
+                 emit: Callable[[ev.Event], None], session, output_limit: Callable[[str, str], str],
+                 guard=None):
         self.registry = registry
         self.base_context = base_context
         self.approvals = approvals
@@ -28,6 +29,8 @@ class ToolRunner:
         self.session = session
         self.output_limit = output_limit
         self.finished_results: dict[str, dict[str, Any]] = {}
+        self.guard = guard
+        """nbagent.turn_guard.TurnGuard: told before and after each call that may change something."""
 
     async def run_calls(self, calls: list[dict[str, Any]], turn_id: str) -> list[dict[str, Any]]:
         self.finished_results = {}
@@ -53,7 +56,7 @@ class ToolRunner:
             if decision == "deny":
                 status, output = "denied", "denied by the user: do not retry this call; ask or try another way"
             else:
-                output = await self._execute(tool, ctx, arguments)
+                output = await self._guarded(tool, ctx, arguments)
         except CommandKilled as exc:
             status, output = "killed", str(exc) or "killed by the user"
         except ToolError as exc:
@@ -76,6 +79,19 @@ class ToolRunner:
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; the tools are: {', '.join(self.registry.names())}")
         return tool, tool.validate(raw_args)
+
+    async def _guarded(self, tool: Tool, ctx: ToolContext, arguments: dict[str, Any]) -> str:
+        """Run an approved call; the guard checkpoints before the turn's first change and journals it."""
+        if self.guard is None:
+            return await self._execute(tool, ctx, arguments)
+        await self.guard.before_call(tool, ctx.call_id, arguments)
+        status = "failed"
+        try:
+            output = await self._execute(tool, ctx, arguments)
+            status = "done"
+            return output
+        finally:
+            self.guard.after_call(tool, ctx.call_id, arguments, status)
 
     async def _execute(self, tool: Tool, ctx: ToolContext, arguments: dict[str, Any]) -> str:
         args = (ctx,) if tool.takes_context else ()

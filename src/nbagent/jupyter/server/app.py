@@ -22,8 +22,11 @@ from pathlib import Path
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Callable, Dict, Float, Int, List, Unicode
 
+from ...tools import nbdoc
 from . import handlers
 from .hub import SessionHub
+from .kernel_link import KernelLink, KernelNotebooksHandler
+from .notebooks import InProcessStore, ServerNotebooks
 from .services import WorkspaceServices
 from .settings import ServerSettings
 
@@ -57,14 +60,24 @@ class NbAgentServer(ExtensionApp):
             initial["toolsets"] = list(self.toolsets)
         self.agent_settings = ServerSettings().updated(initial)
         self.hub = SessionHub(self.make_agent, self.executor, idle_close=self.idle_close_seconds)
+        self._start_notebooks(root)
         self.log.info("nbagent: workspace %s", root)
         # The server holds hundreds of thousands of long-lived objects after start-up; full garbage
         # collections scanning them all paused the event loop for 350-500 ms under a fast stream.
         # Freezing them moves them out of the collector's scans (objects made later are unaffected).
         gc.freeze()
 
+    def _start_notebooks(self, root: Path) -> None:
+        """The server becomes the one writer of notebooks: for its own agents and its kernels' agents."""
+        self.notebooks = ServerNotebooks(self.serverapp, root, self.executor)
+        self.kernel_link = KernelLink(self.serverapp.connection_url, root)
+        self.serverapp.io_loop.add_callback(lambda: self.kernel_link.write(self.serverapp.connection_url))
+        self.notebook_store = InProcessStore(self.notebooks, self.serverapp.io_loop.asyncio_loop)
+        nbdoc.register_store(self.notebook_store)
+
     def initialize_handlers(self) -> None:
         self.handlers.extend(handlers.ROUTES)
+        self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
 
     def make_agent(self, session_id: str):
         """The Agent of one session (blocking: the hub calls it on a worker thread)."""
@@ -81,6 +94,8 @@ class NbAgentServer(ExtensionApp):
         return self.agent_settings
 
     async def stop_extension(self) -> None:
+        nbdoc.unregister_store(self.notebook_store)
+        self.kernel_link.close()
         await self.hub.shutdown()
         self.services.close()
         self.executor.shutdown(wait=False)

@@ -20,6 +20,7 @@ from traitlets import Unicode
 from ... import events as ev
 from .answer import Answer
 from .approval import ApprovalCard
+from .checkpoint import CheckpointBar
 from .coalesce import Stamped, coalesce
 from .controls import Controls
 from .header import Header
@@ -42,7 +43,7 @@ class TurnView(widgets.VBox):
 
     def __init__(self, *, turn_id: str = "", prompt: str = "", decide: Callable[[str, str], None] = None,
                  stop: Callable[[], object] = lambda: None, abort: Callable[[], object] = lambda: None,
-                 interval: float = FLUSH_INTERVAL, **header):
+                 act: Callable[[str, int], object] | None = None, interval: float = FLUSH_INTERVAL, **header):
         self.header = Header(**header)
         self.prompt_line = widgets.HTML(_prompt_html(prompt))
         self.reasoning = Reasoning()
@@ -53,8 +54,10 @@ class TurnView(widgets.VBox):
         self.memory = Memory()
         self.notes = widgets.HTML()
         self.controls = Controls(stop=stop, abort=abort)
+        self.checkpoint = CheckpointBar(act)
         super().__init__(children=(self.header, self.prompt_line, self.reasoning, self.tools, self.approvals,
-                                   self.answer, self.todos, self.memory, self.notes, self.controls),
+                                   self.answer, self.todos, self.memory, self.notes, self.checkpoint,
+                                   self.controls),
                          turn_id=turn_id, prompt=prompt)
         self.add_class("nbagent-turn")
         self.cards: dict[str, ApprovalCard] = {}
@@ -203,6 +206,7 @@ _HANDLERS: dict[type, Callable] = {
     ev.MemoryInjected: lambda v, at, e: v.memory.changed("injected", e.entries),
     ev.Usage: TurnView._usage,
     ev.Compacted: lambda v, at, e: v._note(e.message or f"compacted: {e.before} → {e.after} messages"),
+    ev.Checkpoint: lambda v, at, e: v.checkpoint.show(e),
     ev.Error: lambda v, at, e: v._note(f"error: {e.message}", "#cf222e"),
     ev.TurnEnd: TurnView._turn_end,
     _QueueCount: lambda v, at, e: setattr(v.controls, "queued", e.count),

@@ -1,0 +1,13 @@
+"""Checkpoints: a snapshot before and after each turn that changes the workspace, for undo and redo.
+
+In a git repository a snapshot is a git tree written through nbagent's own
+index and pinned by refs under ``refs/nbagent/<session>/``; elsewhere it is
+a content-addressed copy under ``.nbagent/checkpoints/``. See docs/checkpoints.md.
+"""
+
+from .engine import DEFAULT_MAX_BYTES, CheckpointConflict, Checkpoints, Restored
+from .gitrepo import CheckpointError
+from .manifest import KEEP, TurnCheckpoint
+
+__all__ = ["Checkpoints", "CheckpointConflict", "CheckpointError", "DEFAULT_MAX_BYTES", "KEEP", "Restored",
+           "TurnCheckpoint"]

@@ -1,0 +1,242 @@
+"""Checkpoints of one session: a snapshot before a turn's first change and after its last; undo, redo.
+
+The loop calls ``begin_turn``, then ``before_change`` before each mutating
+tool call (only the first one of a turn takes the snapshot), then ``end_turn``.
+A turn whose snapshots are equal leaves no checkpoint. ``undo``/``redo`` move
+the workspace between a turn's two snapshots, touching only the paths the turn
+changed, and refuse when one of them was changed by someone else since.
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from .copystore import CopyStore
+from .gitrepo import CheckpointError, GitRepo
+from .gitstore import GitStore
+from .manifest import Manifest, TurnCheckpoint, ref_safe
+from .model import Change, Entry
+from .restore import apply
+
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+"""Checkpoint copy cap outside a git repository (AgentConfig.checkpoint_max_bytes)."""
+
+
+class CheckpointConflict(CheckpointError):
+    """Undo/redo refused: these paths changed after the checkpoint (``force=True`` overwrites them)."""
+
+    def __init__(self, action: str, turn: int, paths: list[str]):
+        self.paths = paths
+        shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+        super().__init__(f"cannot {action} turn {turn}: changed since its checkpoint by someone else: {shown}. "
+                         f"Nothing was restored; {action} with force to overwrite them.")
+
+
+class Store(Protocol):
+    kind: str
+
+    def snapshot(self) -> str: ...
+    def changes(self, old: str, new: str) -> dict[str, Change]: ...
+    def read(self, entries: list[Entry]) -> dict[str, bytes]: ...
+    def pin(self, ref: str, snapshot: str) -> None: ...
+    def unpin(self, ref: str) -> None: ...
+    def unpin_all(self, session_id: str) -> None: ...
+
+
+@dataclass
+class Restored:
+    """What an undo or redo did."""
+
+    action: str
+    turn: int
+    files: list[str]
+
+
+class Checkpoints:
+    def __init__(self, root: Path, state_dir: Path, session_id: str, *, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.root = root
+        self.state_dir = state_dir
+        self.session_id = session_id
+        self.max_bytes = max_bytes
+        self._store: Store | None = None
+        self._manifest: Manifest | None = None
+        self._turn: tuple[int, str] | None = None
+        self._before: str | None = None
+        self.error: str | None = None
+        """Why this turn has no checkpoint (a snapshot failed or the copy cap was hit)."""
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            repo = GitRepo.find(self.root, self.state_dir)
+            self._store = GitStore(repo, self.root) if repo else CopyStore(self.root, self.state_dir,
+                                                                            self.max_bytes)
+        return self._store
+
+    @property
+    def manifest(self) -> Manifest:
+        if self._manifest is None:
+            self._manifest = Manifest(self.state_dir / "checkpoints" / "sessions", self.session_id,
+                                      self.store.kind)
+        return self._manifest
+
+    # ----- the turn hook ---------------------------------------------------------------
+    def begin_turn(self, turn: int, turn_id: str) -> None:
+        self._turn, self._before, self.error = (turn, turn_id), None, None
+
+    def before_change(self) -> bool:
+        """Snapshot before the turn's first change; True when this call took it.
+
+        The snapshot is pinned and written to the manifest at once (an unfinished entry), so a
+        process killed during the turn still leaves a checkpoint to undo to (see ``adopt``).
+        """
+        if self._turn is None or self._before is not None or self.error is not None:
+            return False
+        try:
+            before = self.store.snapshot()
+            entry = TurnCheckpoint(turn=self._turn[0], turn_id=self._turn[1], time=time.time(), before=before,
+                                   after="")
+            self.store.pin(entry.ref("before", self.session_id), before)
+            self._drop(self.manifest.add(entry))
+            self.manifest.save()
+        except (CheckpointError, OSError) as exc:
+            self.error = str(exc)
+            return False
+        self._before = before
+        return True
+
+    def end_turn(self) -> TurnCheckpoint | None:
+        """Snapshot after the turn's last change; the checkpoint, or None when nothing changed."""
+        turn, before = self._turn, self._before
+        self._turn, self._before = None, None
+        if turn is None or before is None:
+            return None
+        entry = self.manifest.find(turn[0])
+        if entry is None or entry.after:
+            return None  # the manifest was replaced meanwhile (another process): nothing to finish
+        try:
+            return self._finish(entry)
+        except (CheckpointError, OSError) as exc:
+            self.error = str(exc)
+            return None
+
+    def adopt(self) -> TurnCheckpoint | None:
+        """Finish the entry of a turn cut by a crash: its "after" is the workspace as found now."""
+        entries = self.manifest.entries
+        if not entries or entries[-1].after:
+            return None
+        return self._finish(entries[-1])
+
+    def _finish(self, entry: TurnCheckpoint) -> TurnCheckpoint | None:
+        after = self.store.snapshot()
+        files = sorted(self.store.changes(entry.before, after))
+        if not files:  # nothing changed after all: no checkpoint
+            self.manifest.entries.remove(entry)
+            self.store.unpin(entry.ref("before", self.session_id))
+            self.manifest.save()
+            return None
+        entry.after, entry.files, entry.time = after, files, time.time()
+        self.store.pin(entry.ref("after", self.session_id), after)
+        self.manifest.save()
+        return entry
+
+    def _drop(self, dropped: list[TurnCheckpoint]) -> None:
+        for old in dropped:
+            self.store.unpin(old.ref("before", self.session_id))
+            self.store.unpin(old.ref("after", self.session_id))
+
+    # ----- undo and redo ----------------------------------------------------------------
+    def undo(self, force: bool = False, turn: int | None = None) -> Restored:
+        """Undo the newest turn not undone yet; ``turn`` (a button on that turn) must be that one."""
+        self.adopt()
+        entry = self.manifest.undo_target()
+        if entry is None:
+            raise CheckpointError("nothing to undo: no turn of this session changed the workspace "
+                                  "(or its checkpoints were dropped)")
+        _check_turn("undo", turn, entry)
+        files = self._move(entry, entry.after, entry.before, "undo", force)
+        entry.undone = True
+        self.manifest.save()
+        return Restored("undo", entry.turn, files)
+
+    def redo(self, force: bool = False, turn: int | None = None) -> Restored:
+        entry = self.manifest.redo_target()
+        if entry is None:
+            raise CheckpointError("nothing to redo: no undone turn")
+        _check_turn("redo", turn, entry)
+        files = self._move(entry, entry.before, entry.after, "redo", force)
+        entry.undone = False
+        self.manifest.save()
+        return Restored("redo", entry.turn, files)
+
+    def _move(self, entry: TurnCheckpoint, expected: str, target: str, action: str, force: bool) -> list[str]:
+        turn_changes = self.store.changes(expected, target)
+        current = self.store.snapshot()
+        drifted = self.store.changes(expected, current)
+        conflicts = sorted(p for p in turn_changes if p in drifted)
+        if conflicts and not force:
+            raise CheckpointConflict(action, entry.turn, conflicts)
+        targets = {path: new for path, (_, new) in turn_changes.items()}
+        blobs = self.store.read([e for e in targets.values() if e is not None])
+        return apply(self.root, targets, blobs)
+
+    def preview(self, action: str) -> tuple[int, list[str]] | None:
+        """(turn, files) that ``undo`` or ``redo`` would change now, or None when there is none."""
+        entry = self.manifest.undo_target() if action == "undo" else self.manifest.redo_target()
+        return (entry.turn, list(entry.files)) if entry else None
+
+    # ----- reading -----------------------------------------------------------------------
+    def list(self) -> list[TurnCheckpoint]:
+        """The finished checkpoints, oldest first (a running turn's entry is not one yet)."""
+        return [e for e in self.manifest.entries if e.after]
+
+    def diff(self, turn: int) -> str:
+        """The unified diff of the files ``turn`` changed (binary files named, not shown)."""
+        entry = self.manifest.find(turn)
+        if entry is None or not entry.after:
+            kept = ", ".join(str(e.turn) for e in self.list()) or "none"
+            raise CheckpointError(f"turn {turn} has no checkpoint (turns with one: {kept})")
+        changes = self.store.changes(entry.before, entry.after)
+        blobs = self.store.read([e for pair in changes.values() for e in pair if e is not None])
+        return "".join(_file_diff(path, old, new, blobs) for path, (old, new) in sorted(changes.items()))
+
+    def diverged(self) -> list[str]:
+        """Paths that differ from the state the newest checkpoint left (what a resume reports)."""
+        entries = self.list()
+        if not entries:
+            return []
+        last = entries[-1]
+        expected = last.before if last.undone else last.after
+        return sorted(self.store.changes(expected, self.store.snapshot()))
+
+    def delete(self) -> None:
+        """Forget this session's checkpoints (its refs and manifest)."""
+        self.store.unpin_all(ref_safe(self.session_id))
+        self.manifest.path.unlink(missing_ok=True)
+        self._manifest = None
+
+
+def _check_turn(action: str, turn: int | None, entry: TurnCheckpoint) -> None:
+    if turn is not None and turn != entry.turn:
+        order = "later" if action == "undo" else "earlier"
+        raise CheckpointError(f"cannot {action} turn {turn} now: {action} goes one turn at a time and turn "
+                              f"{entry.turn} comes first ({order} turns before this one)")
+
+
+def _file_diff(path: str, old: Entry | None, new: Entry | None, blobs: dict[str, bytes]) -> str:
+    a = blobs.get(old.oid, b"") if old else b""
+    b = blobs.get(new.oid, b"") if new else b""
+    if b"\0" in a[:8000] or b"\0" in b[:8000]:
+        return f"Binary file {path} changed\n"
+    try:
+        a_text, b_text = a.decode("utf-8"), b.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"Binary file {path} changed\n"
+    lines = difflib.unified_diff(a_text.splitlines(keepends=True), b_text.splitlines(keepends=True),
+                                 "/dev/null" if old is None else f"a/{path}",
+                                 "/dev/null" if new is None else f"b/{path}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)

@@ -1,0 +1,110 @@
+"""Writing a snapshot's version of some paths back into the workspace, and nothing else.
+
+Only the paths given are touched: a file the snapshot lacks is deleted (and
+directories it leaves empty), a file it holds is written with its exact bytes
+and mode (through a temporary file and a rename), a symbolic link is
+recreated as a link. Every path is checked to stay inside the workspace, and
+a link standing where a file goes is replaced, never written through.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .gitrepo import CheckpointError
+from .model import EXECUTABLE, SYMLINK, Entry
+
+GITLINK = "160000"
+
+
+def apply(root: Path, targets: dict[str, Entry | None], blobs: dict[str, bytes]) -> list[str]:
+    """Make each path in ``targets`` what its entry says (None: absent). Returns the paths changed."""
+    changed = []
+    for rel in sorted(targets):
+        entry = targets[rel]
+        if entry is not None and entry.mode == GITLINK:
+            continue  # a nested repository: its contents are not ours to restore
+        path = _inside(root, rel)
+        if entry is None:
+            if _remove(path, root):
+                changed.append(rel)
+        else:
+            _write(path, entry, blobs[entry.oid], root)
+            changed.append(rel)
+    return changed
+
+
+def _inside(root: Path, rel: str) -> Path:
+    if not rel or rel.startswith("/") or any(part in ("", ".", "..") for part in rel.split("/")):
+        raise CheckpointError(f"refusing to restore the path {rel!r}: not a plain relative path")
+    path = root / rel
+    parent = Path(os.path.realpath(path.parent))
+    if not parent.is_relative_to(root):
+        raise CheckpointError(f"refusing to restore {rel}: its directory resolves to {parent}, outside "
+                              f"the workspace {root}")
+    return parent / path.name
+
+
+def _remove(path: Path, root: Path) -> bool:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        raise CheckpointError(f"cannot restore {path}: a directory now stands where a file was")
+    path.unlink()
+    _prune_empty_dirs(path.parent, root)
+    return True
+
+
+def _prune_empty_dirs(directory: Path, root: Path) -> None:
+    while directory != root and directory.is_relative_to(root):
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
+
+
+def _write(path: Path, entry: Entry, data: bytes, root: Path) -> None:
+    _make_parents(path.parent, root)
+    if os.path.lexists(path) and (os.path.islink(path) or not path.is_file()):
+        if path.is_dir() and not path.is_symlink():
+            raise CheckpointError(f"cannot restore {path}: a directory now stands where a file was")
+        path.unlink()
+    tmp = path.with_name(f".{path.name}.nbagent-restore")
+    if os.path.lexists(tmp):
+        tmp.unlink()
+    if entry.mode == SYMLINK:
+        os.symlink(os.fsdecode(data), tmp)
+    else:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                     0o777 if entry.mode == EXECUTABLE else 0o666)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        _set_mode(tmp, entry.mode)
+    os.replace(tmp, path)
+
+
+def _set_mode(path: Path, mode: str) -> None:
+    # Keep the umask's read/write bits; only the executable bit is part of a snapshot.
+    current = os.stat(path).st_mode & 0o777
+    if mode == EXECUTABLE:
+        os.chmod(path, current | ((current & 0o444) >> 2))
+    else:
+        os.chmod(path, current & ~0o111)
+
+
+def _make_parents(directory: Path, root: Path) -> None:
+    if directory.is_dir():
+        return
+    missing = []
+    while not os.path.lexists(directory):
+        missing.append(directory)
+        directory = directory.parent
+    if not directory.is_dir() or not Path(os.path.realpath(directory)).is_relative_to(root):
+        raise CheckpointError(f"cannot restore under {directory}: not a directory inside the workspace")
+    for d in reversed(missing):
+        d.mkdir()

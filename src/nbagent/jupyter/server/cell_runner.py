@@ -1,0 +1,78 @@
+"""notebook_run on the server: cells run in the notebook's own kernel, outputs go where the notebook is.
+
+A second kernel client (jupyter_client's ``execute_interactive``) sends each cell's source to the
+notebook's kernel and collects the IOPub messages of that request as nbformat outputs
+(``nbformat.v4.output_from_msg``). The outputs and the execution count are written like JupyterLab
+writes them: into the live document when one is open, else through the notebook's store (the tab
+or the file). Running stops at the first cell that fails, as "run all" does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import nbformat
+
+from ...errors import ToolError
+from ...nbshrink import as_text
+from ...tools.nbdoc import find
+
+CELL_TIMEOUT = 300.0
+
+
+async def run_cells(notebooks: Any, rel: str, name: str, cell_ids: list[str], kernel_id: str) -> dict:
+    snap = await notebooks.aread(rel, notebooks.root / rel, name)
+    cells = snap.notebook["cells"]
+    chosen = [cells[find(cells, cell_id, name)] for cell_id in cell_ids]
+    not_code = [c["id"] for c in chosen if c["cell_type"] != "code"]
+    if not_code:
+        raise ToolError(f"only code cells run; not code: {', '.join(not_code)}")
+    kernel = notebooks.serverapp.kernel_manager.get_kernel(kernel_id)
+    client = kernel.client()
+    client.start_channels()
+    done: list[dict] = []
+    try:
+        await client.wait_for_ready(timeout=30)
+        for cell in chosen:
+            result = await _run_one(client, cell)
+            await _write(notebooks, rel, name, result)
+            done.append(result)
+            if result["status"] != "ok":
+                break
+    finally:
+        client.stop_channels()
+    skipped = len(chosen) - len(done)
+    note = f"stopped at the failing cell: {skipped} cell(s) not run" if skipped else ""
+    return {"cells": done, "note": note}
+
+
+async def _run_one(client: Any, cell: dict) -> dict:
+    outputs: list[dict] = []
+
+    def hook(msg: dict) -> None:
+        kind = msg["header"]["msg_type"]
+        if kind == "clear_output":
+            outputs.clear()
+        elif kind in ("stream", "display_data", "execute_result", "error"):
+            output = dict(nbformat.v4.output_from_msg(msg))
+            if kind == "stream" and outputs and outputs[-1].get("name") == output["name"] \
+                    and outputs[-1]["output_type"] == "stream":
+                outputs[-1]["text"] += output["text"]  # JupyterLab joins consecutive stream chunks too
+            else:
+                outputs.append(output)
+
+    try:
+        reply = await client.execute_interactive(as_text(cell["source"]), output_hook=hook, allow_stdin=False,
+                                                 stop_on_error=True, timeout=CELL_TIMEOUT)
+    except TimeoutError:
+        raise ToolError(f"cell {cell['id']} ran longer than {CELL_TIMEOUT:.0f} s; it is still running in "
+                        "the kernel (interrupt it from JupyterLab)") from None
+    content = reply["content"]
+    return {"id": cell["id"], "cell_type": "code", "source": cell["source"], "outputs": outputs,
+            "execution_count": content.get("execution_count"), "status": content.get("status", "ok")}
+
+
+async def _write(notebooks: Any, rel: str, name: str, result: dict) -> None:
+    op = {"op": "outputs", "cell_id": result["id"], "outputs": result["outputs"],
+          "execution_count": result["execution_count"]}
+    await notebooks.aapply(rel, notebooks.root / rel, name, [op])

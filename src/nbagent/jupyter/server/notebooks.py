@@ -1,0 +1,150 @@
+"""The server's notebook store: every agent's notebook reads, edits and runs, on the server's loop.
+
+Each read or edit goes to the first of
+1. the live shared document when jupyter-collaboration has a room open for the notebook
+   (``get_document(..., copy=False)``; never ``create=True``, whose room is never cleaned up);
+2. a JupyterLab tab that has the notebook open without collaboration (nbagent.jupyter.server.views);
+3. the file, through nbagent.tools.nbfile.
+Agents in this process reach it through ``InProcessStore`` (registered with nbagent.tools.nbdoc);
+agents in kernels through the kernel link's handler. jupyter-collaboration stays optional: without
+it there is never a live document, and the tab or the file is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any
+
+from ...errors import ToolError
+from ...tools.nbdoc import Snapshot
+from ...tools.nbfile import FILE_STORE
+from ...workspace import Workspace
+from .cell_runner import run_cells
+
+log = logging.getLogger("nbagent.server")
+CALL_TIMEOUT = 60.0
+RUN_TIMEOUT = 600.0
+
+
+class ServerNotebooks:
+    """Where each notebook lives right now, and the one place that changes it. Runs on the server loop."""
+
+    def __init__(self, serverapp: Any, root: Path, executor: Executor, views: Any = None):
+        self.serverapp = serverapp
+        self.root = Path(root)
+        self.workspace = Workspace(self.root)
+        self.executor = executor
+        self.views = views
+
+    def relative(self, path: Path) -> str | None:
+        """``path`` relative to the server root, or None when it is outside (its owner uses the file)."""
+        try:
+            real = self.workspace.resolve(str(path), write=True)
+        except ToolError:
+            return None
+        return self.workspace.rel(real)
+
+    async def live_document(self, rel: str) -> Any:
+        ext = self.serverapp.web_app.settings.get("jupyter_server_ydoc")
+        if ext is None:
+            return None
+        try:
+            return await ext.get_document(path=rel, content_type="notebook", file_format="json", copy=False)
+        except Exception as exc:  # a room in a bad state: say so, and use the file
+            log.warning("nbagent: no live document for %s: %s", rel, exc)
+            return None
+
+    async def aread(self, rel: str, path: Path, name: str, *, allow_missing: bool = False) -> Snapshot:
+        doc = await self.live_document(rel)
+        if doc is not None:
+            from . import live_doc  # pycrdt is there only with jupyter-collaboration
+
+            return live_doc.snapshot(doc)
+        if self.views is not None and self.views.holds(rel):
+            snap = await self.views.read(rel)
+            if snap is not None:
+                return snap
+        return await self._blocking(FILE_STORE.read, self.root / rel, name, allow_missing)
+
+    async def aapply(self, rel: str, path: Path, name: str, ops: list[dict], *,
+                     allow_missing: bool = False) -> Snapshot:
+        doc = await self.live_document(rel)
+        if doc is not None:
+            from . import live_doc
+
+            live_doc.apply(doc, ops, name)  # on this loop, in one transaction, nothing awaited in between
+            return live_doc.snapshot(doc)
+        if self.views is not None and self.views.holds(rel):
+            snap = await self.views.apply(rel, ops, name)
+            if snap is not None:
+                return snap
+        return await self._blocking(FILE_STORE.apply, self.root / rel, name, ops, allow_missing)
+
+    async def arun(self, rel: str, name: str, cell_ids: list[str], *, caller_kernel: str | None) -> dict:
+        kernel_id = self._kernel_of(rel, name)
+        if caller_kernel and kernel_id == caller_kernel:
+            raise ToolError(f"refused: {name} runs in the kernel this agent itself runs in, which is busy with "
+                            "this turn; cells queued there would wait for the turn to end, and the turn for "
+                            "them (a deadlock). Use kernel_run for code, or ask the user to run the cells.")
+        return await run_cells(self, rel, name, cell_ids, kernel_id)
+
+    def _kernel_of(self, rel: str, name: str) -> str:
+        manager = self.serverapp.session_manager
+        for session in _sessions(manager):
+            if session.get("path") == rel and (session.get("kernel") or {}).get("id"):
+                return session["kernel"]["id"]
+        raise ToolError(f"{name} has no running kernel in this Jupyter server: open it in JupyterLab "
+                        "and start its kernel first")
+
+    def _blocking(self, fn, *args) -> "asyncio.Future[Any]":
+        return asyncio.get_running_loop().run_in_executor(self.executor, _call, fn, args)
+
+
+def _call(fn, args):
+    *head, allow_missing = args
+    return fn(*head, allow_missing=allow_missing)
+
+
+def _sessions(manager: Any) -> list[dict]:
+    # SessionManager.list_sessions is a coroutine in jupyter_server 2; its rows are read from SQLite
+    # synchronously, so the cursor is used directly here to stay off the loop's await points.
+    cursor = manager.cursor
+    cursor.execute("SELECT session_id, path, kernel_id FROM session")
+    return [{"id": sid, "path": path, "kernel": {"id": kid}} for sid, path, kid in cursor.fetchall()]
+
+
+class InProcessStore:
+    """The server's store for agents in this process: their tools run on worker threads, the edits
+    on the server's loop (a live document must be changed there, or its room fails to save)."""
+
+    def __init__(self, notebooks: ServerNotebooks, loop: asyncio.AbstractEventLoop):
+        self.notebooks = notebooks
+        self.loop = loop
+
+    def read(self, path: Path, name: str, *, allow_missing: bool = False) -> Snapshot | None:
+        rel = self.notebooks.relative(path)
+        return None if rel is None else self._wait(
+            self.notebooks.aread(rel, path, name, allow_missing=allow_missing), CALL_TIMEOUT)
+
+    def apply(self, path: Path, name: str, ops: list[dict], *, allow_missing: bool = False) -> Snapshot | None:
+        rel = self.notebooks.relative(path)
+        return None if rel is None else self._wait(
+            self.notebooks.aapply(rel, path, name, ops, allow_missing=allow_missing), CALL_TIMEOUT)
+
+    def run(self, path: Path, name: str, cell_ids: list[str]) -> dict | None:
+        rel = self.notebooks.relative(path)
+        return None if rel is None else self._wait(
+            self.notebooks.arun(rel, name, cell_ids, caller_kernel=None), RUN_TIMEOUT)
+
+    def _wait(self, coro, timeout: float):
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            coro.close()
+            raise ToolError("internal: a notebook tool ran on the server's own loop")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)

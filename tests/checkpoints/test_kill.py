@@ -1,0 +1,89 @@
+"""SIGKILL during a turn that edits files: on resume the journal and checkpoints are consistent,
+nothing is redone blindly, and /undo still restores the state before the turn."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from nbagent import Agent
+from nbagent.journal import RecoveryJournal
+from nbagent.testing.scripted import ScriptedModel
+
+from .repos import files_of, make_project, user_view
+
+CHILD = Path(__file__).with_name("kill_child.py")
+STEPS = 12
+ROUNDS = 5
+
+
+def run_and_kill(workspace: Path, kill_after: int) -> str | None:
+    proc = subprocess.Popen([sys.executable, str(CHILD), str(workspace), str(STEPS)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    session: list[str] = []
+    reached = threading.Event()
+
+    def read() -> None:
+        for line in proc.stdout:
+            parts = line.split()
+            if parts[0] == "ready":
+                session.append(parts[1])
+                if kill_after == 0:
+                    reached.set()
+            elif parts[0] == "result" and int(parts[1]) >= kill_after:
+                reached.set()
+            elif parts[0] == "finished":
+                reached.set()
+        reached.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert reached.wait(60), "the child never reached the kill point"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    reader.join(5)
+    return session[0] if session else None
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(240)
+def test_sigkill_during_an_editing_turn(tmp_path):
+    rng = random.Random()
+    for round_ in range(ROUNDS):
+        project = make_project(tmp_path / f"p{round_}")
+        original, git_before = files_of(project), user_view(project)
+        session_id = run_and_kill(project, rng.randrange(0, STEPS * 4 // 3))
+        assert session_id is not None
+        journal = RecoveryJournal(project / ".nbagent", session_id, project)
+        unresolved = journal.unresolved()
+        assert all(e.state in ("pending", "committed", "failed") for e in unresolved)
+        assert all(e.tool == "write_file" and e.path for e in unresolved)
+        left = files_of(project)
+
+        agent = Agent(model=ScriptedModel(["I checked the files first."]), workspace=project,
+                      session=session_id, approval="auto")
+        try:
+            notes = [m["content"] for m in agent.session.messages if m.get("note") == "recovery"]
+            for entry in unresolved:  # each one told, none repeated
+                assert notes and entry.call_id in notes[-1]
+                if entry.state == "committed":
+                    assert "do not repeat" in notes[-1]
+                else:
+                    assert "Verify the current state" in notes[-1]
+            agent.run("go on")
+            assert files_of(project) == left, "resume changed files: a blind redo"
+            assert journal.unresolved() == []
+            if agent.checkpoints().empty:
+                assert left == original  # killed before its first change was made
+            else:
+                agent.undo()
+            assert files_of(project) == original
+            assert user_view(project) == git_before
+        finally:
+            agent.close()

@@ -1,0 +1,64 @@
+"""The kernel side of the server link: the runtime file, the secret kept out of tool results, the fallback."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+
+import pytest
+
+from nbagent import Agent
+from nbagent.jupyter import server_link
+from nbagent.redaction import PLACEHOLDER, forget_secret
+from nbagent.testing.replies import Call, Reply
+from nbagent.testing.scripted import ScriptedModel
+from nbagent.tools import nbdoc
+from nbagent.tools import notebook as nbt
+
+from .conftest import cell_ids
+
+
+@pytest.fixture
+def link_file(tmp_path):
+    secret = secrets.token_urlsafe(32)
+    path = tmp_path / "runtime" / "nbagent-server-1.json"
+    path.parent.mkdir()
+    # A server that is gone: nothing listens on port 9 (discard), so requests fail to connect.
+    path.write_text(json.dumps({"url": "http://127.0.0.1:9/", "secret": secret}), encoding="utf-8")
+    path.chmod(0o600)
+    yield path, secret
+    server_link.disconnect()
+    forget_secret(secret)
+
+
+def test_the_shell_tool_cannot_show_the_secret(tmp_path, link_file):
+    path, secret = link_file
+    store = server_link.connect({server_link.ENV_VAR: str(path)})
+    assert store is not None and store in nbdoc.stores()
+    model = ScriptedModel([Reply(tool_calls=[Call("bash", {"command": f"cat {path}; echo; env"})]), "done"])
+    agent = Agent(model=model, workspace=tmp_path, approval="auto")
+    try:
+        result = agent.run("show it")
+    finally:
+        agent.close()
+    (call,) = result.tool_calls
+    assert '"secret": "' + PLACEHOLDER in call["output"] and secret not in call["output"]
+    assert all(secret not in json.dumps(m) for m in agent.session.messages)
+    assert secret not in os.environ.get(server_link.ENV_VAR, "")
+
+
+def test_without_a_reachable_server_the_file_is_edited(ctx, sample, link_file):
+    path, _ = link_file
+    server_link.connect({server_link.ENV_VAR: str(path)})
+    text = nbt.notebook_read(ctx, "analysis.ipynb")
+    assert "read from the file" in text
+    nbt.notebook_edit(ctx, "analysis.ipynb", cell_ids(sample)[0], "# Edited")
+    assert "# Edited" in sample.read_text(encoding="utf-8")
+
+
+def test_no_link_without_the_variable_or_with_a_bad_file(tmp_path):
+    assert server_link.connect({}) is None
+    bad = tmp_path / "x.json"
+    bad.write_text('{"url": "http://x/", "secret": "short"}', encoding="utf-8")
+    assert server_link.connect({server_link.ENV_VAR: str(bad)}) is None
