@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .redaction import redact
+from ..redaction import redact
 
 
 if TYPE_CHECKING:
