@@ -253,9 +253,17 @@ def _memory_changed(s: AgentState, e: ev.MemoryChanged) -> AgentState:
 
 
 def _memory_injected(s: AgentState, e: ev.MemoryInjected) -> AgentState:
-    entries = tuple(e.entries)
+    """A turn may be told more than once (the top entries at its start, relevant ones per step): the
+    turn's memory is every entry injected into it, each once (by id, else by text)."""
+    base = s.turn.memory if s.turn is not None and s.turn.turn_id == e.turn_id else ()
+    seen = {_entry_key(x) for x in base}
+    entries = base + tuple(x for x in e.entries if _entry_key(x) not in seen)
     s = replace(s, memory=entries)
     return _with_turn(s, e, lambda t: replace(t, memory=entries))
+
+
+def _entry_key(entry: dict[str, Any]) -> Any:
+    return entry.get("id") if entry.get("id") is not None else entry.get("text")
 
 
 def _settings_changed(s: AgentState, e: ev.SettingsChanged) -> AgentState:

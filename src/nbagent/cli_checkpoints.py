@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .checkpoints import CheckpointError, Checkpoints
 from .errors import StoreError
@@ -17,11 +17,11 @@ from .store.sessions import SessionStore
 from .turn_guard import undo_note
 
 
-def add_checkpoint_parsers(subparsers: Any) -> None:
+def add_checkpoint_parsers(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> None:
+    """``undo`` and ``redo``; ``parents`` hold the options every command takes (``--workspace``)."""
     for action, text in (("undo", "put back the files the last turn changed as they were before it"),
                          ("redo", "re-apply the turn the last undo reverted")):
-        p = subparsers.add_parser(action, help=text)
-        p.add_argument("--workspace", "-w", help="workspace root (default: the current directory)")
+        p = subparsers.add_parser(action, help=text, parents=parents)
         p.add_argument("--session", "-s", help="session id or unique prefix (default: the newest session)")
         p.add_argument("--force", action="store_true",
                        help="overwrite files changed since the checkpoint instead of refusing")
@@ -29,7 +29,7 @@ def add_checkpoint_parsers(subparsers: Any) -> None:
 
 
 def run_checkpoint_command(args: argparse.Namespace) -> int:
-    root = Path(args.workspace or ".").expanduser().resolve()
+    root = Path(getattr(args, "workspace", None) or ".").expanduser().resolve()
     try:
         with SessionStore(root) as store:
             session_id = _session_id(store, args.session)

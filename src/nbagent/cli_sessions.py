@@ -12,18 +12,20 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from .display import escape_controls
 from .errors import StoreError
 from .store.sessions import SessionInfo, SessionStore
 
 
-def add_sessions_parser(subparsers: Any) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("sessions", help="list, show, delete, purge, export and import sessions")
-    # SUPPRESS: when the main parser has its own --workspace, ours must not overwrite it with a default.
-    parser.add_argument("-w", "--workspace", default=argparse.SUPPRESS,
-                        help="workspace whose sessions to use (default: the current directory)")
-    commands = parser.add_subparsers(dest="sessions_command", metavar="COMMAND", required=True)
+def add_sessions_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
+    """The ``sessions`` command; ``parents`` hold the options every command takes (``--workspace``),
+    given to each sub-command too so that they work after it (``nbagent sessions list -w X``)."""
+    parser = subparsers.add_parser("sessions", help="list, show, delete, purge, export and import sessions",
+                                   parents=parents)
+    commands = _Commands(parser.add_subparsers(dest="sessions_command", metavar="COMMAND", required=True),
+                         parents)
 
     p = commands.add_parser("list", help="sessions, newest first")
     p.add_argument("-n", "--limit", type=int, default=None, help="show at most N sessions")
@@ -52,6 +54,17 @@ def add_sessions_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("file", help="the JSON file ('-' reads standard input)")
     p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_import)
     return parser
+
+
+class _Commands:
+    """Adds sub-commands that all take the shared options."""
+
+    def __init__(self, subparsers: Any, parents: Sequence[argparse.ArgumentParser]):
+        self.subparsers = subparsers
+        self.parents = list(parents)
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return self.subparsers.add_parser(name, parents=self.parents, **kwargs)
 
 
 def run_sessions(args: argparse.Namespace) -> int:
@@ -91,7 +104,7 @@ def _list_line(info: SessionInfo) -> str:
     updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
     cost = "?" if info.cost is None else f"${info.cost:.4f}"
     return (f"{info.id[:12]:<12} {updated:<16} {info.turns:>5} {info.tokens:>9} {cost:>8}  "
-            f"{(info.model or '-')[:20]:<20} {info.title or '(untitled)'}")
+            f"{(info.model or '-')[:20]:<20} {_safe(info.title or '(untitled)')}")
 
 
 def cmd_show(args, store: SessionStore) -> int:
@@ -100,7 +113,8 @@ def cmd_show(args, store: SessionStore) -> int:
         print(json.dumps(detail, ensure_ascii=False, indent=1))
         return 0
     s = detail["session"]
-    print(f"session  {s['id']}\ntitle    {s['title'] or '(untitled)'}\nmodel    {s['model']} ({s['provider']})")
+    print(f"session  {s['id']}\ntitle    {_safe(s['title'] or '(untitled)')}\n"
+          f"model    {_safe(str(s['model']))} ({s['provider']})")
     cost = "unknown" if s["cost"] is None else f"${s['cost']:.4f}"
     print(f"origin   {s['origin']}\nturns    {s['turns']}   tokens in/out {s['input_tokens']}/"
           f"{s['output_tokens']}   cost {cost}")
@@ -124,7 +138,13 @@ def _message_line(message: dict[str, Any], width: int = 160) -> str:
         calls = ", ".join(c.get("name", "?") for c in message.get("tool_calls") or [])
         text = (message.get("content") or "") + (f" -> {calls}" if calls else "")
     text = " ".join(str(text).split())
-    return f"{role:>9}: {text[:width - 12]}{'…' if len(text) > width - 12 else ''}"
+    cut = f"{text[:width - 12]}{'…' if len(text) > width - 12 else ''}"
+    return f"{role:>9}: {escape_controls(cut, keep_newlines=False)}"
+
+
+def _safe(text: str) -> str:
+    """Text from the store (titles come from prompts, imports from anywhere): one line, controls escaped."""
+    return escape_controls(text, keep_newlines=False)
 
 
 def cmd_delete(args, store: SessionStore) -> int:

@@ -46,6 +46,12 @@ class AgentRuntime:
         self.approvals = Approvals(lambda: self.config, emit, approver)
         self.state: SessionState = open_state(config, self.model, config.session)
         self._static_prompt = static_prompt(config, self.registry)
+        from .knowledge.turn import TurnKnowledge
+
+        self.knowledge = TurnKnowledge(config, state=lambda: self.state, emit=self.emit,
+                                       workspace_root=self.workspace.root)
+        self._knowledge_block = ""
+        self._turn_id = ""
         self._build_loop()
         if (config.session or "new") != "new":
             self._recover()
@@ -76,6 +82,7 @@ class AgentRuntime:
             if isinstance(event, ev.MemoryChanged):
                 self._memory_block = None  # re-read before the next step
             emit(event)
+            self.knowledge.observe(event)
 
         return tracked
 
@@ -84,7 +91,11 @@ class AgentRuntime:
         # not on every step: it is the same block unless a memory tool ran.
         if self._memory_block is None:
             self._memory_block = self.state.memory_block()
-        return self._static_prompt, render_todos(self.session.todos), self._memory_block
+        # Instructions and the repo map are read once per turn; relevant memory is searched per step.
+        static = "\n\n".join(p for p in (self._static_prompt, self._knowledge_block) if p)
+        relevant = self.knowledge.relevant_block(self._turn_id)
+        memory = "\n\n".join(p for p in (self._memory_block, relevant) if p)
+        return static, render_todos(self.session.todos), memory
 
     def _inject_memory(self, turn_id: str) -> None:
         """Read this turn's memory block (another kernel may have changed it) and say what it holds."""
@@ -106,6 +117,9 @@ class AgentRuntime:
                 self.emit(ev.Checkpoint(action="diverged", files=self._diverged, turn_id=turn_id))
                 self._diverged = []
         self.state.remember_prompt(prompt)
+        self._turn_id = turn_id
+        self.knowledge.begin_turn(prompt, turn_id)
+        self._knowledge_block = await self.knowledge.static_block_for_turn()
         return await self.loop.run_turn(prompt, turn_id)
 
     # ----- settings ----------------------------------------------------------------------------
@@ -122,6 +136,7 @@ class AgentRuntime:
         self.config = new
         self.loop.config = new
         self.runner.base_context.config = new
+        self.knowledge.config = new
         if "model" in changed:
             self._set_model(new.model)
         if {"toolsets", "memory", "extra_instructions"} & set(changed):
@@ -199,11 +214,13 @@ class AgentRuntime:
     async def compact(self) -> list[ev.Event]:
         events = await summarize_session(self.model, self.session, self.emit)
         if events[-1].reason == "done":
+            self.knowledge.save_summary(events[-1].text)
             self.loop.reset_estimates()
         return events
 
     async def aclose(self) -> None:
         self.processes.kill_all()
+        self.knowledge.close()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()

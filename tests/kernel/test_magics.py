@@ -46,7 +46,7 @@ def test_wait_renders_the_turn_as_text_and_keeps_the_result(shell, make_agent):
         Reply(text="It says **hi**."))
     result, text = run(shell, "%agent --wait what's in here? it's -- odd")
     assert result.success, result.error_in_exec
-    assert "Let me look.\n→ bash echo hi\n  ✓ bash done\nIt says **hi**." in text
+    assert "Let me look.\n→ bash echo hi\n  ✓ bash done\n\nIt says **hi**.\n" in text
     last = nj.last_result(shell)
     assert last.reason == "done" and last.text.endswith("It says **hi**.")
     assert nj.current_agent(shell).session.messages[0]["content"] == "what's in here? it's -- odd"
@@ -216,4 +216,4 @@ def test_background_text_view_prints_as_the_turn_runs(shell, make_agent):
         result = shell.run_cell("%agent look around")
         assert result.success  # the cell returned; the turn goes on in the background
         assert agent.wait(30)
-    assert "Checking.\n→ glob *.py\n  ✓ glob done\nNothing to see.\n" in out.stdout
+    assert "Checking.\n→ glob *.py\n  ✓ glob done\n\nNothing to see.\n" in out.stdout

@@ -5,11 +5,9 @@ from __future__ import annotations
 import shlex
 import subprocess
 
-from nbagent import events as ev
 from nbagent.jupyter.magics import AgentMagics
 from nbagent.jupyter.notebook_path import Place, find_place, find_workspace
 from nbagent.jupyter.options import split_options
-from nbagent.jupyter.text_view import TextRenderer
 
 PARSER = AgentMagics.agent.parser
 
@@ -50,20 +48,6 @@ def test_options_end_at_the_first_word_of_the_prompt():
     assert split_options("--wait", PARSER) == ("--wait", "")
     options, _ = split_options('--workspace "/a b" go', PARSER)
     assert PARSER.parse_args(shlex.split(options)).workspace == "/a b"
-
-
-def test_text_view_renders_a_turn():
-    r = TextRenderer()
-    events = [ev.TurnStart(prompt="p"), ev.ReasoningDelta(text="hmm"), ev.TextDelta(text="Looking"),
-              ev.ToolCall(name="read_file", call_id="c", arguments={"path": "a.py"}),
-              ev.ToolResult(name="read_file", call_id="c", output="no such file", status="failed"),
-              ev.TodosChanged(todos=[{"content": "x", "status": "completed"}, {"content": "y", "status": "pending"}]),
-              ev.MemoryChanged(action="remember", entries=[{"text": "uses uv"}]),
-              ev.TextDelta(text="Done."), ev.TurnEnd(reason="max_steps")]
-    text = "".join(r.render(e) for e in events)
-    assert text.startswith("thinking…\nLooking\n→ read_file a.py\n  ✗ read_file failed: no such file\n")
-    assert "todos: 1 of 2 done\n  ✔ x\n  ○ y\n" in text and "memory remember: uses uv\n" in text
-    assert "Done.\n(thought for " in text and text.endswith("[turn ended: max_steps]\n")
 
 
 def test_widgets_only_where_a_notebook_frontend_started_the_kernel():

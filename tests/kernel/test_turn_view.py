@@ -152,3 +152,23 @@ def test_stop_and_abort_buttons_call_through():
     view.controls.stop_button.click()
     view.controls.abort_button.click()
     assert calls == ["stop", "abort"]
+
+
+def test_tool_rows_and_paragraphs_interleave_in_the_order_they_happened():
+    from nbagent.jupyter.widgets.answer import Answer
+    from nbagent.jupyter.widgets.tools import ToolRow
+
+    view = TurnView(turn_id=T)
+    feed(view, ev.TextDelta(text="Let me look.", turn_id=T),
+         ev.ToolCall(name="glob", call_id="c1", arguments={"pattern": "*"}, turn_id=T),
+         ev.ToolResult(name="glob", call_id="c1", output="a.py", turn_id=T),
+         ev.TextDelta(text="\n\nFound **a.py**;", turn_id=T), ev.TextDelta(text=" reading it.", turn_id=T),
+         ev.ToolCall(name="read_file", call_id="c2", arguments={"path": "a.py"}, turn_id=T),
+         ev.ToolCall(name="grep", call_id="c3", arguments={"pattern": "x"}, turn_id=T),
+         ev.TextDelta(text="Done.", turn_id=T), ev.TurnEnd(turn_id=T))
+    kinds = [(type(c).__name__, c.markdown if isinstance(c, Answer) else c.call_id) for c in view.answer.children]
+    assert kinds == [("Answer", "Let me look."), ("ToolRow", "c1"), ("Answer", "Found **a.py**; reading it."),
+                     ("ToolRow", "c2"), ("ToolRow", "c3"), ("Answer", "Done.")]
+    assert all(isinstance(view.tools.rows[c], ToolRow) for c in ("c1", "c2", "c3"))
+    assert view.answer.markdown == "Let me look.\n\nFound **a.py**; reading it.\n\nDone."
+    assert view.answer.value.index("Let me look") < view.answer.value.index("<strong>a.py</strong>")

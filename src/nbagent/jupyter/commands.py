@@ -1,5 +1,7 @@
-"""Slash commands: ``%agent /todos`` and friends. Each takes the keeper and the rest of the line and
-returns something to show (text, a DataFrame, a widget) or None."""
+"""Slash commands: ``%agent /todos`` and friends.
+
+Each takes the keeper and the rest of the line and returns something to show (text, a DataFrame, a
+widget) or None."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""``NbAgent``: the traitlets face of AgentConfig, so ``c.NbAgent.model = "..."`` in ipython_config.py
-(or ``%config NbAgent.model = "..."``) configures the agent the magics build.
+"""``NbAgent``: the traitlets face of AgentConfig, for ipython_config.py and ``%config``.
+
+``c.NbAgent.model = "..."`` in ipython_config.py (or ``%config NbAgent.model = "..."``) configures the
+agent the magics build.
 
 Every trait defaults to None, meaning "not set here": AgentConfig's defaults and its environment
 variables then apply. Only the set traits are passed on.

@@ -22,7 +22,8 @@ from .frontend import use_widgets
 from .view_registry import hub_for
 from .kernel_agent import AgentKeeper, KeeperError
 from .options import split_options
-from .text_view import TextRenderer
+from ..terminal import TerminalRenderer
+from .text_view import text_approver, text_renderer
 
 
 @magics_class
@@ -152,14 +153,14 @@ class AgentMagics(Magics):
 
     def _text_inbox(self, agent, turn_id: str, background: bool):
         """Text mode: print from the agent's thread (background) or queue for the waiting cell."""
-        renderer = TextRenderer()
+        renderer = text_renderer()
         inbox: queue.Queue = queue.Queue()
 
         def on_event(event: ev.Event) -> None:
             if event.turn_id != turn_id:
                 return
             if background:
-                text = renderer.render(event)
+                text = renderer.render(event).text
                 if text:
                     print(text, end="", flush=True)
             else:
@@ -212,7 +213,7 @@ class AgentMagics(Magics):
         if inbox is not None:
             self._drain(agent, *inbox)
 
-    def _drain(self, agent, inbox: queue.Queue, renderer: TextRenderer) -> None:
+    def _drain(self, agent, inbox: queue.Queue, renderer: TerminalRenderer) -> None:
         """Print what came since the last tick in one write (one output chunk, not one per delta)."""
         pending: list[str] = []
         while True:
@@ -220,11 +221,11 @@ class AgentMagics(Magics):
                 event = inbox.get_nowait()
             except queue.Empty:
                 break
-            pending.append(renderer.render(event))
+            pending.append(renderer.render(event).text)
             if isinstance(event, ev.ApprovalRequest):
                 print("".join(pending), end="", flush=True)
                 pending = []
-                agent.decide(event.call_id, _ask_in_text(event))
+                agent.decide(event.call_id, text_approver()(event))
         if any(pending):
             print("".join(pending), end="", flush=True)
 
@@ -249,19 +250,6 @@ class AgentMagics(Magics):
 
 def _usage(magic) -> str:
     return magic.parser.format_usage().replace("::\n\n", "usage:\n", 1)
-
-
-def _ask_in_text(request: ev.ApprovalRequest) -> str:
-    """Ask on stdin (terminal IPython, a notebook's input box); without stdin the call is denied."""
-    from .widgets.format import summarize_arguments
-
-    question = f"approve {request.name} {summarize_arguments(request.name, request.arguments)}? [y]es/[n]o/[a]lways: "
-    try:
-        answer = input(question).strip().lower()
-    except Exception:  # nbconvert and nbval have no stdin: nobody can approve
-        print("  (no way to ask here: denied; use --approval auto or read-only in unattended notebooks)")
-        return "deny"
-    return {"y": "approve", "yes": "approve", "a": "always", "always": "always"}.get(answer, "deny")
 
 
 def load_ipython_extension(ipython) -> None:

@@ -6,11 +6,8 @@ the turns print as text as they happen.
 
 from __future__ import annotations
 
-import sys
-
-from .. import events as ev
 from .frontend import use_widgets
-from .text_view import TextRenderer
+from .text_view import TextFollower
 
 
 def show_agent_view(agent, mode: str | None = None):
@@ -37,32 +34,3 @@ def _shell():
     except ImportError:
         return None
     return get_ipython()
-
-
-class TextFollower:
-    """Prints the agent's turns as text as they happen (terminal IPython, scripts)."""
-
-    def __init__(self, agent, out=None):
-        self._out = out or sys.stdout
-        self._renderers: dict[str, TextRenderer] = {}
-        self._unsubscribe = agent.subscribe(self._on_event)
-
-    def _on_event(self, event: ev.Event) -> None:
-        renderer = self._renderers.setdefault(event.turn_id, TextRenderer())
-        if isinstance(event, ev.TurnStart):
-            self._out.write(f"» {event.prompt}\n")
-        text = renderer.render(event)
-        if text:
-            self._out.write(text)
-            self._out.flush()
-        if isinstance(event, ev.TurnEnd):
-            self._renderers.pop(event.turn_id, None)
-
-    def clear(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self._unsubscribe()
-
-    def __repr__(self) -> str:
-        return "<nbagent text view: turns print as they happen>"

@@ -1,6 +1,8 @@
-"""The view registry (ViewHub): one per agent. It subscribes to the agent once and routes each event to the views shown
-for that event's turn, keeps their headers and queue counts current, and feeds followers
-(``agent.view()``) with a view per turn."""
+"""The view registry (ViewHub): one per agent, it routes the agent's events to the live views of their turns.
+
+It subscribes to the agent once and routes each event to the views shown for that event's turn,
+keeps their headers and queue counts current, and feeds followers (``agent.view()``) with a view
+per turn."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""JSON in and out of the store: orjson when it is installed (about twice as fast both ways, which
-is most of a resume's time), else the standard library. Both give the same Python values."""
+"""JSON in and out of the store: orjson when it is installed, else the standard library.
+
+orjson is about twice as fast both ways, which is most of a resume's time. Both give the same
+Python values."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A scripted Reply as Chat Completions wire data: `chat.completion.chunk` SSE events or one
-`chat.completion` object, shaped like OpenAI's (and, on request, like llama.cpp's)."""
+"""A scripted Reply as Chat Completions wire data.
+
+`chat.completion.chunk` SSE events or one `chat.completion` object, shaped like OpenAI's (and, on request, like llama.cpp's)."""
 
 from __future__ import annotations
 

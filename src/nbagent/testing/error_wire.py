@@ -1,5 +1,7 @@
-"""A scripted Fail as an OpenAI-style HTTP error: status, headers and
-{"error": {"message", "type", "param", "code"}} body, with OpenAI's own wording by default."""
+"""A scripted Fail as an OpenAI-style HTTP error.
+
+Status, headers and a {"error": {"message", "type", "param", "code"}} body, with OpenAI's own
+wording by default."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A scripted Reply as Responses-API wire data: the typed SSE events of a streamed response, or
-one `response` object, shaped like OpenAI's.
+"""A scripted Reply as Responses-API wire data.
+
+The typed SSE events of a streamed response, or one `response` object, shaped like OpenAI's.
 
 Output items come in order: a reasoning item (when the reply has reasoning), a message item (when it
 has text), then one function_call item per tool call. Reasoning items carry `encrypted_content` only

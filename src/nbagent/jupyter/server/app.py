@@ -27,6 +27,7 @@ from . import handlers
 from .hub import SessionHub
 from .kernel_link import KernelLink, KernelNotebooksHandler
 from .notebooks import InProcessStore, ServerNotebooks
+from .views import OpenViews, ViewsSocket
 from .services import WorkspaceServices
 from .settings import ServerSettings
 
@@ -69,7 +70,8 @@ class NbAgentServer(ExtensionApp):
 
     def _start_notebooks(self, root: Path) -> None:
         """The server becomes the one writer of notebooks: for its own agents and its kernels' agents."""
-        self.notebooks = ServerNotebooks(self.serverapp, root, self.executor)
+        self.views = OpenViews()
+        self.notebooks = ServerNotebooks(self.serverapp, root, self.executor, views=self.views)
         self.kernel_link = KernelLink(self.serverapp.connection_url, root)
         self.serverapp.io_loop.add_callback(lambda: self.kernel_link.write(self.serverapp.connection_url))
         self.notebook_store = InProcessStore(self.notebooks, self.serverapp.io_loop.asyncio_loop)
@@ -78,6 +80,7 @@ class NbAgentServer(ExtensionApp):
     def initialize_handlers(self) -> None:
         self.handlers.extend(handlers.ROUTES)
         self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
+        self.handlers.append((r"/nbagent/api/views/ws", ViewsSocket))
 
     def make_agent(self, session_id: str):
         """The Agent of one session (blocking: the hub calls it on a worker thread)."""

@@ -1,5 +1,6 @@
-"""The approval card: the tool, its arguments or the diff, and Approve / Deny / Always. The turn
-waits until a button is clicked (or the decision comes from elsewhere: the side panel, code)."""
+"""The approval card: the tool, its arguments or the diff, and Approve / Deny / Always.
+
+The turn waits until a button is clicked (or the decision comes from elsewhere: the side panel, code)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Stop (kills the command in flight, keeps the turn), Abort (ends the turn, clears the queue) and
-the number of prompts waiting behind the turn."""
+"""The turn's controls: Stop, Abort and the number of prompts queued behind the turn.
+
+Stop kills the command in flight and keeps the turn; Abort ends the turn and clears the queue."""
 
 from __future__ import annotations
 

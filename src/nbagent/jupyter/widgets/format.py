@@ -1,43 +1,13 @@
-"""Small text formatters the widgets and the text view share: argument summaries, diffs, counts."""
+"""HTML formatters of the widgets (diffs, outputs, counts); the plain-text summaries come from display.py."""
 
 from __future__ import annotations
 
 import html
-import json
-from typing import Any
 
-# The argument that says most about a call, per tool; other tools show their first arguments.
-_KEY_ARGUMENT = {
-    "bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path", "multi_edit": "path",
-    "list_dir": "path", "glob": "pattern", "grep": "pattern", "notebook_read": "path",
-    "notebook_edit": "path", "kernel_run": "code", "remember": "text", "recall": "query",
-}
+from ...display import TODO_MARKS, counts_line_for, shorten, summarize_arguments
 
-
-def summarize_arguments(name: str, arguments: dict[str, Any], limit: int = 80) -> str:
-    """One line that tells what a call does: ``bash: ls -la`` rather than a JSON dump."""
-    key = _KEY_ARGUMENT.get(name)
-    if key and key in arguments:
-        rest = {k: v for k, v in arguments.items() if k != key}
-        text = str(arguments[key]) + (f"  ({_pairs(rest)})" if rest else "")
-    else:
-        text = _pairs(arguments)
-    return shorten(text, limit)
-
-
-def _pairs(arguments: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={_value(v)}" for k, v in arguments.items())
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, str):
-        return repr(value)
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+__all__ = ["TODO_MARKS", "cost", "counts_line_for", "diff_html", "looks_like_diff", "output_html", "shorten",
+           "summarize_arguments", "tokens"]
 
 
 def looks_like_diff(text: str) -> bool:
@@ -78,13 +48,3 @@ def cost(value: float | None) -> str:
     if value is None:
         return "cost n/a"
     return f"${value:.4f}" if value < 1 else f"${value:.2f}"
-
-
-TODO_MARKS = {"completed": "✔", "in_progress": "▶", "pending": "○", "blocked": "⚠"}
-
-
-def counts_line_for(todos: list[dict[str, Any]]) -> str:
-    """"3 of 5 done, 1 blocked"."""
-    done = sum(t.get("status") == "completed" for t in todos)
-    blocked = sum(t.get("status") == "blocked" for t in todos)
-    return f"{done} of {len(todos)} done" + (f", {blocked} blocked" if blocked else "")

@@ -1,10 +1,12 @@
-"""Tool calls: the tool in flight (named at tool_input_start, cleared on its result) and one row per
+"""Tool calls: the tool in flight and one row per call with its status and result.
+
+The tool in flight is named at tool_input_start and cleared on its result; each row shows the
 call with a one-line argument summary, a status and an expandable result (diffs in colour)."""
 
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import Any, Callable
 
 import ipywidgets as widgets
 from traitlets import Dict, Unicode, observe
@@ -60,10 +62,17 @@ class ToolRow(widgets.VBox):
 
 
 class ToolCalls(widgets.VBox):
-    def __init__(self, **kwargs):
+    """The tool in flight (this widget) and the rows of the calls, each put where ``place`` puts it.
+
+    A turn's view places each row in its timeline, between the paragraphs it came between; by
+    default the rows go in a box below the tool in flight.
+    """
+
+    def __init__(self, place: Callable[[ToolRow], None] | None = None, **kwargs):
         self.in_flight = widgets.HTML()
         self.rows_box = widgets.VBox()
-        super().__init__(children=(self.in_flight, self.rows_box), **kwargs)
+        super().__init__(children=(self.in_flight,) if place else (self.in_flight, self.rows_box), **kwargs)
+        self._place = place or (lambda row: setattr(self.rows_box, "children", (*self.rows_box.children, row)))
         self.add_class("nbagent-tools")
         self.rows: dict[str, ToolRow] = {}
         self._flying: dict[str, str] = {}
@@ -81,7 +90,7 @@ class ToolCalls(widgets.VBox):
         row = self.rows.get(call_id)
         if row is None:
             row = self.rows[call_id] = ToolRow(call_id=call_id, name=name)
-            self.rows_box.children = (*self.rows_box.children, row)
+            self._place(row)
         row.arguments = dict(arguments)
         self._flying.setdefault(call_id, name)
         self._render_in_flight()

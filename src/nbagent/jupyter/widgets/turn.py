@@ -18,7 +18,6 @@ import ipywidgets as widgets
 from traitlets import Unicode
 
 from ... import events as ev
-from .answer import Answer
 from .approval import ApprovalCard
 from .checkpoint import CheckpointBar
 from .coalesce import Stamped, coalesce
@@ -27,6 +26,7 @@ from .header import Header
 from .memory import Memory
 from .reasoning import Reasoning
 from .throttle import Throttle
+from .timeline import Timeline
 from .todos import Todos
 from .tools import ToolCalls
 
@@ -47,16 +47,17 @@ class TurnView(widgets.VBox):
         self.header = Header(**header)
         self.prompt_line = widgets.HTML(_prompt_html(prompt))
         self.reasoning = Reasoning()
-        self.answer = Answer()
-        self.tools = ToolCalls()
+        self.answer = Timeline()
+        """The answer's paragraphs with the tool rows between them, in the order they happened."""
+        self.tools = ToolCalls(place=self.answer.add)
         self.approvals = widgets.VBox()
         self.todos = Todos()
         self.memory = Memory()
         self.notes = widgets.HTML()
         self.controls = Controls(stop=stop, abort=abort)
         self.checkpoint = CheckpointBar(act)
-        super().__init__(children=(self.header, self.prompt_line, self.reasoning, self.tools, self.approvals,
-                                   self.answer, self.todos, self.memory, self.notes, self.checkpoint,
+        super().__init__(children=(self.header, self.prompt_line, self.reasoning, self.answer, self.tools,
+                                   self.approvals, self.todos, self.memory, self.notes, self.checkpoint,
                                    self.controls),
                          turn_id=turn_id, prompt=prompt)
         self.add_class("nbagent-turn")
@@ -67,7 +68,6 @@ class TurnView(widgets.VBox):
         self._ended = threading.Event()
         self.throttle = Throttle(self.flush, interval)
         self.flushes = 0
-        self._new_step = False
         self._set_state("waiting")
 
     # ----- input (any thread) ----------------------------------------------------------------
@@ -120,13 +120,6 @@ class TurnView(widgets.VBox):
         if handler is not None:
             handler(self, at, event)
 
-    def _text(self, text: str) -> None:
-        # A new model step after tool calls starts a new paragraph, as in the turn's final text.
-        if self._new_step and self.answer.markdown and not self.answer.markdown.endswith("\n\n"):
-            text = "\n\n" + text
-        self._new_step = False
-        self.answer.append(text)
-
     def _turn_start(self, at, e: ev.TurnStart) -> None:
         self.header.session_id = e.session_id or self.header.session_id
         self._set_state("running")
@@ -136,7 +129,6 @@ class TurnView(widgets.VBox):
             self._set_state("queued", f"queued (position {e.position})")
 
     def _tool_call(self, at, e: ev.ToolCall) -> None:
-        self._new_step = True
         self.tools.called(e.call_id, e.name, e.arguments)
 
     def _approval_request(self, at, e: ev.ApprovalRequest) -> None:
@@ -170,7 +162,7 @@ class TurnView(widgets.VBox):
         self.cards.clear()
         self.approvals.children = ()
         if not self.answer.markdown and e.text:
-            self.answer.markdown = e.text
+            self.answer.append(e.text)
         if e.reason != "done":
             self._note(f"turn ended: {e.reason}", "#cf222e" if e.reason == "error" else "#9a6700")
         self._set_state(e.reason)
@@ -195,7 +187,7 @@ _HANDLERS: dict[type, Callable] = {
     ev.TurnStart: TurnView._turn_start,
     ev.PromptQueued: TurnView._queued,
     ev.ReasoningDelta: lambda v, at, e: v.reasoning.add(e.text, at),
-    ev.TextDelta: lambda v, at, e: v._text(e.text),
+    ev.TextDelta: lambda v, at, e: v.answer.append(e.text),
     ev.ToolInputStart: lambda v, at, e: v.tools.started(e.call_id, e.name),
     ev.ToolCall: TurnView._tool_call,
     ev.ApprovalRequest: TurnView._approval_request,

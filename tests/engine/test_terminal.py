@@ -1,0 +1,127 @@
+"""The terminal renderer and approver that the CLI and the text view share (nbagent/terminal.py)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from nbagent import events as ev
+from nbagent.display import escape_controls
+from nbagent.terminal import TerminalApprover, TerminalRenderer, approval_card, render_markdown
+
+
+def answer_of(renderer: TerminalRenderer, events) -> tuple[str, str]:
+    parts = [renderer.render(e) for e in events]
+    return "".join(p.answer for p in parts), "".join(p.activity for p in parts)
+
+
+def two_steps(first: str = "Let me look.", second: str = "Done: it works.") -> list[ev.Event]:
+    return [ev.TurnStart(prompt="p"), ev.TextDelta(text=first[:4]), ev.TextDelta(text=first[4:]),
+            ev.Usage(input_tokens=1, output_tokens=1),
+            ev.ToolCall(name="bash", call_id="c1", arguments={"command": "ls"}),
+            ev.ToolResult(name="bash", call_id="c1", output="a\nb"),
+            ev.TextDelta(text=second), ev.Usage(), ev.TurnEnd(reason="done")]
+
+
+def test_paragraphs_of_different_steps_are_kept_apart():
+    answer, activity = answer_of(TerminalRenderer(), two_steps())
+    assert answer == "Let me look.\n\nDone: it works.\n"
+    assert activity == "→ bash ls\n  ✓ bash done\n"
+
+
+def test_a_step_that_ends_with_newlines_gets_no_extra_blank_lines():
+    answer, _ = answer_of(TerminalRenderer(), two_steps("Looking.\n\n\n", "\n\nDone."))
+    assert answer == "Looking.\n\n\nDone.\n"  # what the model wrote is kept; nothing is added to it
+
+
+def test_joined_text_interleaves_activity_and_answer_in_order():
+    renderer = TerminalRenderer()
+    text = "".join(renderer.render(e).text for e in two_steps())
+    assert text == "Let me look.\n→ bash ls\n  ✓ bash done\n\nDone: it works.\n"
+
+
+def test_text_view_turn_with_reasoning_todos_memory_and_a_failure():
+    r = TerminalRenderer()
+    events = [ev.TurnStart(prompt="p"), ev.ReasoningDelta(text="hmm"), ev.TextDelta(text="Looking"),
+              ev.ToolCall(name="read_file", call_id="c", arguments={"path": "a.py"}),
+              ev.ToolResult(name="read_file", call_id="c", output="no such file", status="failed"),
+              ev.TodosChanged(todos=[{"content": "x", "status": "completed"}, {"content": "y", "status": "pending"}]),
+              ev.MemoryChanged(action="remember", entries=[{"text": "uses uv"}]),
+              ev.TextDelta(text="Done."), ev.TurnEnd(reason="max_steps")]
+    text = "".join(r.render(e).text for e in events)
+    assert text.startswith("thinking…\nLooking\n→ read_file a.py\n  ✗ read_file failed: no such file\n")
+    assert "todos: 1 of 2 done\n  ✔ x\n  ○ y\n" in text and "memory remember: uses uv\n" in text
+    assert "\nDone.\n(thought for " in text and text.endswith("[turn ended: max_steps]\n")
+
+
+def test_escape_sequences_from_the_model_and_tools_never_reach_the_terminal():
+    hostile = "ok\x1b]0;pwned\x07 \x1b[2J\r\u202eevil"
+    events = [ev.TextDelta(text=hostile),
+              ev.ToolCall(name="bash", call_id="c", arguments={"command": hostile}),
+              ev.ToolResult(name="bash", call_id="c", output=hostile, status="failed"),
+              ev.Error(message=hostile), ev.TurnEnd(reason="error")]
+    text = "".join(TerminalRenderer().render(e).text for e in events)
+    assert "\x1b" not in text and "\x07" not in text and "\r" not in text and "\u202e" not in text
+    assert "ok\\x1b]0;pwned\\x07 \\x1b[2J\\x0d\\u202eevil" in text
+
+
+def test_markdown_mode_renders_each_finished_block():
+    renderer = TerminalRenderer(markdown=True, width=60)
+    first = renderer.render(ev.TextDelta(text="# Plan\n\nSome **bold** words"))
+    assert "Plan" in first.answer and "**" not in first.answer  # the heading's block is complete
+    assert "bold" not in first.answer  # the paragraph is still open
+    rest = renderer.render(ev.ToolCall(name="glob", call_id="c", arguments={"pattern": "*"}))
+    assert "bold" in rest.answer and "**" not in rest.answer and "\x1b[1m" in rest.answer
+    assert rest.activity == "→ glob *\n"
+
+
+def test_markdown_keeps_a_code_block_with_blank_lines_in_one_piece():
+    renderer = TerminalRenderer(markdown=True, width=60)
+    assert renderer.render(ev.TextDelta(text="```python\nx = 1\n\ny = 2\n")).answer == ""
+    out = re.sub(r"\x1b\[[0-9;]*m", "", renderer.render(ev.TextDelta(text="```\n\nafter\n")).answer)
+    assert "x = 1" in out and "y = 2" in out and "```" not in out
+
+
+def test_markdown_shows_link_targets_and_escapes_controls():
+    out = render_markdown(escape_controls("[docs](https://example.org/x) \x1b]8;;evil\x1b\\"), 80)
+    assert "https://example.org/x" in out and "\x1b]8" not in out and "\\x1b]8" in out
+
+
+def test_the_approval_card_shows_the_whole_call_escaped():
+    command = "echo " + "x" * 400 + " && printf '\x1b[31mred\x1b[0m'\nrm -rf build"
+    request = ev.ApprovalRequest(name="bash", call_id="c", arguments={"timeout": 30, "command": command},
+                                 diff="--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\x1b[8m\n+new\n")
+    card = approval_card(request)
+    lines = card.splitlines()
+    assert lines[0] == "? approval needed for bash"
+    assert lines[1] == "  command:"  # the command first, whole, one line of it per line
+    assert lines[2] == "    echo " + "x" * 400 + " && printf '\\x1b[31mred\\x1b[0m'"
+    assert lines[3] == "    rm -rf build" and lines[4] == "  timeout: 30"
+    assert "    -old\\x1b[8m" in lines and "    +new" in lines and "\x1b" not in card
+
+
+def test_the_approver_reads_y_n_a_and_asks_again_on_anything_else():
+    questions: list[str] = []
+    answers = iter(["maybe", "A"])
+
+    def ask(question: str) -> str:
+        questions.append(question)
+        return next(answers)
+
+    request = ev.ApprovalRequest(name="write_file", call_id="c", arguments={"path": "x"})
+    assert TerminalApprover(ask)(request) == "always"
+    assert questions == ["approve write_file? [y]es / [n]o / [a]lways: ", "please answer y, n or a: "]
+    assert TerminalApprover(lambda q: "y\n")(request) == "approve"
+    assert TerminalApprover(lambda q: "")(request) == "deny"
+
+
+def test_without_a_way_to_ask_the_call_is_denied_with_a_hint():
+    out = io.StringIO()
+    request = ev.ApprovalRequest(name="bash", call_id="c", arguments={"command": "ls"})
+
+    def no_stdin(question: str) -> str:
+        raise EOFError
+
+    assert TerminalApprover(None, out=out, unattended="run with --yes")(request) == "deny"
+    assert TerminalApprover(no_stdin, out=out, unattended="use auto")(request) == "deny"
+    assert "no terminal to ask; run with --yes" in out.getvalue() and "denied; use auto" in out.getvalue()
