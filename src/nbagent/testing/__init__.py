@@ -1,5 +1,7 @@
-"""Test doubles and helpers shipped with the package: a scripted model, a scripted HTTP server, and a real
-ToolContext that records its events (``tool_context``).
+"""Test doubles and helpers shipped with the package: scripted models, a scripted server, a ToolContext.
+
+A scripted model and HTTP server stand in for real endpoints; ``tool_context`` gives a real
+ToolContext that records the events its tools emit.
 
     from nbagent.testing import ScriptedModel, Reply, Call
     agent = Agent(model=ScriptedModel([Reply(tool_calls=[Call("glob", {"pattern": "*.py"})]), "Done."]))
