@@ -146,7 +146,7 @@ export interface StoredMessage {
 
 /** What the panel sends over the WebSocket. */
 export type ClientMessage =
-  | { type: 'prompt'; text: string }
+  | { type: 'prompt'; text: string; context?: { notebook: string | null; cell_id: string | null; selection: string | null } }
   | { type: 'approval'; call_id: string; decision: 'approve' | 'deny' | 'always' }
   | { type: 'stop' }
   | { type: 'abort' };

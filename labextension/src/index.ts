@@ -10,6 +10,7 @@ import { LabIcon } from '@jupyterlab/ui-components';
 
 import { AgentSettings } from './api';
 import { startLiveNotebooks } from './liveNotebooks';
+import { OpenContextTracker } from './openContext';
 import { PanelModel } from './model';
 import { AgentPanel, PANEL_ID } from './panel';
 
@@ -49,6 +50,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.shell.add(panel, 'right', { rank: 500 });
     restorer?.add(panel, PANEL_ID);
     void model.start();
+    model.openContext = new OpenContextTracker(app); // the chip: active notebook, cell, selection
     startLiveNotebooks(app); // the agent edits open notebooks through this tab when there is no RTC
 
     const reveal = () => {

@@ -11,6 +11,7 @@ import { api } from './api';
 import { atToken, AtToken, insertPath, moveSelection, newer, older } from './input';
 import { PanelModel } from './model';
 import { Approval, diffLines, Item, looksLikeDiff, PanelState, Todo, todoProgress, ToolItem } from './state';
+import { ContextChip } from './openContext';
 
 export const PANEL_ID = 'nbagent-panel';
 
@@ -404,6 +405,7 @@ function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
           ))}
         </ul>
       )}
+      <ContextChip tracker={model.openContext} />
       <textarea
         rows={3}
         value={text}

@@ -180,6 +180,14 @@ class Agent:
         return self.runtime.registry
 
     @property
+    def context(self):
+        """The attached context sources: ``push``, ``attach``, ``mute``, ``remove``, ``sources()``
+        (nbagent.context.handle.ContextHandle; docs/context.md)."""
+        from .context.handle import ContextHandle
+
+        return ContextHandle(self)
+
+    @property
     def todos(self) -> list[dict[str, Any]]:
         return list(self.runtime.session.todos)
 
@@ -225,6 +233,13 @@ class Agent:
         if threading.current_thread() is self._thread_loop.thread:  # a subscriber, between two steps
             return self._apply_settings(changes)
         return self._thread_loop.run(_as_coro(self._apply_settings, changes)).result()
+
+    def mcp_status(self, start: bool = False) -> list[dict[str, Any]]:
+        """The configured MCP servers: name, source, transport, target, enabled (its tool set is on),
+        status, error, trust and tools. ``start=True`` first starts the enabled ones not started yet."""
+        if start:
+            self._call_idle(self.runtime.start_mcp)
+        return self.runtime.mcp.status()
 
     def new_session(self) -> str:
         return self._switch(self.runtime.switch_session, "new")

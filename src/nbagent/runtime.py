@@ -13,7 +13,9 @@ from .approvals import Approvals
 from .compaction import summarize_session
 from .config import AgentConfig
 from .errors import ConfigError
+from .context.live import LiveContext
 from .loop import Loop
+from .mcp.manager import MCPManager
 from .model.factory import make_model
 from .procs import ProcessTracker
 from .prompt import static_prompt
@@ -43,8 +45,11 @@ class AgentRuntime:
         self.processes = ProcessTracker()
         self.model = model if model is not None else make_model(config)
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
+        self.mcp = MCPManager(config, self.workspace, self.processes)
+        self.mcp.install(self.registry)
         self.approvals = Approvals(lambda: self.config, emit, approver)
         self.state: SessionState = open_state(config, self.model, config.session)
+        self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = static_prompt(config, self.registry)
         from .knowledge.turn import TurnKnowledge
 
@@ -61,17 +66,18 @@ class AgentRuntime:
         return self.state.session
 
     def _build_loop(self) -> None:
-        self.guard = TurnGuard(self.workspace.root, self.workspace.state_dir, self.session.id, self.emit,
+        self.guard = TurnGuard(self.workspace, self.session.id, self.emit,
                                enabled=self.config.checkpoints, journal=self.config.persist,
                                max_bytes=self.config.checkpoint_max_bytes)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)
+        self.guard.checkpoints.notebook_stores = lambda: _notebook_stores(context)
         self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
                                  emit=self.emit, session=self.session, output_limit=self._limit,
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
                          emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts,
-                         before_steps=self._inject_memory, guard=self.guard)
+                         before_steps=self._inject_memory, guard=self.guard, before_prompt=self.context.absorb)
 
     def _limit(self, text: str, name: str) -> str:
         return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_dir / "outputs",
@@ -120,6 +126,7 @@ class AgentRuntime:
         self._turn_id = turn_id
         self.knowledge.begin_turn(prompt, turn_id)
         self._knowledge_block = await self.knowledge.static_block_for_turn()
+        await self.start_mcp(turn_id)
         return await self.loop.run_turn(prompt, turn_id)
 
     # ----- settings ----------------------------------------------------------------------------
@@ -166,11 +173,17 @@ class AgentRuntime:
                 "max_steps": c.max_steps, "memory": c.memory, "workspace": str(c.workspace),
                 "enabled_toolsets": list(self.registry.enabled)}
 
+    async def start_mcp(self, turn_id: str = "") -> None:
+        """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""
+        if await self.mcp.refresh(self.registry, self.emit, turn_id):
+            self._static_prompt = static_prompt(self.config, self.registry)
+
     # ----- sessions --------------------------------------------------------------------------
     def switch_session(self, selector: str) -> str:
         old = self.state
         self.state = open_state(self.config, self.model, selector)
         old.close()
+        self.context.rebind(self.state)
         self._problems_reported = False
         self._build_loop()
         if selector != "new":
@@ -207,7 +220,10 @@ class AgentRuntime:
         self.workspace.invalidate()
 
     def fork_session(self, up_to_turn: int | None) -> str:
+        before = self.session.id
         self.state = self.state.fork(up_to_turn)
+        self.context.rebind(self.state)
+        self.context.moved(before)
         self._build_loop()
         return self.session.id
 
@@ -220,8 +236,17 @@ class AgentRuntime:
 
     async def aclose(self) -> None:
         self.processes.kill_all()
+        self.context.close()
         self.knowledge.close()
+        await self.mcp.aclose()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()
         self.state.close()
+
+
+def _notebook_stores(context: ToolContext) -> list:
+    """Where the agent's notebook edits go: undo and redo restore an open notebook the same way."""
+    from .tools.nbdoc import stores
+
+    return stores(context)

@@ -16,6 +16,7 @@ import nbformat
 
 from nbagent.config import AgentConfig
 from nbagent.jupyter.server_link import ServerNotebookStore
+from nbagent.testing.replies import Call, Reply
 from nbagent.tools import notebook as nbt
 from nbagent.tools.context import ToolContext
 from nbagent.workspace import Workspace
@@ -86,7 +87,7 @@ def no_dialog(page, shot, mode: str) -> None:
         raise AssertionError(f"a dialog appeared: {dialogs.first.inner_text()[:300]!r}")
 
 
-def run_live_flow(page, lab, shot, mode: str) -> None:
+def run_live_flow(page, lab, shot, mode: str, model_server) -> None:
     name = f"live-{mode}.ipynb"
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                            "language": "python"}})
@@ -124,4 +125,29 @@ def run_live_flow(page, lab, shot, mode: str) -> None:
     assert "ran 3 cell(s)" in result and "2" in result
     page.wait_for_selector(".jp-Notebook .jp-Cell:nth-child(4) .jp-OutputArea-output:has-text('9')")
     no_dialog(page, shot, mode)
+
+    # The panel's chip says what goes with a prompt: this notebook and its active cell.
+    page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".cm-content").click()
+    page.click("li[data-id='nbagent-panel']")
+    chip = page.locator(".jp-nbagent-context-chip")
+    chip.filter(has_text=f"{name} · active cell").wait_for()
     shot(f"live-notebook-{mode}")
+
+    # From the panel: an agent of the server itself edits the open notebook ("this cell" = cell 2).
+    model_server.enqueue(Reply(tool_calls=[Call("notebook_read", {"path": name})]),
+                         Reply(tool_calls=[Call("notebook_edit", {"path": name, "cell_id": ids[1],
+                                                                  "source": "x = 8  # from the panel"})]),
+                         Reply(text="Edited."))
+    box = page.locator(".jp-nbagent-input textarea")
+    box.fill("comment this cell")
+    box.press("Enter")
+    card = page.locator(".jp-nbagent-approval")
+    card.wait_for()
+    card.locator("button", has_text="Approve").click()
+    wait_sources(page, ["# Title", "x = 8  # from the panel", "y = x * 10", "print(x + 1)  # mine"])
+    page.locator(".jp-nbagent-assistant", has_text="Edited.").wait_for()
+    first_request = json.dumps(model_server.model_requests()[-3].body)
+    assert f"active notebook: {name}" in first_request and f"active cell: {ids[1]}" in first_request
+    no_dialog(page, shot, mode)
+    chip.locator("button").click()
+    chip.wait_for(state="detached")

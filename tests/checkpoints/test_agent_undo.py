@@ -106,3 +106,11 @@ def test_resume_reports_files_changed_since_the_last_checkpoint(project, agent_o
     result = resumed.run("go on")
     diverged = [e for e in result.events if isinstance(e, ev.Checkpoint) and e.action == "diverged"]
     assert diverged and diverged[0].files == ["made/new.py"]
+
+
+def test_the_terminal_shows_the_files_a_turn_changed_with_escapes_shown_not_run():
+    from nbagent.terminal import TerminalRenderer
+
+    shown = TerminalRenderer().render(ev.Checkpoint(action="taken", turn=2, files=["a.py", "evil\x1b[2J.txt"]))
+    assert "files changed: a.py, evil" in shown.activity and "\x1b[2J" not in shown.activity
+    assert "nbagent undo" in shown.activity

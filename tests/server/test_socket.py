@@ -236,3 +236,19 @@ async def test_deleting_an_open_session_closes_its_sockets(api, connect):
     await api("DELETE", "sessions", sid)
     assert await asyncio.wait_for(client.ws.read_message(), 5) is None
     assert (await api("GET", "sessions"))["sessions"] == []
+
+
+async def test_a_prompt_carries_what_is_open_in_jupyterlab(api, connect, model):
+    model.enqueue(Reply(text="It plots."))
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.next()
+    await client.send(type="prompt", text="explain this cell",
+                      context={"notebook": "a.ipynb", "cell_id": "abc", "selection": "df.plot()"})
+    await client.until("turn_end")
+    sent = model.requests[-1].messages[-1]["content"]
+    assert "active notebook: a.ipynb" in sent and "active cell: abc" in sent and "df.plot()" in sent
+    assert sent.endswith("explain this cell")
+    await client.send(type="prompt", text="x", context={"cell_id": "not an id"})
+    error = await client.until("error")
+    assert "cell_id" in error["message"]

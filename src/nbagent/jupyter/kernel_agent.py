@@ -29,6 +29,8 @@ class AgentKeeper:
         self.given = False
         self.place: Place | None = None
         self.last_result = None
+        self.notes: list = []
+        """Context notes (ev.ContextNote) this kernel's agent received, for /notes."""
         self._lock = threading.Lock()
         self._unsubscribe = None
 
@@ -121,7 +123,11 @@ class AgentKeeper:
 
     def _attach(self, agent, given: bool) -> None:
         self.agent, self.given = agent, given
-        self._unsubscribe = None
+        self._unsubscribe = agent.subscribe(self._remember_notes)
+
+    def _remember_notes(self, event) -> None:
+        if event.type == "context_note":
+            self.notes.append(event)
 
     def _drop(self) -> None:
         if self.agent is None:

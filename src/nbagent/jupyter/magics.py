@@ -17,10 +17,13 @@ from .. import events as ev
 from ..config import APPROVAL_MODES
 from ..errors import NbagentError
 from ..ids import short_id
+from ..open_context import with_context
 from .commands import run_command
 from .frontend import use_widgets
 from .view_registry import hub_for
 from .kernel_agent import AgentKeeper, KeeperError
+from .kernel_context import KernelHistory
+from .notebook_path import own_context
 from .options import split_options
 from ..terminal import TerminalRenderer
 from .text_view import text_approver, text_renderer
@@ -31,6 +34,7 @@ class AgentMagics(Magics):
     def __init__(self, shell):
         super().__init__(shell)
         self.keeper = AgentKeeper(shell)
+        self.history = KernelHistory(shell, self.keeper)
         self._views: "weakref.WeakSet" = weakref.WeakSet()
         self.last_view = None
         self._awaiting = False
@@ -128,19 +132,28 @@ class AgentMagics(Magics):
     # ----- running a prompt ------------------------------------------------------------------
     def _run(self, prompt: str, wait: bool):
         agent = self.keeper.get()
+        self._sync_history(agent)
         turn_id = short_id("turn_")
+        sent = with_context(prompt, own_context(self.shell, self.keeper.place, agent.config.workspace))
         if use_widgets(self.keeper.view_mode(), self.shell):
             view, inbox = self._show_view(agent, prompt, turn_id), None
-            future = hub_for(agent).submit(view, prompt)
+            future = hub_for(agent).submit(view, sent)
         else:
             view, inbox = None, self._text_inbox(agent, turn_id, background=not wait)
-            future = agent.submit(prompt, turn_id=turn_id)
+            future = agent.submit(sent, turn_id=turn_id)
         future.add_done_callback(lambda f: setattr(self.keeper, "last_result", f.result()))
         if wait and self._awaiting:
             return self._wait_async(agent, future, view, inbox)
         if wait:
             self._wait(agent, future, view, inbox)
         return None
+
+    def _sync_history(self, agent) -> None:
+        """The kernel's history goes with the prompt (attached by default; /context remove kernel declines it)."""
+        try:
+            self.history.sync(agent)
+        except Exception as exc:  # the prompt matters more than its context
+            print(f"[kernel history not attached: {exc}]")
 
     def _show_view(self, agent, prompt: str, turn_id: str):
         from IPython.display import display
@@ -253,9 +266,13 @@ def _usage(magic) -> str:
 
 
 def load_ipython_extension(ipython) -> None:
-    """``%load_ext nbagent``: register %agent and %%agent."""
+    """``%load_ext nbagent``: register %agent and %%agent, and warm the first turn in the background."""
+    from ..warmup import start
+
+    start()
     magics = AgentMagics(ipython)
     ipython.register_magics(magics)
+    magics.history.register()
     ipython.push({AWAIT_NAME: magics.agent_awaiting}, interactive=False)
     if rewrite_agent_lines not in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.append(rewrite_agent_lines)
@@ -306,6 +323,7 @@ def unload_ipython_extension(ipython) -> None:
     """``%unload_ext nbagent``: close the agent and remove the magics."""
     magics = ipython.magics_manager.registry.pop("AgentMagics", None)
     if magics is not None:
+        magics.history.unregister()
         magics.keeper.close()
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("agent", None)

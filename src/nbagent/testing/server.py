@@ -108,6 +108,7 @@ class ScriptedServer:
         usage: bool = True,
         reasoning_field: Literal["reasoning_content", "reasoning"] = "reasoning_content",
         model: str = "scripted-model",
+        responder: Callable[[dict[str, Any]], Scripted | str] | None = None,
     ):
         if chunk_size < 1:
             raise ValueError("chunk_size must be at least 1")
@@ -119,6 +120,9 @@ class ScriptedServer:
         """Model requests that found the queue empty (answered with a 500 the SDK does not retry)."""
         self.errors: list[str] = []
         """Exceptions raised while answering: a bug in the server or a script it cannot play."""
+        self.responder = responder
+        """Answers requests that find the queue empty, from the request body: for concurrent sessions,
+        whose requests come in no fixed order (``responder(body) -> Reply``, a Fail, Stall, ...)."""
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -166,9 +170,11 @@ class ScriptedServer:
         if problems:
             raise AssertionError("; ".join(problems))
 
-    def _next(self) -> Scripted | None:
+    def _next(self, body: dict[str, Any]) -> Scripted | None:
         with self._lock:
-            return self._queue.popleft() if self._queue else None
+            if self._queue:
+                return self._queue.popleft()
+        return as_scripted(self.responder(body)) if self.responder is not None else None
 
     # --- lifetime ---------------------------------------------------------------------------
 
@@ -285,7 +291,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_error(Fail(404, f"Invalid URL (POST {path})", code="unknown_url"), body)
         if not isinstance(body, dict):
             return self._send_error(Fail(400, "We could not parse the JSON body of your request."), None)
-        item = self.owner._next()
+        item = self.owner._next(body)
         if item is None:
             self.owner.unexpected.append(record)
             message = f"ScriptedServer: no reply scripted for request {len(self.owner.requests)}"

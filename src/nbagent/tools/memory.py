@@ -1,4 +1,4 @@
-"""remember, recall, forget: the model's hands on project memory (nbagent.memory)."""
+"""remember, recall, forget: the model's hands on project memory (nbagent.store.memory)."""
 
 from __future__ import annotations
 

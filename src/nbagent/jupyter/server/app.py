@@ -23,7 +23,7 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Callable, Dict, Float, Int, List, Unicode
 
 from ...tools import nbdoc
-from . import handlers
+from . import context_routes, handlers
 from .hub import SessionHub
 from .kernel_link import KernelLink, KernelNotebooksHandler
 from .notebooks import InProcessStore, ServerNotebooks
@@ -67,6 +67,9 @@ class NbAgentServer(ExtensionApp):
         # collections scanning them all paused the event loop for 350-500 ms under a fast stream.
         # Freezing them moves them out of the collector's scans (objects made later are unaffected).
         gc.freeze()
+        from ...warmup import start
+
+        start()  # the first session's agent then starts without importing the SDK (a daemon thread)
 
     def _start_notebooks(self, root: Path) -> None:
         """The server becomes the one writer of notebooks: for its own agents and its kernels' agents."""
@@ -79,6 +82,7 @@ class NbAgentServer(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(handlers.ROUTES)
+        self.handlers.extend(context_routes.ROUTES)
         self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
         self.handlers.append((r"/nbagent/api/views/ws", ViewsSocket))
 
