@@ -198,8 +198,12 @@ class Agent:
 
     @property
     def memory(self):
-        """The project memory (nbagent.store.memory.ProjectMemory), or None when memory is off."""
-        return self.runtime.state.memory
+        """The project memory of this agent's scopes, for people (nbagent.knowledge.memory_api.MemoryHandle:
+        ``list()``, ``search(q)`` and ``forget(x)`` give DataFrames; ``remember``, ``status``), or None when
+        memory is off."""
+        if self.runtime.state.memory is None:
+            return None
+        return self.runtime.knowledge.memory_handle()
 
     @property
     def tasks(self):

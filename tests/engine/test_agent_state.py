@@ -162,7 +162,7 @@ def test_snapshot_joins_stored_turns_and_live_ones(make_agent, tmp_path):
 
 def test_memory_injected_into_a_turn_is_an_event(make_agent):
     agent = make_agent("ok")
-    agent.memory.remember("fact", "Tests run with pytest -q")
+    agent.memory.remember("Tests run with pytest -q", category="fact")
     result = agent.run("hi")
     injected = [e for e in result.events if isinstance(e, ev.MemoryInjected)]
     assert [e["text"] for e in injected[0].entries] == ["Tests run with pytest -q"]

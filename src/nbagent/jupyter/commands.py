@@ -83,18 +83,17 @@ def _todos(keeper, arg):
 
 
 def _memory(keeper, arg):
-    agent = keeper.get()
-    memory = agent.memory
+    memory = keeper.get().memory
     if memory is None:
         return "project memory is off (--no-memory)"
     action, _, rest = arg.partition(" ")
     if action in ("search", "forget", "status", "list"):
-        return _memory_action(agent.runtime.knowledge.memory_handle(), action, rest.strip())
-    entries = memory.entries()
-    if not entries:
+        return _memory_action(memory, action, rest.strip())
+    entries = memory.list()
+    if entries.empty:
         return "project memory is empty"
     return "\n".join([f"project memory ({len(entries)} entries):"]
-                     + [f"  [{e.kind}] {e.text}  (used {e.hits}×)" for e in entries])
+                     + [f"  [{e.category}] {e.text}  (used {e.hits}×)" for e in entries.itertuples()])
 
 
 def _memory_action(handle, action: str, rest: str) -> Any:

@@ -1,5 +1,7 @@
-"""What the kernel already knows, as an attached source: the last cells run (In, a short Out) and the last
-exception's traceback (what ``%tb`` shows).
+"""What the kernel already knows, as an attached source: the last cells run and the last exception.
+
+The source holds the last cells run (In, a short Out) and the last exception's traceback (what ``%tb``
+shows).
 
 ``%agent`` attaches it to its session by default, and visibly: it is the source named ``kernel``, listed
 by ``/context`` and announced by a note. After every cell it is pushed again (a new revision only when
