@@ -61,7 +61,7 @@ class ServedTools:
 
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """Run one call; returns (text, is_error). Denials and failures are errors the caller sees."""
-        from ..limits import limit_output
+        from ..tools.limits import limit_output
 
         tool = self.registry.get(name)
         if tool is None:
