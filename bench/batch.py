@@ -55,8 +55,10 @@ def one_run(repo: Path, tasks: int, concurrency: int, options: dict, client=None
     df = nbagent.batch([f"task {i}" for i in range(tasks)], workspace=repo, approval="auto",
                        concurrency=concurrency, client=client, progress=False, **options)
     seconds = time.perf_counter() - started
-    failed = int(df["error"].notna().sum())
-    return tasks / seconds, statistics.median(df["seconds"]), failed
+    errors = [e for e in df["error"] if isinstance(e, str)]
+    for kind in sorted({e.split("\n")[0][-200:] for e in errors}):
+        print(f"        failure: {kind}")
+    return tasks / seconds, statistics.median(df["seconds"]), len(errors)
 
 
 def main() -> None:

@@ -38,15 +38,16 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
      ("nbagent.session", "nbagent.store", "nbagent.state", "nbagent.memory", "nbagent.history")),
     ("model", "model adapters over the openai SDK and the offline model",
      ("nbagent.model",)),
-    ("tools", "the tool registry, the tool sets, the tool runner and its output limits",
-     ("nbagent.tools", "nbagent.toolrun", "nbagent.limits", "nbagent.nbshrink")),
+    ("tools", "the tool registry, the tool sets, the tool runner and its output limits, MCP servers' tools",
+     ("nbagent.tools", "nbagent.toolrun", "nbagent.limits", "nbagent.nbshrink", "nbagent.mcp")),
     ("engine", "the agent: its turns, prompt, approvals, compaction and the typed front-end state",
      ("nbagent.agent", "nbagent.agent_state", "nbagent.loop", "nbagent.runtime", "nbagent.prompt",
       "nbagent.compaction", "nbagent.prune", "nbagent.approvals", "nbagent.result", "nbagent.api")),
     ("testing", "the scripted model and the scripted OpenAI-compatible HTTP server for tests",
      ("nbagent.testing",)),
     ("front ends", "the terminal (CLI, text view), the Jupyter magics, widgets and server extension",
-     ("nbagent.terminal", "nbagent.cli", "nbagent.cli_sessions", "nbagent.jupyter", "nbagent")),
+     ("nbagent.terminal", "nbagent.cli", "nbagent.cli_sessions", "nbagent.jupyter", "nbagent.mcp.serve",
+      "nbagent")),
 ]
 
 

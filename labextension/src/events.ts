@@ -96,8 +96,11 @@ export interface ContextNote extends BaseEvent {
 }
 export interface Checkpoint extends BaseEvent {
   type: 'checkpoint';
-  ref: string;
+  action: 'taken' | 'undone' | 'redone' | 'diverged' | string;
+  turn: number;
   files: string[];
+  undo_turn: number | null;
+  redo_turn: number | null;
 }
 export interface TurnEnd extends BaseEvent {
   type: 'turn_end';
@@ -149,4 +152,6 @@ export type ClientMessage =
   | { type: 'prompt'; text: string; context?: { notebook: string | null; cell_id: string | null; selection: string | null } }
   | { type: 'approval'; call_id: string; decision: 'approve' | 'deny' | 'always' }
   | { type: 'stop' }
-  | { type: 'abort' };
+  | { type: 'abort' }
+  | { type: 'undo'; turn?: number; force?: boolean }
+  | { type: 'redo'; turn?: number; force?: boolean };

@@ -112,6 +112,15 @@ export class PanelModel {
     this.socket?.send({ type: 'approval', call_id: callId, decision });
   }
 
+  /** Undo (or redo) the file changes of ``turn``; the server's checkpoint event updates every tab. */
+  undo(turn: number): void {
+    this.socket?.send({ type: 'undo', turn });
+  }
+
+  redo(turn: number): void {
+    this.socket?.send({ type: 'redo', turn });
+  }
+
   /** Kill the command in flight; the turn goes on. */
   stop(): void {
     this.socket?.send({ type: 'stop' });

@@ -10,7 +10,8 @@ import { Dialog, ReactWidget, showDialog, UseSignal } from '@jupyterlab/apputils
 import { api } from './api';
 import { atToken, AtToken, insertPath, moveSelection, newer, older } from './input';
 import { PanelModel } from './model';
-import { Approval, diffLines, Item, looksLikeDiff, PanelState, Todo, todoProgress, ToolItem } from './state';
+import { Approval, CheckpointItem, diffLines, Item, looksLikeDiff, PanelState, Todo, todoProgress, ToolItem } from './state';
+import { CheckpointBar } from './checkpoints';
 import { ContextChip } from './openContext';
 
 export const PANEL_ID = 'nbagent-panel';
@@ -55,7 +56,21 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
     <div className="jp-nbagent-body">
       <Header model={model} />
       {model.problem && <div className="jp-nbagent-problem">{model.problem}</div>}
-      <Transcript items={s.items} rendermime={rendermime} />
+      <Transcript
+        items={s.items}
+        rendermime={rendermime}
+        renderCheckpoint={item => (
+          <CheckpointBar
+            key={item.id}
+            checkpoint={item}
+            undoTurn={s.undoTurn}
+            redoTurn={s.redoTurn}
+            busy={s.busy}
+            onUndo={turn => model.undo(turn)}
+            onRedo={turn => model.redo(turn)}
+          />
+        )}
+      />
       <Status state={s} connection={model.connection} />
       {s.todos.length > 0 && <Todos todos={s.todos} />}
       {s.approvals.map(a => (
@@ -117,7 +132,13 @@ async function confirmDelete(model: PanelModel): Promise<void> {
   }
 }
 
-function Transcript({ items, rendermime }: { items: Item[]; rendermime: IRenderMimeRegistry }): React.ReactElement {
+interface TranscriptProps {
+  items: Item[];
+  rendermime: IRenderMimeRegistry;
+  renderCheckpoint: (item: CheckpointItem) => React.ReactElement;
+}
+
+function Transcript({ items, rendermime, renderCheckpoint }: TranscriptProps): React.ReactElement {
   const ref = React.useRef<HTMLDivElement>(null);
   const stick = React.useRef(true);
   // Follow the stream while the reader is at the bottom; leave them alone when they scrolled up.
@@ -134,9 +155,9 @@ function Transcript({ items, rendermime }: { items: Item[]; rendermime: IRenderM
   return (
     <div className="jp-nbagent-transcript" ref={ref} onScroll={onScroll}>
       {items.length === 0 && <div className="jp-nbagent-empty">Ask the agent about this workspace. Type @ to mention a file.</div>}
-      {items.map(item => (
-        <ItemView key={item.id} item={item} rendermime={rendermime} />
-      ))}
+      {items.map(item =>
+        item.kind === 'checkpoint' ? renderCheckpoint(item) : <ItemView key={item.id} item={item} rendermime={rendermime} />
+      )}
     </div>
   );
 }
@@ -158,6 +179,8 @@ const ItemView = React.memo(function ItemView({ item, rendermime }: { item: Item
       return <ToolRow tool={item} />;
     case 'note':
       return <div className={`jp-nbagent-note jp-mod-${item.tone}`}>{item.text}</div>;
+    case 'checkpoint':
+      return null; // rendered by the Transcript's renderCheckpoint (it needs the model)
   }
 });
 

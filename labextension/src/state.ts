@@ -52,7 +52,15 @@ export interface NoteItem {
   text: string;
   tone: 'info' | 'error';
 }
-export type Item = UserItem | AssistantItem | ReasoningItem | ToolItem | NoteItem;
+/** A finished turn's file changes, with its Undo/Redo state (src/checkpoints.tsx renders it). */
+export interface CheckpointItem {
+  kind: 'checkpoint';
+  id: string;
+  turn: number;
+  files: string[];
+  undone: boolean;
+}
+export type Item = UserItem | AssistantItem | ReasoningItem | ToolItem | NoteItem | CheckpointItem;
 
 export interface Todo {
   text: string;
@@ -84,6 +92,9 @@ export interface PanelState {
   approvals: Approval[];
   queue: string[];
   counters: Counters;
+  /** The turns /undo and /redo would act on now (from the latest checkpoint event). */
+  undoTurn: number | null;
+  redoTurn: number | null;
   /** Whether the current turn has streamed answer text (else turn_end.text is shown). */
   turnHadText: boolean;
   seq: number;
@@ -111,6 +122,8 @@ export function initialState(sessionId: string | null = null): PanelState {
     approvals: [],
     queue: [],
     counters: { inputTokens: 0, outputTokens: 0, cost: null },
+    undoTurn: null,
+    redoTurn: null,
     turnHadText: false,
     seq: 0
   };
@@ -205,7 +218,7 @@ export function reduce(state: PanelState, event: AgentEvent): PanelState {
     case 'context_note':
       return note(state, `${event.source}: ${event.text}`);
     case 'checkpoint':
-      return note(state, `checkpoint ${event.ref.slice(0, 12)} (${event.files.length} file${event.files.length === 1 ? '' : 's'})`);
+      return checkpoint(state, event);
     case 'error':
       return note(state, event.message, 'error');
     case 'turn_end':
@@ -278,6 +291,24 @@ export function diffLines(diff: string): Array<{ text: string; kind: 'add' | 'de
 }
 
 // ---------------------------------------------------------------- helpers
+
+/** A turn's checkpoint: one item per turn, updated in place when it is undone or redone. */
+function checkpoint(state: PanelState, event: Extract<AgentEvent, { type: 'checkpoint' }>): PanelState {
+  if (event.action === 'diverged') {
+    return note(state, `changed since the last checkpoint: ${event.files.join(', ')}`);
+  }
+  const targets = { ...state, undoTurn: event.undo_turn, redoTurn: event.redo_turn };
+  const undone = event.action === 'undone';
+  const index = state.items.findIndex(i => i.kind === 'checkpoint' && i.turn === event.turn);
+  if (index >= 0) {
+    const items = state.items.slice();
+    items[index] = { ...(items[index] as CheckpointItem), files: event.files, undone };
+    return { ...targets, items };
+  }
+  const seq = state.seq + 1;
+  const item: CheckpointItem = { kind: 'checkpoint', id: `i${seq}`, turn: event.turn, files: event.files, undone };
+  return { ...targets, seq, items: [...state.items, item] };
+}
 
 type NewItem = Omit<UserItem, 'id'> | Omit<AssistantItem, 'id'> | Omit<ReasoningItem, 'id'> | Omit<NoteItem, 'id'>;
 

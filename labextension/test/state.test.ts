@@ -222,13 +222,27 @@ describe('todos, usage and notes', () => {
     const s = run([
       { type: 'error', message: 'rate limited', kind: 'rate_limit', status_code: 429 },
       { type: 'compacted', before: 40, after: 3, message: '' },
-      { type: 'checkpoint', ref: 'abcdef0123456789', files: ['a.py'] }
+      { type: 'checkpoint', action: 'diverged', turn: 0, files: ['a.py'], undo_turn: null, redo_turn: null }
     ]);
     expect(s.items.map(i => (i.kind === 'note' ? [i.tone, i.text] : null))).toEqual([
       ['error', 'rate limited'],
       ['info', 'compacted: 40 → 3 messages'],
-      ['info', 'checkpoint abcdef012345 (1 file)']
+      ['info', 'changed since the last checkpoint: a.py']
     ]);
+  });
+
+  it('keeps one checkpoint item per turn, undone and redone in place, and the undo/redo targets', () => {
+    const taken = { type: 'checkpoint' as const, action: 'taken', turn: 2, files: ['a.py', 'b.py'], undo_turn: 2, redo_turn: null };
+    let s = run([taken]);
+    expect(s.items.filter(i => i.kind === 'checkpoint')).toEqual([
+      { kind: 'checkpoint', id: expect.any(String), turn: 2, files: ['a.py', 'b.py'], undone: false }
+    ]);
+    expect([s.undoTurn, s.redoTurn]).toEqual([2, null]);
+    s = reduce(s, { ...taken, action: 'undone', undo_turn: null, redo_turn: 2 });
+    const items = s.items.filter(i => i.kind === 'checkpoint');
+    expect(items.length).toBe(1);
+    expect(items[0]).toMatchObject({ turn: 2, undone: true });
+    expect([s.undoTurn, s.redoTurn]).toEqual([null, 2]);
   });
 
   it('ignores unknown event types', () => {

@@ -69,6 +69,7 @@ class Agent:
         self._state = self._fresh_state()
         self._stored_turns: tuple[str, tuple] | None = None
         self._thread_loop.call(self._start_worker)
+        self.runtime.context.start_waker(self._context_wake)
         _LIVE_AGENTS.add(self)
 
     # ----- running prompts -------------------------------------------------------------------
@@ -340,6 +341,16 @@ class Agent:
         from .jupyter.view import show_agent_view
 
         return show_agent_view(self)
+
+    def _context_wake(self, names: list[str]) -> bool:
+        """A source attached with wake=True changed (context_wake on): start a turn if nothing runs.
+        Its prompt names the sources, so the views show it as a turn those sources started."""
+        if self._closed or self.busy:
+            return False
+        from .context.live import WAKE_PROMPT
+
+        self.submit(WAKE_PROMPT.format(names=", ".join(names)))
+        return True
 
     # ----- internals (on the worker thread) ------------------------------------------------
     def _fresh_state(self) -> AgentState:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from .context.fetch import COMMAND_TIMEOUT, refresh
+from .context.fetch import COMMAND_TIMEOUT, check_watchable, refresh
 from .context.records import SourceError, one_line, parse_output
 from .context.store import ContextStore
 from .errors import StoreError
@@ -106,6 +106,8 @@ def cmd_list(args, store: ContextStore, session: str | None, root: Path) -> int:
 
 def cmd_attach(args, store: ContextStore, session: str | None, root: Path) -> int:
     kind, spec = ("command", args.command) if args.command else ("file", args.file)
+    if kind == "file":
+        check_watchable(spec, Workspace(root))
     source = store.attach(args.name, kind, scope=session or "", spec=spec, why=args.why or f"attached from the CLI",
                           every=args.every, wake=args.wake)
     fetched = refresh(source, Workspace(root), timeout=COMMAND_TIMEOUT)

@@ -261,9 +261,11 @@ def describe_model(model: Any, config: Any = None) -> tuple[str, str]:
     The provider is the endpoint's base URL when one is set (it tells pricing which
     service it is), else the adapter's provider name.
     """
+    from .redaction import public_url
+
     name = getattr(model, "name", None) or getattr(config, "model", None) or ""
     base_url = getattr(model, "base_url", None) or getattr(config, "base_url", None)
-    provider = base_url or getattr(model, "provider", "") or ""
+    provider = public_url(base_url) or getattr(model, "provider", "") or ""
     return str(provider), str(name)
 
 

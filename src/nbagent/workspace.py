@@ -17,9 +17,10 @@ from typing import Iterator
 
 from .errors import ToolError
 from .picker import Picker
+from .statedir import STATE_DIR, StateDirRefused, state_dir
 from .walker import ALWAYS_SKIPPED, list_files
 
-STATE_DIR = ".nbagent"
+__all__ = ["STATE_DIR", "Workspace"]
 FILES_TTL = 30.0
 """Seconds the @ picker's file list is reused before the next call walks again."""
 
@@ -79,13 +80,23 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        """root/.nbagent, created on first use with a .gitignore that keeps it out of git."""
-        state = self.root / STATE_DIR
-        state.mkdir(exist_ok=True)
-        ignore = state / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")
-        return state
+        """root/.nbagent, created on first use (0700, with a .gitignore of ``*``); a link there is refused."""
+        return state_dir(self.root)
+
+    def usable_state_dir(self) -> Path | None:
+        """root/.nbagent (made on first use), or None when it cannot be used: see ``state_subdir``."""
+        try:
+            return state_dir(self.root)
+        except StateDirRefused:
+            return None
+
+    def state_subdir(self, name: str) -> Path | None:
+        """root/.nbagent/name made on first use, or None when the state directory cannot be used
+        (read-only workspace, a link or a file in its place): callers then keep things in memory."""
+        try:
+            return state_dir(self.root, name)
+        except StateDirRefused:
+            return None
 
     # --- walking ---------------------------------------------------------------
 

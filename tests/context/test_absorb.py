@@ -123,3 +123,20 @@ def test_bad_names_and_bad_pushes_are_refused_clearly(make_agent):
     agent.context.attach("cmd", command="echo hi")
     with pytest.raises(SourceError, match="poller writes it"):
         agent.context.push("cmd", "no")
+
+
+def test_a_wake_source_starts_a_turn_when_it_changes_and_only_then(make_agent):
+    import threading
+
+    started = threading.Event()
+    agent = make_agent("Noted the failure.", context_wake=True, context_tick=0.05)
+    agent.context.push("quiet", "nothing to see")           # no wake: never starts a turn
+    prompts = []
+    agent.subscribe(lambda e: (prompts.append(e.prompt), started.set()) if isinstance(e, ev.TurnStart) else None)
+    agent.context.push("trainlog", "epoch 3: ERROR nan loss", wake=True)
+    assert started.wait(30)
+    assert agent.wait(30)
+    assert prompts == ["[context wake: trainlog changed]"]
+    request = agent.runtime.model.requests[0]
+    assert [m.get("source") for m in request.messages if m["role"] == "system"] == ["quiet", "trainlog"]
+    assert agent.runtime.context.due_wakes(0.0) == []      # delivered: nothing left to wake for

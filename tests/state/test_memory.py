@@ -135,5 +135,6 @@ def test_memory_off_neither_loads_nor_writes(workspace):
 
 
 def test_memory_tool_approval_and_read_only_flags():
-    assert (REMEMBER.approval, RECALL.approval, FORGET.approval) == ("never", "never", "never")
+    # Writing memory steers later sessions: it asks like any change (tests/security/test_memory_approval.py).
+    assert (REMEMBER.approval, RECALL.approval, FORGET.approval) == ("ask", "never", "ask")
     assert RECALL.read_only and not REMEMBER.read_only

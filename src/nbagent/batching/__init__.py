@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
 from ..ids import short_id
-from .isolation import git, repository_top
+from .isolation import git, repository_top, snapshot
 from .progress import Progress, default_progress
 from .schedule import run_distributed, run_local
 from .task import BATCH_APPROVALS, TaskSpec, batch_dir
@@ -54,7 +54,8 @@ def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concu
         raise ConfigError(f"workspace {root} is not a directory")
     texts = prompts_from(tasks, prompt)
     batch_id = short_id("batch_")
-    specs = [TaskSpec(index=i, prompt=text, workspace=str(root), batch_id=batch_id,
+    source = snapshot(root)  # every task starts from the same files, even if the user edits meanwhile
+    specs = [TaskSpec(index=i, prompt=text, workspace=str(root), batch_id=batch_id, source=source,
                       agent_options=dict(agent_options)) for i, text in enumerate(texts)]
     report = _progress(progress, len(specs))
     try:

@@ -26,12 +26,19 @@ class IsolationError(RuntimeError):
     """The copy could not be made or read (the message says which git or file operation failed)."""
 
 
-def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
-    """Run git with a fixed argv and the repository's programs disabled; returns stdout."""
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True,
+        overrides: list[str] | None = None) -> str:
+    """Run git with a fixed argv and the repository's programs disabled; returns stdout.
+
+    ``overrides`` are the repository's filter drivers neutralised (``filter_overrides``), computed
+    once per repository by the caller; None looks them up for this call.
+    """
     full_env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
     full_env.pop("GIT_DIR", None)
     full_env.pop("GIT_WORK_TREE", None)
-    argv = ["git", *SAFE, *_filter_overrides(cwd, full_env), *IDENTITY, *args]
+    if overrides is None:
+        overrides = filter_overrides(cwd)
+    argv = ["git", *SAFE, *overrides, *IDENTITY, *args]
     done = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL)
     if check and done.returncode != 0:
@@ -39,12 +46,13 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = 
     return done.stdout
 
 
-def _filter_overrides(cwd: Path, env: dict[str, str]) -> list[str]:
+def filter_overrides(cwd: Path) -> list[str]:
     """``-c`` options that neutralise every filter driver the repository's config names.
 
     A clean/smudge/process filter is a command git runs on checkout and add; ``cat`` keeps the
     bytes as they are stored, which is what an isolated copy wants anyway.
     """
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}
     argv = ["git", *SAFE, "config", "--get-regexp", r"^filter\..*\.(clean|smudge|process|required)$"]
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     names = {line.split(" ", 1)[0].rsplit(".", 1)[0] for line in done.stdout.splitlines() if line}
@@ -58,16 +66,37 @@ def _filter_overrides(cwd: Path, env: dict[str, str]) -> list[str]:
 def repository_top(path: Path) -> Path | None:
     """The top of the git working tree holding ``path`` with at least one commit, else None."""
     try:
-        top = git(path, "rev-parse", "--show-toplevel").strip()
-        git(path, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-    except (IsolationError, OSError):
+        top = git(path, "rev-parse", "--show-toplevel", "HEAD^{commit}", overrides=[]).splitlines()[0]
+    except (IsolationError, OSError, IndexError):
         return None
     return Path(top).resolve()
 
 
+@dataclass(frozen=True)
+class Source:
+    """What every copy of one batch starts from: a commit of the user's repository, or a folder."""
+
+    workspace: Path
+    top: Path | None = None
+    """The repository's top, when the workspace is inside a repository with a commit."""
+    commit: str = ""
+    """The snapshot commit (git), taken once so that every task starts from the same files."""
+    overrides: tuple[str, ...] = ()
+
+
+def snapshot(workspace: Path) -> Source:
+    """Take the batch's starting point: a snapshot commit in a repository, else the folder itself."""
+    workspace = workspace.resolve()
+    top = repository_top(workspace)
+    if top is None:
+        return Source(workspace=workspace)
+    overrides = filter_overrides(top)
+    return Source(workspace=workspace, top=top, commit=snapshot_commit(top, overrides), overrides=tuple(overrides))
+
+
 @dataclass
 class IsolatedCopy:
-    """One task's copy: ``workspace`` is where the agent works; ``diff()`` and ``changed()`` read it."""
+    """One task's copy: ``workspace`` is where the agent works; ``changes()`` reads it."""
 
     root: Path
     """The copy's top (a worktree or a copied directory); removed by ``remove()``."""
@@ -76,53 +105,50 @@ class IsolatedCopy:
     """The commit the copy started from."""
     repo: Path | None
     """The user's repository top when the copy is a worktree of it."""
+    overrides: list[str]
 
-    def _stage(self) -> None:
-        git(self.root, "add", "-A", "--", ".")
+    def changes(self) -> tuple[list[str], str]:
+        """The paths (relative to the copy's top) that differ from the snapshot, and the unified diff
+        (binary files as git binary patches)."""
+        git(self.root, "add", "-A", "--", ".", overrides=self.overrides)
+        names = git(self.root, "diff", "--cached", "--no-renames", "--name-only", "-z", self.base, "--",
+                    overrides=self.overrides)
+        diff = git(self.root, "diff", "--cached", "--no-ext-diff", "--no-textconv", "--binary", "--no-color",
+                   self.base, "--", overrides=self.overrides)
+        return [p for p in names.split("\0") if p], diff
 
     def changed(self) -> list[str]:
-        """Paths (relative to the copy's top) that differ from the snapshot."""
-        self._stage()
-        out = git(self.root, "diff", "--cached", "--no-renames", "--name-only", "-z", self.base, "--")
-        return [p for p in out.split("\0") if p]
+        return self.changes()[0]
 
     def diff(self) -> str:
-        """The copy's changes as a unified diff against the snapshot (binary files as git binary patches)."""
-        self._stage()
-        return git(self.root, "diff", "--cached", "--no-ext-diff", "--no-textconv", "--binary", "--no-color",
-                   self.base, "--")
+        return self.changes()[1]
 
     def remove(self) -> None:
         if self.repo is not None:
-            git(self.repo, "worktree", "remove", "--force", "--force", str(self.root), check=False)
+            git(self.repo, "worktree", "remove", "--force", "--force", str(self.root), check=False,
+                overrides=self.overrides)
         shutil.rmtree(self.root, ignore_errors=True)
-        if self.repo is not None:
-            git(self.repo, "worktree", "prune", check=False)
 
 
-def make_copy(workspace: Path, dest: Path) -> IsolatedCopy:
-    """Make an isolated copy of ``workspace`` at ``dest`` (which must not exist yet)."""
-    workspace = workspace.resolve()
+def make_copy(source: Path | Source, dest: Path) -> IsolatedCopy:
+    """Make an isolated copy at ``dest`` (which must not exist yet) of a snapshot or a workspace."""
+    if isinstance(source, Path):
+        source = snapshot(source)
     dest.parent.mkdir(parents=True, exist_ok=True)
     # The copies' folder holds nothing but copies: git must never see them (not in the user's
     # status, not in the next task's snapshot).
     ignore = dest.parent / ".gitignore"
     if not ignore.exists():
         ignore.write_text("*\n", encoding="utf-8")
-    top = repository_top(workspace)
-    if top is not None:
-        return _worktree(top, workspace, dest)
-    return _plain_copy(workspace, dest)
+    if source.top is None:
+        return _plain_copy(source.workspace, dest)
+    overrides = list(source.overrides)
+    git(source.top, "worktree", "add", "--detach", str(dest), source.commit, overrides=overrides)
+    rel = source.workspace.relative_to(source.top)
+    return IsolatedCopy(root=dest, workspace=dest / rel, base=source.commit, repo=source.top, overrides=overrides)
 
 
-def _worktree(top: Path, workspace: Path, dest: Path) -> IsolatedCopy:
-    snapshot = snapshot_commit(top)
-    git(top, "worktree", "add", "--detach", str(dest), snapshot)
-    rel = workspace.relative_to(top)
-    return IsolatedCopy(root=dest, workspace=dest / rel, base=snapshot, repo=top)
-
-
-def snapshot_commit(top: Path) -> str:
+def snapshot_commit(top: Path, overrides: list[str] | None = None) -> str:
     """A commit of the working tree as it is now (tracked changes and untracked, non-ignored files).
 
     Written through a temporary index file, so the user's index, HEAD and branches stay as they are;
@@ -130,14 +156,13 @@ def snapshot_commit(top: Path) -> str:
     """
     with tempfile.TemporaryDirectory(prefix="nbagent-index-") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        git(top, "read-tree", "HEAD", env=env)
-        git(top, "add", "-A", "--", ".", env=env)
-        tree = git(top, "write-tree", env=env).strip()
-    head_tree = git(top, "rev-parse", "HEAD^{tree}").strip()
-    head = git(top, "rev-parse", "HEAD").strip()
+        git(top, "read-tree", "HEAD", env=env, overrides=overrides)
+        git(top, "add", "-A", "--", ".", env=env, overrides=overrides)
+        tree = git(top, "write-tree", env=env, overrides=overrides).strip()
+    head, head_tree = git(top, "rev-parse", "HEAD", "HEAD^{tree}", overrides=overrides).split()
     if tree == head_tree:
         return head
-    return git(top, "commit-tree", tree, "-p", head, "-m", "nbagent batch snapshot").strip()
+    return git(top, "commit-tree", tree, "-p", head, "-m", "nbagent batch snapshot", overrides=overrides).strip()
 
 
 def _plain_copy(workspace: Path, dest: Path) -> IsolatedCopy:
@@ -152,8 +177,9 @@ def _plain_copy(workspace: Path, dest: Path) -> IsolatedCopy:
         return skipped
 
     shutil.copytree(workspace, dest, symlinks=True, ignore=ignore)
-    git(dest, "init", "-q")
-    git(dest, "add", "-A", "--", ".")
-    git(dest, "commit", "-q", "--allow-empty", "--no-verify", "-m", "nbagent batch baseline")
-    base = git(dest, "rev-parse", "HEAD").strip()
-    return IsolatedCopy(root=dest, workspace=dest, base=base, repo=None)
+    # A repository of our own in the copy: its baseline commit is what the task's diff is taken against.
+    git(dest, "init", "-q", overrides=[])
+    git(dest, "add", "-A", "--", ".", overrides=[])
+    git(dest, "commit", "-q", "--allow-empty", "--no-verify", "-m", "nbagent batch baseline", overrides=[])
+    base = git(dest, "rev-parse", "HEAD", overrides=[]).strip()
+    return IsolatedCopy(root=dest, workspace=dest, base=base, repo=None, overrides=[])

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .isolation import make_copy
+from .isolation import Source, make_copy
 
 BATCH_APPROVALS = ("auto", "read-only")
 
@@ -28,6 +28,8 @@ class TaskSpec:
     workspace: str
     """The user's workspace (absolute); the task's copy is made under its .nbagent/batch/."""
     batch_id: str
+    source: Source
+    """The snapshot every task of the batch starts from (taken once, by the batch)."""
     agent_options: dict[str, Any] = field(default_factory=dict)
 
     def copy_dir(self) -> Path:
@@ -62,10 +64,9 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
         if not Path(spec.workspace).is_dir():
             raise FileNotFoundError(f"workspace {spec.workspace} is not reachable from {row['host']}: "
                                     "batch workers need it on a shared filesystem")
-        copy = make_copy(Path(spec.workspace), spec.copy_dir())
+        copy = make_copy(spec.source, spec.copy_dir())
         row.update(_run_agent(spec, copy.workspace))
-        row["files_changed"] = copy.changed()
-        row["diff"] = copy.diff()
+        row["files_changed"], row["diff"] = copy.changes()
     except Exception as exc:  # one task's failure is its row, never the batch's end
         row["error"] = f"{type(exc).__name__}: {exc}"
         row["traceback"] = traceback.format_exc(limit=8)

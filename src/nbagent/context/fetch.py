@@ -87,6 +87,14 @@ def _read_capped(proc: subprocess.Popen, chunks: list[bytes], cap: int, over: th
             chunks.append(block)
 
 
+def check_watchable(path: str, workspace: Workspace) -> None:
+    """Refuse, before anything is stored, a watched path that leads out of the workspace."""
+    try:
+        workspace.resolve(path)
+    except ToolError as exc:
+        raise SourceError(str(exc)) from None
+
+
 def read_watched(path: str, workspace: Workspace) -> str:
     """The tail of a regular file inside the workspace, decoded as UTF-8 (bad bytes replaced)."""
     resolved = workspace.resolve(path)

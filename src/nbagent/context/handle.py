@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..tools.kernel import describe
 from .capture import Capture
-from .fetch import refresh
+from .fetch import check_watchable, refresh
 from .records import Source, SourceError, one_line, parse_output
 from .store import ContextStore
 
@@ -35,13 +35,14 @@ class ContextHandle:
         return self._agent.session_id
 
     # ----- writing ---------------------------------------------------------------------------
-    def push(self, name: str, text: str, *, why: str = "", workspace: bool = False) -> str:
+    def push(self, name: str, text: str, *, why: str = "", workspace: bool = False, wake: bool = False) -> str:
         """Set a pushed source's text (attaching it if new); the agent hears of it before its next turn.
+        ``wake`` (for a new source): a change may start a turn when ``context_wake`` is on.
         Returns "new" (a new revision) or "same"."""
         if not isinstance(text, str):
             raise SourceError(f"push takes text (str), not {type(text).__name__}")
         return self.store.push(name, parse_output(text), session_id=None if workspace else self._session,
-                               why=why or "pushed from Python")
+                               why=why or "pushed from Python", wake=wake)
 
     def attach(self, name: str, command: str | None = None, *, every: float = 30, file: str | None = None,
                variable: str | None = None, why: str = "", wake: bool = False, workspace: bool = False) -> Source:
@@ -54,6 +55,8 @@ class ContextHandle:
         spec = command or file or variable or ""
         if kind == "variable" and self._agent.runtime.kernel is None:
             raise SourceError("a variable source needs the agent to run inside a kernel (%agent)")
+        if kind == "file":
+            check_watchable(spec, self._agent.runtime.workspace)
         scope = "" if workspace else self._session
         source = self.store.attach(name, kind, scope=scope, spec=spec, why=why or f"attached by hand ({kind})",
                                    every=every, wake=wake)

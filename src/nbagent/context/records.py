@@ -1,8 +1,8 @@
 """The records of attached context: a source's definition and its snapshot, and how text becomes a snapshot.
 
 A source's output (a command's stdout, a push) is either plain text, or a JSON object with a string
-``text`` and optional ``summary`` and ``wake``: a producer that knows better than the first line can say
-what changed in one line.
+``text`` and an optional ``summary``: a producer that knows better than the first line can say what
+changed in one line.
 """
 
 from __future__ import annotations
@@ -74,11 +74,10 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Output:
-    """A source's output, parsed: the text, its one-line summary, and whether it asks to wake the agent."""
+    """A source's output, parsed: the text and its one-line summary."""
 
     text: str
     summary: str
-    wake: bool = False
 
 
 def check_name(name: str) -> str:
@@ -93,8 +92,8 @@ def revision_of(text: str) -> str:
 
 
 def parse_output(raw: str) -> Output:
-    """Plain text, or ``{"text": ..., "summary": ..., "wake": ...}``; empty or oversized output is refused."""
-    text, summary, wake = raw, "", False
+    """Plain text, or ``{"text": ..., "summary": ...}``; empty or oversized output is refused."""
+    text, summary = raw, ""
     stripped = raw.strip()
     if stripped.startswith("{"):
         try:
@@ -104,12 +103,11 @@ def parse_output(raw: str) -> Output:
         if isinstance(data, dict) and isinstance(data.get("text"), str):
             text = data["text"]
             summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
-            wake = data.get("wake") is True
     if not text.strip():
         raise SourceError("the source's output is empty")
     if len(text.encode("utf-8", "replace")) > TEXT_MAX_BYTES:
         raise SourceError(f"the source's output is over {TEXT_MAX_BYTES // 1024} KiB")
-    return Output(text=text, summary=one_line(summary or first_line(text)), wake=wake)
+    return Output(text=text, summary=one_line(summary or first_line(text)))
 
 
 def first_line(text: str) -> str:

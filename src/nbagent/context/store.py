@@ -147,11 +147,11 @@ class ContextStore:
                          (error[:ERROR_MAX] or "failed", now, now, scope, name))
 
     def push(self, name: str, output: Output, *, session_id: str | None = None, why: str = "",
-             kind: str = "push") -> str:
+             kind: str = "push", wake: bool = False) -> str:
         """Write a pushed source's text, attaching it (to the session, else the workspace) if new."""
         source = self.get(check_name(name), session_id)
         if source is None:
-            source = self.attach(name, kind, scope=session_id or "", why=why or "pushed")
+            source = self.attach(name, kind, scope=session_id or "", why=why or "pushed", wake=wake)
         elif source.kind in ("command", "file"):
             raise SourceError(f"{name!r} is a {source.kind} source: the poller writes it, a push cannot")
         return self.record(source.scope, name, output)

@@ -1,4 +1,4 @@
-"""What the kernel already knows, as an attached source: the last cells run and the last exception.
+"""What the kernel already knows, as an attached source: the last cells run and the last traceback.
 
 The source holds the last cells run (In, a short Out) and the last exception's traceback (what ``%tb``
 shows).

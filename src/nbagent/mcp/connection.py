@@ -75,7 +75,7 @@ class MCPConnection:
                 await self._stop_runner()
                 return self._fail(_describe(exc))
             self.status, self.error = "running", None
-            return self.tools
+            return self.tools or []
 
     def _fail(self, reason: str) -> list[Any]:
         self.status, self.error = "failed", reason

@@ -104,12 +104,12 @@ def _input_schema(schema: Any) -> dict[str, Any]:
 
 def _validator(schema: dict[str, Any]) -> Any:
     """A jsonschema validator for the schema, or None when the server's schema is itself invalid."""
-    import jsonschema
+    from jsonschema import Draft202012Validator, SchemaError, validators
 
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls = validators.validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
-    except jsonschema.SchemaError:
+    except SchemaError:
         return None  # the server checks its own arguments; an invalid schema must not block every call
     return cls(schema)
 

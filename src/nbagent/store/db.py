@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import StoreError
+from ..statedir import STATE_DIR, StateDirRefused, create_private, ensure_private_dir, state_dir
 from .fs import journal_mode, state_dir_for
 
 BUSY_TIMEOUT_MS = 5_000
@@ -380,11 +381,21 @@ class CorruptDatabase(StoreError):
 
 
 def workspace_db_path(workspace_root: str | Path) -> Path:
-    """``<workspace>/.nbagent/nbagent.db`` (or under ``$NBAGENT_STATE_DIR``), creating the folder with
-    a ``.gitignore`` of ``*``."""
-    state_dir = state_dir_for(Path(workspace_root).expanduser().resolve())
-    state_dir.mkdir(parents=True, exist_ok=True)
-    ignore = state_dir / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n")
-    return state_dir / DB_NAME
+    """``<workspace>/.nbagent/nbagent.db`` (or under ``$NBAGENT_STATE_DIR``), private (0600) in a
+    private folder (0700, with a ``.gitignore`` of ``*``) made on first use.
+
+    Raises ``StateDirRefused`` (a StoreError) when the folder or the database is a link or
+    cannot be made, so the agent keeps its session in memory instead.
+    """
+    root = Path(workspace_root).expanduser().resolve()
+    folder = state_dir_for(root)
+    if folder == root / STATE_DIR:
+        folder = state_dir(root)
+    else:  # $NBAGENT_STATE_DIR: the user's own choice of place, one private folder per workspace
+        ensure_private_dir(folder, folder.parent, parents=True)
+    path = folder / DB_NAME
+    try:
+        create_private(path)
+    except OSError as exc:
+        raise StateDirRefused(f"cannot create {path} ({exc.strerror or exc})") from exc
+    return path

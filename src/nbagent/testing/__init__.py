@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .replies import BreakStream, Call, Fail, Reply, Slow, Stall, call, calls, context_overflow, text
+from .replies import BreakStream, Call, Fail, Recorded, Reply, Slow, Stall, call, calls, context_overflow, text
 from .scripted import ScriptedModel
 
-__all__ = ["BreakStream", "Call", "Fail", "Reply", "ScriptedModel", "ScriptedServer", "Slow", "Stall",
+__all__ = ["BreakStream", "Call", "Fail", "Recorded", "Reply", "ScriptedModel", "ScriptedServer", "Slow", "Stall",
            "agent_factory", "arun_tool", "call", "calls", "close_tool_context", "context_overflow", "run_tool",
            "text", "tool_context"]
 

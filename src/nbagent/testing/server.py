@@ -29,7 +29,7 @@ from typing import Any, Callable, Literal
 
 from nbagent.testing.chat_wire import chat_completion, chat_stream
 from nbagent.testing.error_wire import error_response
-from nbagent.testing.replies import BreakStream, Fail, Reply, Scripted, Slow, Stall, as_scripted
+from nbagent.testing.replies import BreakStream, Fail, Recorded, Reply, Scripted, Slow, Stall, as_scripted
 from nbagent.testing.responses_wire import responses_object, responses_stream
 from nbagent.testing.wire_common import SSE, WireOptions, now
 
@@ -298,6 +298,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_error(Fail(500, message), body, retry=False)
         if isinstance(item, Fail):
             return self._send_error(item, body)
+        if isinstance(item, Recorded):
+            return self._send_recorded(item)
         _, stream, complete = route
         reply, plan = _unwrap(item)
         if body.get("stream"):
@@ -349,6 +351,21 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._drop()
             self._write_chunk(event.encode())
         self._write_chunk(b"")  # the zero-length chunk that ends the body
+
+    def _send_recorded(self, recorded: Recorded) -> None:
+        """A real provider's recorded body, byte for byte, each piece between cuts flushed on its own."""
+        self.send_response(200)
+        if recorded.stream:
+            self.send_header("content-type", "text/event-stream; charset=utf-8")
+            self.send_header("cache-control", "no-cache")
+        else:
+            self.send_header("content-type", "application/json")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        for piece in recorded.pieces():
+            self._write_chunk(piece)
+        self._write_chunk(b"")
 
     def _send_whole(self, payload: dict[str, Any], plan: _Plan) -> None:
         """A non-streamed answer: a stall or pause delays it, a break cuts its body in half."""

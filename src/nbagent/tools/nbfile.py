@@ -23,6 +23,7 @@ from ..errors import ToolError
 from ..atomic import atomic_write
 from .nbshrink import as_text
 from .nbdoc import ID_PATTERN, Snapshot, apply_ops
+from .textfile import read_regular_bytes
 
 # One writer at a time in this process: the token checks and the replace happen as one step for
 # every agent in the kernel or server. Other processes are caught by the hash check before replace.
@@ -64,7 +65,7 @@ def load(path: Path, name: str, *, allow_missing: bool = False) -> tuple[Snapsho
     if path.is_dir():
         raise ToolError(f"{name} is a directory, not a notebook")
     try:
-        raw = path.read_bytes()
+        raw = read_regular_bytes(path, name)[0]  # a FIFO would block the read forever
     except FileNotFoundError:
         if allow_missing:
             return new_notebook(path, name), "absent"
@@ -151,7 +152,7 @@ def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
         raise ToolError(f"the change would leave {name} invalid ({problem}); nothing was written") from None
     text = nbformat.writes(node, version=nbformat.NO_CONVERT)
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
-    on_disk = path.read_bytes() if path.exists() else None
+    on_disk = read_regular_bytes(path, name)[0] if path.exists() else None
     if (digest(on_disk) if on_disk is not None else "absent") != raw_digest:
         raise ToolError(f"{name} changed on disk while the change was being made; nothing was written. "
                         "Read it again with notebook_read.")

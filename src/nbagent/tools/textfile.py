@@ -7,6 +7,8 @@ the way in and out), and what the model sees is always valid text.
 from __future__ import annotations
 
 import difflib
+import os
+import stat
 import mimetypes
 from pathlib import Path
 
@@ -96,6 +98,18 @@ def _regular(path: Path, shown: str) -> None:
         raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
 
 
+def read_regular_bytes(path: Path, shown: str) -> tuple[bytes, int]:
+    """(content, mtime_ns) of a regular file. Opened without blocking and checked on the open file,
+    so a FIFO (or one swapped in after a check) is refused instead of hanging the reader forever.
+    A missing file raises FileNotFoundError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
+        return f.read(), info.st_mtime_ns
+
+
 def _window_note(offset: int, last: int, total: int) -> str:
     if offset <= 1 and last >= total:
         return ""
@@ -120,7 +134,7 @@ def read_text(path: Path, shown: str) -> str:
         raise ToolError(f"{shown} is a directory, not a file")
     _regular(path, shown)
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path, shown)[0]
     except OSError as exc:
         raise ToolError(f"{shown} cannot be read: {exc.strerror or exc}") from None
     if is_binary(data[:_SNIFF_BYTES]):

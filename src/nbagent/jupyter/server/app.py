@@ -61,6 +61,7 @@ class NbAgentServer(ExtensionApp):
             initial["toolsets"] = list(self.toolsets)
         self.agent_settings = ServerSettings().updated(initial)
         self.hub = SessionHub(self.make_agent, self.executor, idle_close=self.idle_close_seconds)
+        self.hub.before_prompt = lambda session_id, context: context_routes.offer_for_prompt(self, session_id, context)
         self._start_notebooks(root)
         self.log.info("nbagent: workspace %s", root)
         # The server holds hundreds of thousands of long-lived objects after start-up; full garbage
