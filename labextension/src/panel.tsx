@@ -13,6 +13,7 @@ import { PanelModel } from './model';
 import { Approval, CheckpointItem, diffLines, Item, looksLikeDiff, PanelState, Todo, todoProgress, ToolItem } from './state';
 import { CheckpointBar } from './checkpoints';
 import { ContextChip } from './openContext';
+import { ContextChips } from './contextChips';
 
 export const PANEL_ID = 'nbagent-panel';
 
@@ -56,6 +57,7 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
     <div className="jp-nbagent-body">
       <Header model={model} />
       {model.problem && <div className="jp-nbagent-problem">{model.problem}</div>}
+      <ContextChips sessionId={s.sessionId} version={s.items.length} />
       <Transcript
         items={s.items}
         rendermime={rendermime}

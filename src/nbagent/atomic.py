@@ -1,18 +1,17 @@
 """One atomic write for every file nbagent writes: a temporary file beside the target, then os.replace.
 
 A reader sees the old file or the new one, never half of either; a process killed mid-write leaves
-at most a temporary file named ``.<name>.<random>.nbagent-tmp`` (TEMP_SUFFIX), which is nbagent's own
-and safe to sweep.
+at most a temporary file named by nbagent.tempfiles (``.<name>.<pid>-<random>.nbagent-tmp``), which the
+start-up sweep recognises as nbagent's own and removes once its process is gone.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
-TEMP_SUFFIX = ".nbagent-tmp"
+from .tempfiles import temp_path
 
 
 def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, fsync: bool = True) -> bool:
@@ -29,7 +28,7 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, fsyn
     except FileNotFoundError:
         existing = None
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    tmp = temp_path(path)
     final_mode = mode if mode is not None else existing
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if final_mode is not None else 0o666)
     try:

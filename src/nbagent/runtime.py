@@ -27,6 +27,7 @@ from .tools.runner import ToolRunner
 from .tools.todos import render_todos
 from .turn_guard import TurnGuard, diverged_note, undo_note
 from .checkpoints import Restored
+from .tempfiles import sweep_in_background
 from .workspace import Workspace
 
 FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_key", "api", "local")
@@ -49,6 +50,7 @@ class AgentRuntime:
         self.mcp.install(self.registry)
         self.approvals = Approvals(lambda: self.config, emit, approver)
         self.state: SessionState = open_state(config, self.model, config.session)
+        sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
         self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = static_prompt(config, self.registry)
         from .knowledge.turn import TurnKnowledge
