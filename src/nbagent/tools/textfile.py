@@ -13,7 +13,6 @@ import mimetypes
 from pathlib import Path
 
 from ..errors import ToolError
-from ..tempfiles import temp_path
 
 MAX_LINE_CHARS = 2000
 """A longer line is shown cut, with the count of what was left out."""
