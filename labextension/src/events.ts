@@ -92,7 +92,12 @@ export interface Compacted extends BaseEvent {
 export interface ContextNote extends BaseEvent {
   type: 'context_note';
   source: string;
+  note_id: string;
+  change: 'attached' | 'updated' | 'failing' | 'removed' | string;
+  summary: string;
+  changes: number;
   text: string;
+  session_id: string;
 }
 export interface Checkpoint extends BaseEvent {
   type: 'checkpoint';

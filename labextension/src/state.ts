@@ -5,6 +5,7 @@
  * when the tool in flight clears, what abort does to the queue) is unit-tested in plain Node.
  */
 
+import { contextNoteLine } from './contextNote';
 import type { AgentEvent, StoredMessage } from './events';
 
 export type ToolStatus =
@@ -216,7 +217,7 @@ export function reduce(state: PanelState, event: AgentEvent): PanelState {
     case 'compacted':
       return note(state, event.message || `compacted: ${event.before} → ${event.after} messages`);
     case 'context_note':
-      return note(state, `${event.source}: ${event.text}`);
+      return note(state, contextNoteLine(event));
     case 'checkpoint':
       return checkpoint(state, event);
     case 'error':

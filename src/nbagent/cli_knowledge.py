@@ -80,9 +80,9 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     if frame.empty:
         print("no memory entries")
-    for row in frame.itertuples():
-        tags = f" [{row.tags}]" if row.tags else ""
-        print(f"{row.id:>5}  {row.source:<9} {row.category:<10} {_clean(_short(row.text))}{_clean(tags)}")
+    for row in frame.to_dict(orient="records"):
+        tags = f" [{row['tags']}]" if row["tags"] else ""
+        print(f"{row['id']:>5}  {row['source']:<9} {row['category']:<10} {_clean(_short(row['text']))}{_clean(tags)}")
     return 0
 
 
@@ -95,9 +95,9 @@ def _search(args: argparse.Namespace) -> int:
         return 0
     if frame.empty:
         print("nothing found")
-    for row in frame.itertuples():
-        print(f"{row.id:>5}  {row.score:5.2f}  {row.category:<10} {_clean(_short(row.text))}\n"
-              f"       {_clean(row.why)} ({row.source})")
+    for row in frame.to_dict(orient="records"):
+        print(f"{row['id']:>5}  {row['score']:5.2f}  {row['category']:<10} {_clean(_short(row['text']))}\n"
+              f"       {_clean(row['why'])} ({row['source']})")
     return 0
 
 
@@ -107,8 +107,8 @@ def _forget(args: argparse.Namespace) -> int:
     if removed.empty:
         print(f"nothing matched {_clean(args.what)!r}; nothing removed", file=sys.stderr)
         return 1
-    for row in removed.itertuples():
-        print(f"forgot {row.id}: {_clean(_short(row.text))}")
+    for row in removed.to_dict(orient="records"):
+        print(f"forgot {row['id']}: {_clean(_short(row['text']))}")
     return 0
 
 

@@ -46,15 +46,16 @@ def _list(args: argparse.Namespace) -> int:
     if not manager.servers:
         print("no MCP servers configured (see docs/mcp.md)")
         return 0
-    if not args.no_start:
-        asyncio.run(_start_all(manager))
-    print(format_status(manager.status()))
+    rows = manager.status() if args.no_start else asyncio.run(_start_all(manager))
+    print(format_status(rows))
     return 0
 
 
-async def _start_all(manager) -> None:
+async def _start_all(manager) -> list[dict]:
+    """Start every server (its tool set on or off), take the status, stop them all."""
     try:
         await asyncio.gather(*(manager.list_now(name) for name in manager.servers), return_exceptions=True)
+        return manager.status()
     finally:
         await manager.aclose()
 

@@ -80,6 +80,13 @@ def disk_sources(path) -> list[str]:
         return []
 
 
+def wait_disk(path, expected: list[str]) -> None:
+    deadline = time.monotonic() + 15
+    while disk_sources(path) != expected:
+        assert time.monotonic() < deadline, f"disk {disk_sources(path)} != model {expected}"
+        time.sleep(0.05)
+
+
 def no_dialog(page, shot, mode: str) -> None:
     dialogs = page.locator(".jp-Dialog")
     if dialogs.count():
@@ -97,7 +104,11 @@ def run_live_flow(page, lab, shot, mode: str, model_server) -> None:
     ids = [c.id for c in nb.cells]
     open_notebook(page, lab, name)
     ctx = agent_context(lab)
-    assert "cells" in nbt.notebook_read(ctx, name)
+    where = "the live document open in JupyterLab" if mode == "rtc" else "the notebook open in JupyterLab"
+    deadline = time.monotonic() + 20
+    while f"read from {where}" not in nbt.notebook_read(ctx, name):  # the tab reports once its model is ready
+        assert time.monotonic() < deadline, f"reads never came from {where}"
+        time.sleep(0.1)
 
     latencies = [edit_latency_ms(page, ctx, name, ids[1], f"x = {n}") for n in range(2, 9)]
     median = statistics.median(latencies)
@@ -113,11 +124,14 @@ def run_live_flow(page, lab, shot, mode: str, model_server) -> None:
     new_id = re.search(r"inserted code cell (\S+)", inserted).group(1)
     expected = ["# Title", "x = 8", "y = x * 10", "print(x + 1)  # mine"]
     wait_sources(page, expected)
+    if mode == "rtc":
+        # The room saves by itself; an explicit save in the ~100 ms between the room's write and the
+        # new file hash reaching the tab meets jupyter-collaboration's own "File Changed" race, with or
+        # without the agent. So the user saves once the room's save has reached the tab.
+        wait_disk(lab.root / name, expected)
+        page.wait_for_function(f"() => {MODEL}.getState('dirty') === false")
     page.keyboard.press("Control+s")
-    deadline = time.monotonic() + 15
-    while disk_sources(lab.root / name) != expected:
-        assert time.monotonic() < deadline, f"disk {disk_sources(lab.root / name)} != model {expected}"
-        time.sleep(0.05)
+    wait_disk(lab.root / name, expected)
     no_dialog(page, shot, mode)
 
     # notebook_run fills the outputs of the open notebook.

@@ -87,8 +87,13 @@ class ContextHandle:
 
     def capture(self, name: str, *, every: float = 2.0, why: str = "") -> Capture:
         """``with agent.context.capture("training"):`` pushes what the block prints (its tail) as a source."""
-        return Capture(lambda text: self.push(name, text, why=why or "output of a long-running cell"),
-                       every=every)
+        scope = self._session
+
+        def push(text: str) -> None:
+            self.store.push(name, parse_output(text), session_id=scope, kind="cell",
+                            why=why or "the output of a long-running cell")
+
+        return Capture(push, every=every)
 
     def refresh_kernel(self) -> int:
         """Refresh the variable sources from the live namespace (the kernel calls this after each cell)."""

@@ -239,13 +239,16 @@ class RepoMap:
 
     def _load_cache(self) -> dict[str, Any]:
         if self._cache is None:
+            cache: dict[str, Any] = {}
             try:
                 data = orjson.loads(self.cache_path.read_bytes())
-                self._cache = data if data.get("version") == CACHE_VERSION else {}
+                if isinstance(data, dict) and data.get("version") == CACHE_VERSION:
+                    cache = data
             except (OSError, ValueError, AttributeError, orjson.JSONDecodeError):
-                self._cache = {}
-            self._cache.setdefault("version", CACHE_VERSION)
-            self._cache.setdefault("files", {})
+                pass
+            cache.setdefault("version", CACHE_VERSION)
+            cache.setdefault("files", {})
+            self._cache = cache
         return self._cache
 
     def infos(self) -> list[FileInfo]:

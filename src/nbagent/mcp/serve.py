@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import events as ev
+from ..approvals import Approvals
 from ..config import AgentConfig
 from ..errors import ConfigError, ToolError
 from ..procs import ProcessTracker
 from ..tools import builtin_toolsets
 from ..tools.base import Registry, Tool
 from ..tools.context import ToolContext
-from ..toolrun import Approvals
 from ..workspace import Workspace
 
 DEFAULT_SERVED = ("notebook",)
@@ -38,16 +38,16 @@ class ServedTools:
 
     def __init__(self, workspace: str | Path, *, toolsets: tuple[str, ...] = DEFAULT_SERVED,
                  approval: str = "ask", approver: Callable[[ev.ApprovalRequest], str] | None = None,
-                 on_event: Callable[[ev.Event], None] | None = None):
+                 on_event: Callable[[ev.Event], None] | None = None, deny_note: str = ""):
         unknown = [t for t in toolsets if t not in SERVABLE]
         if unknown:
             raise ConfigError(f"cannot serve tool set(s) {', '.join(unknown)}; servable: {', '.join(SERVABLE)}")
         self.config = AgentConfig.load(workspace=workspace, approval=approval, toolsets=toolsets, persist=False)
         self.on_event = on_event or (lambda event: None)
+        self.deny_note = deny_note
         self.registry = self._registry(toolsets)
         # Tools that always ask (notebook_run: code in a kernel) ask here even with --approval auto.
-        self.approvals = Approvals(self.config.approval, self.on_event, approver or deny_all,
-                                   auto_allowed=lambda tool: False)
+        self.approvals = Approvals(lambda: self.config, self.on_event, approver or deny_all)
         self.context = ToolContext(workspace=Workspace(self.config.workspace), config=self.config,
                                    emit=self.on_event, processes=ProcessTracker())
 
@@ -62,7 +62,7 @@ class ServedTools:
 
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """Run one call; returns (text, is_error). Denials and failures are errors the caller sees."""
-        from ..limits import limit_output
+        from ..tools.limits import limit_output
 
         tool = self.registry.get(name)
         if tool is None:
@@ -71,7 +71,8 @@ class ServedTools:
         try:
             args = tool.validate(arguments)
             if await self.approvals.decide(tool, ctx, args) == "deny":
-                return f"denied by the nbagent user ({self.config.approval} mode): {name} did not run", True
+                note = f"; {self.deny_note}" if self.deny_note else ""
+                return f"denied by the nbagent user ({self.config.approval} mode): {name} did not run{note}", True
             fn_args = (ctx,) if tool.takes_context else ()
             result = (await tool.fn(*fn_args, **args) if tool.is_async
                       else await asyncio.to_thread(tool.fn, *fn_args, **args))
