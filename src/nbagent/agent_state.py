@@ -110,6 +110,8 @@ class PendingApproval:
     name: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
     diff: str | None = None
+    annotations: dict[str, Any] | None = None
+    """An MCP tool's hints as its server declares them (shown, never trusted)."""
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,7 @@ def _tool_call(s: AgentState, e: ev.ToolCall) -> AgentState:
 
 def _approval_request(s: AgentState, e: ev.ApprovalRequest) -> AgentState:
     pending = PendingApproval(call_id=e.call_id, turn_id=e.turn_id, name=e.name, arguments=e.arguments,
-                              diff=e.diff)
+                              diff=e.diff, annotations=e.annotations)
     s = replace(s, approvals=(*(a for a in s.approvals if a.call_id != e.call_id), pending))
     return _with_turn(s, e, lambda t: _update_tool(t, e.call_id, e.name, status="awaiting_approval",
                                                    diff=e.diff))
