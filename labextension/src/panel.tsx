@@ -266,7 +266,8 @@ function Diff({ diff }: { diff: string }): React.ReactElement {
 
 function Status({ state, connection }: { state: PanelState; connection: string }): React.ReactElement | null {
   if (connection !== 'open') {
-    return <div className="jp-nbagent-status">{connection === 'connecting' ? 'Connecting…' : 'Disconnected, reconnecting…'}</div>;
+    const label = { connecting: 'Connecting…', gone: 'Session deleted' }[connection] ?? 'Disconnected, reconnecting…';
+    return <div className="jp-nbagent-status">{label}</div>;
   }
   if (state.inFlight) {
     return (
