@@ -12,6 +12,7 @@ import { atToken, AtToken, insertPath, moveSelection, newer, older } from './inp
 import { PanelModel } from './model';
 import { Approval, CheckpointItem, diffLines, Item, looksLikeDiff, PanelState, Todo, todoProgress, ToolItem } from './state';
 import { CheckpointBar } from './checkpoints';
+import { MemoryTab } from './memoryTab';
 import { ContextChip } from './openContext';
 import { ContextChips } from './contextChips';
 
@@ -53,12 +54,21 @@ interface ViewProps {
 
 function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
   const s = model.state;
+  const [tab, setTab] = React.useState<'chat' | 'memory'>('chat');
   return (
     <div className="jp-nbagent-body">
       <Header model={model} />
       {model.problem && <div className="jp-nbagent-problem">{model.problem}</div>}
-      <ContextChips sessionId={s.sessionId} version={s.items.length} />
-      <Transcript
+      <div className="jp-nbagent-tabs">
+        {(['chat', 'memory'] as const).map(name => (
+          <button key={name} className={`jp-nbagent-tab${tab === name ? ' jp-mod-active' : ''}`} data-tab={name} onClick={() => setTab(name)}>
+            {name === 'chat' ? 'Chat' : 'Memory'}
+          </button>
+        ))}
+      </div>
+      {tab === 'memory' && <MemoryTab />}
+      {tab === 'chat' && <ContextChips sessionId={s.sessionId} version={s.items.length} />}
+      {tab === 'chat' && <Transcript
         items={s.items}
         rendermime={rendermime}
         renderCheckpoint={item => (
@@ -72,7 +82,7 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
             onRedo={turn => model.redo(turn)}
           />
         )}
-      />
+      />}
       <Status state={s} connection={model.connection} />
       {s.todos.length > 0 && <Todos todos={s.todos} />}
       {s.approvals.map(a => (

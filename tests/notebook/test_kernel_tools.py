@@ -10,7 +10,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent.errors import ToolError
-from nbagent.jupyter.kernel_runner import RESULT_NAME, bridge_from_shell
+from nbagent.jupyter.kernel_bridge import RESULT_NAME, bridge_from_shell
 from nbagent.tools import kernel as kt
 from nbagent.tools.kernel import KernelBridge
 
@@ -152,9 +152,9 @@ def test_runs_do_not_touch_the_history(kctx, shell):
 def test_kernel_run_always_asks_and_the_read_tools_do_not():
     tools = {t.name: t for t in kt.KERNEL.tools}
     assert list(tools) == ["kernel_variables", "kernel_inspect", "kernel_run"]
-    assert tools["kernel_run"].always_ask and tools["kernel_run"].asks and not tools["kernel_run"].read_only
+    assert tools["kernel_run"].approval == "always_ask" and not tools["kernel_run"].read_only
     assert tools["kernel_variables"].read_only and tools["kernel_inspect"].read_only
-    assert not tools["kernel_inspect"].always_ask
+    assert tools["kernel_inspect"].approval == "never"
 
 
 def test_without_a_runner_or_a_kernel(ctx):

@@ -77,3 +77,15 @@ async def test_the_route_needs_a_logged_in_user(jp_fetch, jp_serverapp):
     with pytest.raises(HTTPClientError) as refused:
         await jp_fetch("nbagent", "mcp", method="POST", body="{}", headers={"Authorization": ""})
     assert refused.value.code == 403
+
+
+async def test_the_panel_lists_the_configured_servers(jp_fetch, jp_root_dir):
+    import json
+
+    (jp_root_dir / ".nbagent").mkdir(exist_ok=True)
+    (jp_root_dir / ".nbagent" / "mcp.json").write_text(json.dumps(
+        {"mcpServers": {"repo": {"command": "mcp-server-git", "trust": "read"}}}))
+    response = await jp_fetch("nbagent", "api", "mcp")
+    (row,) = json.loads(response.body)["servers"]
+    assert row["name"] == "repo" and row["source"] == "workspace" and row["status"] == "stopped"
+    assert row["enabled"] is False and row["trust"] == {"*": "ask"}  # a workspace's own trust is ignored

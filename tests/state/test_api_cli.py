@@ -53,8 +53,10 @@ def test_dataframes_of_sessions_messages_tool_calls_and_usage(store, workspace):
 
 
 def _cli(workspace, *argv):
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument("--workspace", "-w", default=argparse.SUPPRESS)
     parser = argparse.ArgumentParser(prog="nbagent")
-    add_sessions_parser(parser.add_subparsers(dest="command"))
+    add_sessions_parser(parser.add_subparsers(dest="command"), parents=[shared])
     args = parser.parse_args(["sessions", "--workspace", str(workspace), *argv])
     return args.func(args)
 

@@ -1,7 +1,7 @@
 """Kernel tools: the user's live Python namespace, seen by the agent and (with approval) changed.
 
 A ``KernelBridge`` is what the Jupyter layer hands the agent: the namespace dict and a function that
-runs code in the kernel. This module never imports IPython (nbagent.jupyter.kernel_runner builds
+runs code in the kernel. This module never imports IPython (nbagent.jupyter.kernel_bridge builds
 the bridge from an InteractiveShell), pandas or numpy: an object is a DataFrame only if pandas is
 already loaded, so listing a namespace never imports anything.
 
@@ -23,8 +23,8 @@ from collections import deque
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ToolError
-from ..limits import limit_output
-from ..nbshrink import human_size
+from .limits import limit_output
+from .nbshrink import human_size
 from .base import ToolSet, function_tool
 
 IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
@@ -364,14 +364,9 @@ def kernel_run(ctx, code: str) -> str:
     return text
 
 
-def _always_ask(t):
-    """kernel_run asks even in "auto" mode, unless the configuration opts out (kernel_run_auto)."""
-    t.always_ask = True
-    return t
-
-
 KERNEL = ToolSet("kernel", [
     function_tool(kernel_variables, read_only=True),
     function_tool(kernel_inspect, read_only=True),
-    _always_ask(function_tool(kernel_run, needs_approval=True)),
+    # Code in the user's live kernel asks even in "auto" mode, unless configured otherwise.
+    function_tool(kernel_run, approval="always_ask"),
 ], description="See the user's live kernel namespace; run code there with approval")

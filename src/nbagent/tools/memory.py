@@ -1,4 +1,4 @@
-"""remember, recall, forget: the model's hands on project memory (nbagent.memory)."""
+"""remember, recall, forget: the model's hands on project memory (nbagent.store.memory)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Literal
 
 from ..errors import ToolError
 from ..events import MemoryChanged
-from ..memory import ProjectMemory
+from ..store.memory import ProjectMemory
 from .base import ToolSet, function_tool
 from .context import ToolContext
 

@@ -15,14 +15,13 @@ to 4.5 with nbformat's own upgrade and stores exactly those ids.
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
-from ..tempfiles import temp_path
-from ..nbshrink import as_text
+from ..atomic import atomic_write
+from .nbshrink import as_text
 from .nbdoc import ID_PATTERN, Snapshot, apply_ops
 from .textfile import read_regular_bytes
 
@@ -105,7 +104,45 @@ def _read_node(text: str) -> Any:
             if isinstance(output, dict) and isinstance(output.get("text"), list):
                 output["text"] = "".join(output["text"])
     major, minor = nbformat.reader.get_version(data)
-    return nbformat.versions[major].to_notebook_json(data, minor=minor)
+    if major != 4:
+        return nbformat.versions[major].to_notebook_json(data, minor=minor)
+    return _v4_node(nbformat, data)
+
+
+def _v4_node(nbformat: Any, data: dict) -> Any:
+    """nbformat 4's reader step by step, tolerating what real files hold: a cell without ``source``
+    (a 4.99 "future" cell), metadata or attachments of an unexpected type. Nothing is repaired:
+    validation judges the file when a change is saved."""
+    nb = nbformat.from_dict(data)
+    if isinstance(nb.get("metadata"), dict):
+        for key in ("orig_nbformat", "orig_nbformat_minor", "signature"):
+            nb.metadata.pop(key, None)
+    for cell in nb.get("cells") or ():
+        if not isinstance(cell, dict):
+            continue
+        source = cell.get("source")
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            cell["source"] = "".join(source)
+        if isinstance(cell.get("metadata"), dict):
+            cell["metadata"].pop("trusted", None)
+        _rejoin_bundles(cell)
+    return nb
+
+
+def _rejoin_bundles(cell: dict) -> None:
+    """Join the line lists of a cell's attachments and rich outputs, skipping anything malformed."""
+    attachments = cell.get("attachments")
+    bundles = list(attachments.values()) if isinstance(attachments, dict) else []
+    for output in cell.get("outputs") or () if cell.get("cell_type") == "code" else ():
+        if isinstance(output, dict) and isinstance(output.get("data"), dict):
+            bundles.append(output["data"])
+    for bundle in bundles:
+        if not isinstance(bundle, dict):
+            continue
+        for mime, value in bundle.items():
+            is_json = mime == "application/json" or (mime.startswith("application/") and mime.endswith("+json"))
+            if not is_json and isinstance(value, list) and all(isinstance(v, str) for v in value):
+                bundle[mime] = "".join(value)
 
 
 def new_notebook(path: Path, name: str) -> Snapshot:
@@ -141,6 +178,16 @@ def stable_id(index: int, source: str, taken: set[str]) -> str:
         salt += 1
 
 
+def _valid_on_disk(path: Path, name: str) -> bool:
+    """Whether the file as it is now passes nbformat's validation (unreadable counts as invalid)."""
+    nbformat = _nbformat()
+    try:
+        nbformat.validate(nbformat.reads(read_regular_bytes(path, name)[0].decode("utf-8"), nbformat.NO_CONVERT))
+        return True
+    except Exception:  # ValidationError, NotJSONError, a decode error: all mean "not valid before"
+        return False
+
+
 def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
     """Validate, then replace the file atomically if it still holds what was loaded."""
     nbformat = _nbformat()
@@ -150,6 +197,9 @@ def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
         nbformat.validate(node)
     except nbformat.ValidationError as exc:
         problem = str(exc).strip().splitlines()[0][:300]
+        if path.exists() and not _valid_on_disk(path, name):
+            raise ToolError(f"{name} was already invalid before this change ({problem}); nothing was written. "
+                            "Fix the file first (JupyterLab or nbformat can tell what is wrong), then retry.") from None
         raise ToolError(f"the change would leave {name} invalid ({problem}); nothing was written") from None
     text = nbformat.writes(node, version=nbformat.NO_CONVERT)
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
@@ -157,22 +207,6 @@ def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
     if (digest(on_disk) if on_disk is not None else "absent") != raw_digest:
         raise ToolError(f"{name} changed on disk while the change was being made; nothing was written. "
                         "Read it again with notebook_read.")
-    mode = (path.stat().st_mode & 0o7777) if path.exists() else 0o644
-    atomic_write(path, data, mode=mode)
+    atomic_write(path, data, mode=None if path.exists() else 0o644)
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int) -> None:
-    """Write to a temporary file beside ``path``, then os.replace: readers see the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path(path)  # a name the start-up sweep recognises if this process dies mid-write
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

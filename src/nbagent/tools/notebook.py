@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from ..errors import ToolError
-from ..nbshrink import OutputBudget, as_text, widget_models
+from .nbshrink import OutputBudget, as_text, widget_models
 from . import nbdoc
 from .base import ToolSet, function_tool
 from .nbdoc import Snapshot, cell_token, find, range_source, token_of
-from .nbreport import Change, cell_diff, header, render_cell, report
+from .nbreport import Change, cell_diff, header, render_cell, report, source_caps, CELL_OVERHEAD, CUT_NOTE
 
 TOKENS_KEY = "notebook_tokens"
 """ctx.extras[TOKENS_KEY]: resolved path -> {cell id: the version this agent last read or wrote}."""
@@ -175,10 +175,16 @@ def notebook_read(ctx, path: str, cells: list[str] | None = None, include_output
     budget = OutputBudget(max(400, limit // 10), max(2000, limit // 2),
                           widget_models(snap.notebook.get("metadata") or {}))
     out = [header(name, snap)]
-    for number, cell in enumerate(all_cells, 1):
-        if not chosen or cell["id"] in chosen:
-            tokens[cell["id"]] = token_of(cell)
-            out += render_cell(cell, number, include_outputs, budget)
+    shown = [(n, c) for n, c in enumerate(all_cells, 1) if not chosen or c["id"] in chosen]
+    # Sources share most of the output limit, so a notebook of hundreds of cells still shows every
+    # cell's id, type and first line instead of being cut in the middle by the generic limit.
+    overhead = len(shown) * CELL_OVERHEAD + len(out[0])
+    cap = source_caps([len(as_text(c.get("source", ""))) for _, c in shown], limit * 9 // 10 - overhead)
+    if cap is not None:
+        out.append(CUT_NOTE)
+    for number, cell in shown:
+        tokens[cell["id"]] = token_of(cell)
+        out += render_cell(cell, number, include_outputs, budget, cap)
     if not all_cells:
         out.append("(no cells)")
     return "\n".join(out)
@@ -291,12 +297,6 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
     return "\n".join(out)
 
 
-def _always_ask(t):
-    """notebook_run runs code in the user's kernel: it asks even in "auto" mode unless configured."""
-    t.always_ask = True
-    return t
-
-
 NOTEBOOK = ToolSet("notebook", [
     function_tool(notebook_read, read_only=True,
                   prompt_hint="cell ids and versions (v=) come from here; outputs only with include_outputs=true"),
@@ -304,5 +304,6 @@ NOTEBOOK = ToolSet("notebook", [
     function_tool(notebook_insert, preview=notebook_insert_preview),
     function_tool(notebook_delete, preview=notebook_delete_preview),
     function_tool(notebook_move, preview=notebook_move_preview),
-    _always_ask(function_tool(notebook_run, needs_approval=True)),
+    # notebook_run runs code in the user's kernel: it asks even in "auto" mode unless configured.
+    function_tool(notebook_run, approval="always_ask"),
 ], description="Read and change Jupyter notebooks cell by cell, by cell id; run cells of an open notebook")
