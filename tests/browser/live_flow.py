@@ -174,6 +174,7 @@ def run_live_flow(page, lab, shot, mode: str, model_server) -> None:
     agent_cell = ("%load_ext nbagent\n%agent --approval auto --wait add a greeting at the top", ids[0])
     nbt.notebook_insert(ctx, name, "code", agent_cell[0], after_cell_id=ids[2])
     last = page.locator(".jp-Notebook .jp-Cell").last
+    last.locator(".cm-content", has_text="%load_ext nbagent").wait_for()  # the insert is rendered
     last.locator(".cm-content").click()
     page.keyboard.press("Shift+Enter")
     try:
