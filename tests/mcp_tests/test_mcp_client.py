@@ -42,6 +42,18 @@ def test_tools_are_listed_prefixed_with_inlined_schemas_on_the_first_turn(make_a
     assert "mcp__<server>__<tool>" in request.system
 
 
+def test_reconfigured_tool_sets_switch_a_server_off_and_on_without_restarting_it(make_agent):
+    agent = make_agent(Reply(tool_calls=[Call(f"{T}pid")]), "one", "two", Reply(tool_calls=[Call(f"{T}pid")]),
+                       "three", mcp_servers=_servers(trust="read"))
+    first = agent.run("go").tool_calls[0]["output"]
+    agent.reconfigure(toolsets=["core", "git"])
+    agent.run("off")
+    assert agent.registry.get(f"{T}pid") is None
+    assert f"{T}pid" not in [t["name"] for t in agent.runtime.model.requests[-1].tools]
+    agent.reconfigure(toolsets=["core", "mcp"])
+    assert agent.run("on").tool_calls[0]["output"] == first  # the same process: kept for the session
+
+
 def test_a_call_asks_even_in_auto_mode_and_shows_annotations(make_agent):
     requests = []
     agent = make_agent(Reply(tool_calls=[Call(f"{T}remove_everything", {"where": "/tmp/x"})]), "ok",
