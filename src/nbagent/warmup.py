@@ -33,16 +33,6 @@ def start() -> threading.Thread:
         return _started
 
 
-def settle(timeout: float = 30.0) -> None:
-    """If a warm-up is running, let it finish first: two threads importing httpx at once leave one of
-    them with a half-initialised module ("partially initialized module 'httpx' has no attribute
-    'URL'"), which is what ``%load_ext nbagent`` and ``%agent`` in one cell ran into."""
-    with _lock:
-        running = _started is not None and _started is not threading.current_thread()
-    if running:
-        _done.wait(timeout)
-
-
 def wait(timeout: float | None = None) -> bool:
     """Block until warming finished (True) or ``timeout`` passed (False)."""
     return _done.wait(timeout)

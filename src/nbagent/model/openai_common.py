@@ -22,9 +22,6 @@ _CONTEXT = re.compile(r"context (length|window)|maximum context|too many tokens|
 
 
 def make_client(config) -> openai.AsyncOpenAI:
-    from ..warmup import settle
-
-    settle()  # the SDK's lazy imports must not race the background warm-up's
     # The SDK's own retries are off: ours are bounded by the config and visible in tests.
     return openai.AsyncOpenAI(
         base_url=config.base_url, api_key=config.api_key or "not-needed",
