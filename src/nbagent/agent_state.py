@@ -275,8 +275,10 @@ def _memory_injected(s: AgentState, e: ev.MemoryInjected) -> AgentState:
     """A turn may be told more than once (the top entries at its start, relevant ones per step): the
     turn's memory is every entry injected into it, each once (by id, else by text)."""
     base = s.turn.memory if s.turn is not None and s.turn.turn_id == e.turn_id else ()
-    seen = {_entry_key(x) for x in base}
-    entries = base + tuple(x for x in e.entries if _entry_key(x) not in seen)
+    merged = {_entry_key(x): x for x in base}
+    for x in e.entries:  # told again (a search found a listed entry): keep it once, with the score and why
+        merged[_entry_key(x)] = {**merged.get(_entry_key(x), {}), **x}
+    entries = tuple(merged.values())
     s = replace(s, memory=entries)
     return _with_turn(s, e, lambda t: replace(t, memory=entries))
 
