@@ -49,6 +49,8 @@ export interface ApprovalRequest extends BaseEvent {
   call_id: string;
   arguments: Record<string, unknown>;
   diff: string | null;
+  /** An MCP tool's hints as its server declares them (readOnlyHint, destructiveHint, ...): shown, never trusted. */
+  annotations?: Record<string, unknown> | null;
 }
 export interface ApprovalDecision extends BaseEvent {
   type: 'approval_decision';

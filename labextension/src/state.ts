@@ -74,6 +74,8 @@ export interface Approval {
   name: string;
   args: Record<string, unknown>;
   diff: string | null;
+  /** An MCP tool's hints as its server declares them: shown on the card, never trusted. */
+  annotations: Record<string, unknown> | null;
 }
 
 export interface Counters {
@@ -172,7 +174,10 @@ export function reduce(state: PanelState, event: AgentEvent): PanelState {
         status: t.status === 'input' ? 'running' : t.status
       }));
     case 'approval_request': {
-      const approval = { callId: event.call_id, name: event.name, args: event.arguments, diff: event.diff };
+      const approval = {
+        callId: event.call_id, name: event.name, args: event.arguments, diff: event.diff,
+        annotations: event.annotations ?? null
+      };
       const approvals = [...state.approvals.filter(a => a.callId !== event.call_id), approval];
       return upsertTool({ ...state, approvals }, event.call_id, event.name, t => ({
         ...t,

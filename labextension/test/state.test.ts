@@ -137,9 +137,17 @@ describe('approvals', () => {
     diff: '--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2'
   };
 
+  it("keeps an MCP tool's annotations on its card", () => {
+    const hints = { destructiveHint: true, readOnlyHint: false };
+    const s = run([{ ...request, name: 'mcp__fs__rm', call_id: 'c9', diff: null, annotations: hints }]);
+    expect(s.approvals[0]).toMatchObject({ callId: 'c9', annotations: hints });
+  });
+
   it('shows a card with the diff until the decision arrives', () => {
     let s = run([{ type: 'tool_call', name: 'edit_file', call_id: 'c1', arguments: { path: 'a.py' } }, request]);
-    expect(s.approvals).toEqual([{ callId: 'c1', name: 'edit_file', args: { path: 'a.py' }, diff: request.diff }]);
+    expect(s.approvals).toEqual([
+      { callId: 'c1', name: 'edit_file', args: { path: 'a.py' }, diff: request.diff, annotations: null }
+    ]);
     expect(tool(s, 'c1')).toMatchObject({ status: 'awaiting', diff: request.diff });
     s = run([{ type: 'approval_decision', name: 'edit_file', call_id: 'c1', decision: 'approve', by: 'user' }], s);
     expect(s.approvals).toEqual([]);

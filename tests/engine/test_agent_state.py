@@ -86,6 +86,13 @@ def test_pending_approvals_are_listed_until_decided_or_ended():
     assert ended.approvals == () and ended.transcript[-1].items[-1].status == "interrupted"
 
 
+def test_a_pending_approval_keeps_an_mcp_tools_annotations():
+    hints = {"destructiveHint": True}
+    state = replay([ev.TurnStart(prompt="p", turn_id="t"),
+                    ev.ApprovalRequest(name="mcp__fs__rm", call_id="c", annotations=hints, turn_id="t")])
+    assert state.approvals[0].annotations == hints
+
+
 def test_events_of_another_turn_do_not_touch_the_turn_in_flight():
     state = replay([ev.TurnStart(prompt="p", turn_id="t"), ev.TextDelta(text="x", turn_id="other")])
     assert state.turn.items == ()

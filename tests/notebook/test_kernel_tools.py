@@ -164,3 +164,25 @@ def test_without_a_runner_or_a_kernel(ctx):
     assert "x" in kt.kernel_variables(ctx)
     with pytest.raises(ToolError, match="does not let the agent run code"):
         kt.kernel_run(ctx, "x")
+
+
+def test_a_runaway_kernel_run_is_interrupted_by_stop_and_by_its_timeout(kctx, shell):
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    from nbagent.errors import CommandKilled
+    from nbagent.procs import ProcessTracker
+
+    kctx.processes = ProcessTracker()
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(kt.kernel_run, kctx, "spins = 0\nwhile True:\n    spins += 1")
+        while not running.done() and shell.user_ns.get("spins", 0) < 1000:
+            pass  # the loop has started: now Stop
+        while not running.done():
+            kctx.processes.kill_all()
+            wait([running], timeout=0.2)
+        with pytest.raises(CommandKilled, match="killed by the user"):
+            running.result()
+    assert shell.user_ns["spins"] > 0
+    with pytest.raises(ToolError, match=r"(?s)interrupted after 0.5 s .*KeyboardInterrupt"):
+        kt.kernel_run(kctx, "while True:\n    pass", timeout=0.5)
+    assert "3" in kt.kernel_run(kctx, "1 + 2")  # the shell still runs code afterwards

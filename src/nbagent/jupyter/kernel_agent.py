@@ -109,6 +109,9 @@ class AgentKeeper:
         return chosen if chosen is not None else getattr(self.shell, "kernel", None) is not None
 
     def _build(self, session: str) -> None:
+        from ..warmup import settle
+
+        settle()  # the engine's imports, if %load_ext's warm-up is still doing them
         from ..agent import Agent
         from .server_link import connect
 

@@ -81,7 +81,7 @@ class ServedTools:
         except Exception as exc:  # a tool's bug is the caller's error result, not a dead server
             return f"{name} failed: {type(exc).__name__}: {exc}", True
         text = result if isinstance(result, str) else str(result)
-        save_dir = self.context.workspace.state_dir / "outputs"
+        save_dir = self.context.workspace.state_subdir("outputs")  # None: a read-only or linked .nbagent
         return limit_output(text, self.config.output_limit, save_dir=save_dir, name=name), False
 
 
