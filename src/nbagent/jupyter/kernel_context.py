@@ -56,8 +56,8 @@ class KernelHistory:
             self.error_cell = count
             self.traceback = self._format(error)
         agent = self.keeper.agent
-        if agent is None:
-            return  # no agent yet: nothing to attach to, and the hook must never build one
+        if agent is None or agent.closed:
+            return  # no agent (yet, or any more): nothing to attach to, and the hook must never build one
         try:
             self.sync(agent)
             agent.context.refresh_kernel()
