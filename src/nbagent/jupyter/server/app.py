@@ -88,9 +88,10 @@ class NbAgentServer(ExtensionApp):
             options["model"] = self.model_factory(session_id)
         return Agent(workspace=self.services.root, session=session_id, origin=".", **options)
 
-    def update_settings(self, changes) -> ServerSettings:
+    async def update_settings(self, changes) -> ServerSettings:
+        """New settings: for the agents opened from now on, and live for the open ones."""
         self.agent_settings = self.agent_settings.updated(changes)
-        self.hub.mark_stale()
+        await self.hub.reconfigure(**self.agent_settings.agent_options())
         return self.agent_settings
 
     async def stop_extension(self) -> None:

@@ -159,7 +159,7 @@ class SettingsHandler(BaseHandler):
     @authorized
     async def put(self) -> None:
         try:
-            settings = self.app.update_settings(self.json_body())
+            settings = await self.app.update_settings(self.json_body())
         except ConfigError as exc:
             raise web.HTTPError(400, str(exc).replace("%", "%%")) from exc
         self.reply({**settings.to_dict(), "available": AVAILABLE})
