@@ -14,7 +14,7 @@ import json
 import os
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jupyter_core.paths import jupyter_runtime_dir, secure_write
 from jupyter_server.auth.decorator import allow_unauthenticated
@@ -66,10 +66,11 @@ class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
 
     @allow_unauthenticated
     async def post(self) -> None:
-        if not self.extensionapp.kernel_link.allows(self.request.headers.get(SECRET_HEADER)):
+        app = cast(Any, self.extensionapp)  # NbAgentServer (importing it here would be circular)
+        if not app.kernel_link.allows(self.request.headers.get(SECRET_HEADER)):
             raise web.HTTPError(403, "a kernel of this server must send its secret")
         body = self._body()
-        notebooks = self.extensionapp.notebooks
+        notebooks = app.notebooks
         path = Path(body["path"])
         name = body.get("name") or path.name
         try:

@@ -39,7 +39,7 @@ class Timeline(widgets.VBox):
     @property
     def markdown(self) -> str:
         """The answer's Markdown source so far, paragraphs of different steps a blank line apart."""
-        paragraphs = [p.markdown for p in self.paragraphs]
+        paragraphs = [str(p.markdown) for p in self.paragraphs]
         return paragraphs[0] if len(paragraphs) == 1 else "\n\n".join(p.strip("\n") for p in paragraphs)
 
     @property
