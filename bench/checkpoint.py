@@ -43,8 +43,10 @@ def make_tree(root: Path, count: int) -> list[Path]:
         f.write_text(f"value_{i} = {i}\n" * 8)
         files.append(f)
     git = ["git", "-c", "user.email=b@b", "-c", "user.name=b"]
+    subprocess.run(["git", "config", "gc.auto", "0"], cwd=root, check=True)  # no background gc mid-copy
     subprocess.run([*git, "add", "-A"], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "tree"], cwd=root, check=True)
+    subprocess.run(["git", "gc", "-q"], cwd=root, check=True)  # packed: the copy is quick
     return files
 
 

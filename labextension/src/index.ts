@@ -9,6 +9,8 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { AgentSettings } from './api';
+import { startLiveNotebooks } from './liveNotebooks';
+import { OpenContextTracker } from './openContext';
 import { PanelModel } from './model';
 import { AgentPanel, PANEL_ID } from './panel';
 
@@ -48,6 +50,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.shell.add(panel, 'right', { rank: 500 });
     restorer?.add(panel, PANEL_ID);
     void model.start();
+    model.openContext = new OpenContextTracker(app); // the chip: active notebook, cell, selection
+    startLiveNotebooks(app); // the agent edits open notebooks through this tab when there is no RTC
 
     const reveal = () => {
       app.shell.activateById(PANEL_ID);

@@ -8,6 +8,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { api, AgentSettings, SessionInfo, SessionSocket, ServerMessage } from './api';
 import { AgentState, initialState, reduce } from './state';
 import { newHistory, PromptHistory, remember } from './input';
+import type { OpenContextTracker } from './openContext';
 
 const HISTORY_KEY = 'nbagent:prompt-history';
 const LAST_SESSION_KEY = 'nbagent:last-session';
@@ -21,6 +22,8 @@ export class PanelModel {
   history: PromptHistory = newHistory(loadJSON<string[]>(HISTORY_KEY, []));
   private socket: SessionSocket | null = null;
   private changedSignal = new Signal<this, void>(this);
+  /** What is open in JupyterLab, sent with each prompt (see openContext.tsx). */
+  openContext: OpenContextTracker | null = null;
   private pending = false;
 
   get changed(): ISignal<this, void> {
@@ -96,7 +99,8 @@ export class PanelModel {
     }
     this.history = remember(this.history, text);
     saveJSON(HISTORY_KEY, this.history.entries);
-    this.socket.send({ type: 'prompt', text });
+    const context = this.openContext?.current;
+    this.socket.send(context ? { type: 'prompt', text, context } : { type: 'prompt', text });
     this.emit();
   }
 

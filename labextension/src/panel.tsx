@@ -24,6 +24,7 @@ import {
   todosOf,
   ToolItem
 } from './state';
+import { ContextChip } from './openContext';
 
 export const PANEL_ID = 'nbagent-panel';
 
@@ -421,6 +422,7 @@ function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
           ))}
         </ul>
       )}
+      <ContextChip tracker={model.openContext} />
       <textarea
         rows={3}
         value={text}

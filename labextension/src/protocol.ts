@@ -16,7 +16,7 @@ export type ServerMessage = Snapshot | AgentEvent;
 
 /** What the panel sends over the WebSocket. */
 export type ClientMessage =
-  | { type: 'prompt'; text: string }
+  | { type: 'prompt'; text: string; context?: { notebook: string | null; cell_id: string | null; selection: string | null } }
   | { type: 'approval'; call_id: string; decision: 'approve' | 'deny' | 'always' }
   | { type: 'stop' }
   | { type: 'abort' };

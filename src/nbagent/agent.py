@@ -174,6 +174,17 @@ class Agent:
         """Have the model summarise the transcript; the summary replaces it on the wire."""
         return self._thread_loop.run(self.runtime.compact()).result()
 
+    def instruction_files(self) -> list:
+        """The instruction files in the system prompt, in order: source, path, size, characters included.
+
+        Files are checked for changes first, so this shows what the next turn will use.
+        """
+        return self.runtime.knowledge.instruction_files()
+
+    def repo_map(self) -> str:
+        """The repo map the system prompt carries (built now if no turn built it yet)."""
+        return self.runtime.knowledge.repo_map_block()
+
     # ----- checkpoints (docs/checkpoints.md) ------------------------------------------------
     def undo(self, force: bool = False, turn: int | None = None):
         """Put the files the last (not yet undone) turn changed back as they were before it.

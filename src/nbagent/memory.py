@@ -1,6 +1,8 @@
 """Project memory: short durable notes about the workspace, kept across sessions in its database.
 
-Entries are facts, decisions, gotchas and commands the model chose to remember.
+Entries are facts, decisions, preferences, snippets and summaries (and the first
+kinds, gotchas and commands) the model chose to remember. Writes, chunking, expiry
+and search go through nbagent.knowledge.memory_index; this class is the fast path:
 ``recall`` raises an entry's hit count; the most used and most recent entries
 go into the system prompt, under a line that tells the model memory can be
 stale. ``compact`` lets the model rewrite the entries nobody recalled yet.
@@ -17,15 +19,18 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 from . import events as ev
+from .knowledge.memory_index import CATEGORIES, MAX_ROWS, MemoryIndex, normalise_category
 from .store.db import Database
 
-KINDS = ("fact", "decision", "gotcha", "command")
+KINDS = (*CATEGORIES, "gotcha", "command")
 MAX_TEXT = 400
-MAX_ENTRIES = 300
+"""Characters of one entry shown in the prompt block (longer entries are searched, not listed)."""
+MAX_ENTRIES = MAX_ROWS
 PROMPT_ENTRIES = 20
 HEADER = ("What you learned about this project in earlier sessions. Trust it, but verify anything that "
           "contradicts the code you see now:")
 _COLUMNS = "id, kind, text, hits, created, used"
+_FIRST_CHUNKS = "chunk_of IS NULL"
 # Most used first, then the most recently used or added.
 _ORDER = "ORDER BY hits DESC, MAX(created, COALESCE(used, 0)) DESC, id DESC"
 
@@ -56,24 +61,26 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def check_entry(kind: str, text: str) -> str:
+def check_entry(kind: str, text: str, max_text: int = MAX_TEXT) -> str:
     """The cleaned text of a valid entry; ValueError says what is wrong."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     text = " ".join(text.split())
     if not text:
         raise ValueError("text is empty")
-    if len(text) > MAX_TEXT:
+    if len(text) > max_text:
         raise ValueError(f"text is {len(text)} characters; keep it to {MAX_TEXT} (one self-contained line)")
     return text
 
 
 class ProjectMemory:
-    def __init__(self, db: Database):
+    def __init__(self, db: Database, index: MemoryIndex | None = None):
         self.db = db
+        self.index = index if index is not None else MemoryIndex(db)
 
     def entries(self, limit: int | None = None) -> list[MemoryEntry]:
-        query = f"SELECT {_COLUMNS} FROM memory {_ORDER}" + (" LIMIT ?" if limit else "")
+        """Entries (the first chunk of a long one), most used first."""
+        query = f"SELECT {_COLUMNS} FROM memory WHERE {_FIRST_CHUNKS} {_ORDER}" + (" LIMIT ?" if limit else "")
         with self.db.read() as conn:
             rows = conn.execute(query, (limit,) if limit else ()).fetchall()
         return [MemoryEntry(*row) for row in rows]
@@ -86,22 +93,15 @@ class ProjectMemory:
         entries = self.top(n)
         if not entries:
             return ""
-        return "\n".join([HEADER, *(f"- ({e.kind}) {e.text}" for e in entries)])
+        return "\n".join([HEADER, *(f"- ({e.kind}) {_clip(e.text)}" for e in entries)])
 
-    def remember(self, kind: str, text: str) -> MemoryEntry:
-        text = check_entry(kind, text)
-        now = time.time()
-        with self.db.write() as conn:
-            if conn.execute("SELECT 1 FROM memory WHERE norm = ?", (_norm(text),)).fetchone():
-                raise ValueError("this is already remembered")
-            count = conn.execute("SELECT COUNT(*) FROM memory").fetchone()[0]
-            if count >= MAX_ENTRIES:
-                raise ValueError(f"memory is full ({MAX_ENTRIES} entries): forget stale entries first")
-            cursor = conn.execute(
-                "INSERT INTO memory (kind, text, norm, hits, created) VALUES (?, ?, ?, 0, ?)",
-                (kind, text, _norm(text), now),
-            )
-        return MemoryEntry(cursor.lastrowid, kind, text, 0, now, None)
+    def remember(self, kind: str, text: str, tags: tuple[str, ...] | list[str] = ()) -> MemoryEntry:
+        """Store a note (chunked past 2,000 characters); the least used rows go past the row cap."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        rows = self.index.add(text, category=kind, tags=tags, kind=kind)
+        first = rows[0]
+        return MemoryEntry(first.id, kind, first.text, 0, first.created, None)
 
     def recall(self, query: str) -> list[MemoryEntry]:
         """Entries containing every term of ``query`` (any case); each match counts as a hit."""
@@ -120,16 +120,9 @@ class ProjectMemory:
         return [MemoryEntry(*row) for row in rows]
 
     def forget(self, text: str) -> list[MemoryEntry]:
-        """Remove every entry containing ``text`` (any case); returns what was removed."""
-        needle = text.strip().lower()
-        if not needle:
-            raise ValueError("give the text (or part of it) of the entry to forget")
-        with self.db.write() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM memory WHERE instr(lower(text), ?) > 0", (needle,)
-            ).fetchall()
-            conn.execute("DELETE FROM memory WHERE instr(lower(text), ?) > 0", (needle,))
-        return [MemoryEntry(*row) for row in rows]
+        """Remove every entry containing ``text`` (any case), all its chunks; returns what was removed."""
+        removed = self.index.forget(text)
+        return [MemoryEntry(r.id, r.category, r.text, r.hits, r.created, r.used) for r in removed]
 
     def compact(self, summarize: Callable[[str], str],
                 emit: Callable[[ev.Event], None] | None = None) -> CompactResult:
@@ -139,8 +132,9 @@ class ProjectMemory:
         of valid entries leaves the store exactly as it was.
         """
         entries = self.entries()
-        kept = [e for e in entries if e.hits > 0]
-        candidates = [e for e in entries if e.hits == 0]
+        # Long entries and summaries are searched, not rewritten into one-liners.
+        candidates = [e for e in entries if e.hits == 0 and len(e.text) <= MAX_TEXT and e.kind != "summary"]
+        kept = [e for e in entries if e not in candidates]
         if not candidates:
             return CompactResult(False, len(entries), len(entries), "nothing to compact")
         rewritten = parse_compaction(summarize(compaction_prompt(candidates, kept)))
@@ -159,12 +153,24 @@ class ProjectMemory:
             conn.executemany("DELETE FROM memory WHERE id = ? AND hits = 0", [(e.id,) for e in old])
             room = MAX_ENTRIES - conn.execute("SELECT COUNT(*) FROM memory").fetchone()[0]
             for kind, text in new[: max(room, 0)]:
+                category, tags = normalise_category(kind)
                 conn.execute(
-                    "INSERT INTO memory (kind, text, norm, hits, created) VALUES (?, ?, ?, 0, ?) "
-                    "ON CONFLICT (norm) DO NOTHING",
-                    (kind, text, _norm(text), now),
+                    "INSERT INTO memory (kind, category, tags, text, norm, hits, created, expires) "
+                    "VALUES (?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (norm) DO NOTHING",
+                    (kind, category, " ".join(tags), text, _norm(text), now, now + ttl_seconds(category)),
                 )
+        self.index.schedule_embedding()
         return self.entries()
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def ttl_seconds(category: str) -> float:
+    from .knowledge.memory_index import TTL_DAYS
+
+    return TTL_DAYS[category] * 86_400
 
 
 def compaction_prompt(candidates: list[MemoryEntry], kept: list[MemoryEntry]) -> str:

@@ -44,6 +44,12 @@ class AgentRuntime:
                                    auto_allowed=lambda tool: config.kernel_run_auto)
         self.state = _open_state(self)
         self._static_prompt = static_prompt(config, self.registry)
+        from .knowledge.turn import TurnKnowledge
+
+        self.knowledge = TurnKnowledge(config, state=lambda: self.state, emit=self.emit,
+                                       workspace_root=self.workspace.root)
+        self._knowledge_block = ""
+        self._turn_id = ""
         self._build_loop()
         if (config.session or "new") != "new":
             self._recover()
@@ -53,11 +59,12 @@ class AgentRuntime:
         return self.state.session
 
     def _build_loop(self) -> None:
-        self.guard = TurnGuard(self.workspace.root, self.workspace.state_dir, self.session.id, self.emit,
+        self.guard = TurnGuard(self.workspace, self.session.id, self.emit,
                                enabled=self.config.checkpoints, journal=self.config.persist,
                                max_bytes=self.config.checkpoint_max_bytes)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)
+        self.guard.checkpoints.notebook_stores = lambda: _notebook_stores(context)
         self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
                                  emit=self.emit, session=self.session, output_limit=self._limit,
                                  guard=self.guard)
@@ -75,6 +82,7 @@ class AgentRuntime:
             if isinstance(event, ev.MemoryChanged):
                 self._memory_block = None  # re-read before the next step
             emit(event)
+            self.knowledge.observe(event)
 
         return tracked
 
@@ -83,7 +91,11 @@ class AgentRuntime:
         # not on every step: it is the same block unless a memory tool ran.
         if self._memory_block is None:
             self._memory_block = self.state.memory_block()
-        return self._static_prompt, self.state.todos_block(), self._memory_block
+        # Instructions and the repo map are read once per turn; relevant memory is searched per step.
+        static = "\n\n".join(p for p in (self._static_prompt, self._knowledge_block) if p)
+        relevant = self.knowledge.relevant_block(self._turn_id)
+        memory = "\n\n".join(p for p in (self._memory_block, relevant) if p)
+        return static, self.state.todos_block(), memory
 
     _problems_reported = False
 
@@ -98,6 +110,9 @@ class AgentRuntime:
                 self._diverged = []
         self.state.remember_prompt(prompt)
         self._memory_block = None  # another kernel may have changed the project's memory
+        self._turn_id = turn_id
+        self.knowledge.begin_turn(prompt, turn_id)
+        self._knowledge_block = await self.knowledge.static_block_for_turn()
         return await self.loop.run_turn(prompt, turn_id)
 
     # ----- sessions --------------------------------------------------------------------------
@@ -175,6 +190,7 @@ class AgentRuntime:
                                kind="compact"))
             return RunResult.from_events([end], end, self.session.id)
         before = len(self.session.wire_messages())
+        self.knowledge.save_summary(summary)
         self.session.set_summary({"role": "user", "summary": True,
                                   "content": "Summary of the conversation so far:\n\n" + summary.strip()})
         self.loop.reset_estimates()
@@ -186,10 +202,18 @@ class AgentRuntime:
 
     async def aclose(self) -> None:
         self.processes.kill_all()
+        self.knowledge.close()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()
         self.state.close()
+
+
+def _notebook_stores(context: ToolContext) -> list:
+    """Where the agent's notebook edits go: undo and redo restore an open notebook the same way."""
+    from .tools.nbdoc import stores
+
+    return stores(context)
 
 
 def _open_state(runtime: AgentRuntime, selector: str | None = None):

@@ -15,6 +15,8 @@ from typing import Any
 
 from .errors import StoreError
 from .history import PromptHistory
+from .knowledge.embeddings import shared_embedder
+from .knowledge.memory_index import MemoryIndex
 from .memory import ProjectMemory
 from .session import Session
 from .store.db import Database
@@ -91,7 +93,7 @@ def open_state(config, model: Any = None, selector: str | None = None) -> Sessio
         session = Session(origin=origin, provider=provider, model=model_name)
         # Memory and history need a database even when nothing may be written to disk.
         db = Database(":memory:")
-    memory = ProjectMemory(db) if config.memory else None
+    memory = ProjectMemory(db, MemoryIndex(db, shared_embedder(config))) if config.memory else None
     return SessionState(session=session, store=store, memory=memory, history=PromptHistory(db), origin=origin,
                         problems=problems, _db=None if store is not None else db)
 

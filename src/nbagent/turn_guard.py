@@ -32,13 +32,23 @@ def mutates(tool: Any) -> bool:
 
 
 class TurnGuard:
-    def __init__(self, root: Path, state_dir: Path, session_id: str, emit: Callable[[ev.Event], None], *,
+    def __init__(self, workspace: Any, session_id: str, emit: Callable[[ev.Event], None], *,
                  enabled: bool = True, journal: bool = True, max_bytes: int = DEFAULT_MAX_BYTES):
         self.emit = emit
+        root = workspace.root
+        try:
+            state_dir = workspace.state_dir  # made with the .gitignore that keeps it out of git
+        except OSError as exc:  # a read-only workspace: the agent still works, without either
+            log.warning("no checkpoints or journal: cannot create %s/.nbagent (%s)", root, exc)
+            state_dir, enabled, journal = root / ".nbagent", False, False
         self.enabled = enabled
         self.checkpoints = Checkpoints(root, state_dir, session_id, max_bytes=max_bytes)
         self.journal = RecoveryJournal(state_dir, session_id, root, enabled=journal)
-        self.journal.create()
+        try:
+            self.journal.create()
+        except OSError as exc:
+            log.warning("no recovery journal: %s", exc)
+            self.journal.enabled = False
         self._turn_id = ""
         self._turn = 0
         self._reported_error = False

@@ -40,8 +40,15 @@ def model_server():
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory, model_server):
-    """A running JupyterLab: ``lab.url``, ``lab.token``, ``lab.root`` (the agent's workspace)."""
+def lab_args():
+    """More jupyter-lab arguments; a module overrides this (e.g. to disable collaboration)."""
+    return []
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, model_server, lab_args):
+    """A running JupyterLab: ``lab.url``, ``lab.token``, ``lab.root`` (the agent's workspace),
+    ``lab.runtime`` (its Jupyter runtime directory)."""
     if not Path(CHROMIUM).exists():
         pytest.fail("Chromium is missing: apt-get install -y chromium (scripts/setup.sh does it)")
     base = tmp_path_factory.mktemp("lab")
@@ -52,18 +59,19 @@ def lab(tmp_path_factory, model_server):
     notifications.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = _free_port(), "nbagent-browser-test"
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_CONFIG_DIR": str(base / "config"),
+           "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
            "OPENAI_BASE_URL": model_server.url, "OPENAI_API_KEY": "sk-test", "NBAGENT_MODEL": "scripted-model",
            "NBAGENT_LOCAL": "off", "NBAGENT_MAX_RETRIES": "0"}
     log = open(base / "jupyter.log", "w")
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--allow-root", "--ip", "127.0.0.1",
-         f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"],
+         f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", *lab_args],
         env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_for(f"{url}/api/status?token={token}", proc, base / "jupyter.log")
-        yield _Lab(url=url, token=token, root=root, log=base / "jupyter.log")
+        yield _Lab(url=url, token=token, root=root, log=base / "jupyter.log", runtime=base / "runtime")
     finally:
         proc.terminate()
         try:

@@ -175,3 +175,15 @@ def test_git_gc_keeps_checkpoint_objects(project):
     cp.undo(force=True)  # back to before turn 1: fresh.txt absent
     cp.redo(force=True)
     assert (project / "fresh.txt").read_text() == "only in a checkpoint\n"
+
+
+def test_state_dir_ignored_by_the_users_gitignore_and_without_its_own(project):
+    with open(project / ".gitignore", "a") as f:
+        f.write(".nbagent/\n")
+    cp = checkpoints(project)
+    (project / ".nbagent" / ".gitignore").unlink()
+    (project / ".nbagent" / "big-state.db").write_text("never snapshotted")
+    entry = edit_turn(cp, 1, lambda: (project / "notes.txt").write_text("x\n"))
+    assert entry.files == ["notes.txt"]
+    tree = git(project, "ls-tree", "-r", "--name-only", entry.after)
+    assert ".nbagent" not in tree and "node_modules" not in tree and "notes.txt" in tree

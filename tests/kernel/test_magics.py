@@ -217,3 +217,15 @@ def test_background_text_view_prints_as_the_turn_runs(shell, make_agent):
         assert result.success  # the cell returned; the turn goes on in the background
         assert agent.wait(30)
     assert "Checking.\n→ glob *.py\n  ✓ glob done\n\nNothing to see.\n" in out.stdout
+
+
+def test_an_agent_cell_tells_the_model_which_cell_it_is(shell, make_agent):
+    agent = use(shell, make_agent, "It is this cell.")
+    shell.parent_header = {"metadata": {"cellId": "cell-7"}}  # what JupyterLab sends with each run
+    try:
+        with capture_output():
+            shell.run_cell_magic("agent", "--wait", "explain the cell above\n")
+    finally:
+        del shell.parent_header
+    sent = agent.session.messages[0]["content"]
+    assert "this prompt was written in cell cell-7" in sent and sent.endswith("explain the cell above")

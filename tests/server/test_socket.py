@@ -277,3 +277,19 @@ async def test_read_only_set_while_a_turn_runs_applies_to_the_queued_prompt(api,
     assert (decision["decision"], decision["by"]) == ("deny", "read-only mode")
     assert (await client.until("turn_end"))["text"] == "second done"
     assert not (jp_root_dir / "new.txt").exists() and (jp_root_dir / "notes.txt").read_text() == "colour = blue\n"
+
+
+async def test_a_prompt_carries_what_is_open_in_jupyterlab(api, connect, model):
+    model.enqueue(Reply(text="It plots."))
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.next()
+    await client.send(type="prompt", text="explain this cell",
+                      context={"notebook": "a.ipynb", "cell_id": "abc", "selection": "df.plot()"})
+    await client.until("turn_end")
+    sent = model.requests[-1].messages[-1]["content"]
+    assert "active notebook: a.ipynb" in sent and "active cell: abc" in sent and "df.plot()" in sent
+    assert sent.endswith("explain this cell")
+    await client.send(type="prompt", text="x", context={"cell_id": "not an id"})
+    error = await client.until("error")
+    assert "cell_id" in error["message"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from nbagent.store.db import MIGRATIONS
 from nbagent.store.sessions import SessionStore
 
 WRITER = Path(__file__).with_name("writer.py")
@@ -41,7 +42,7 @@ def test_four_processes_append_at_once_without_errors_or_lost_rows(workspace):
         assert len(store.tool_calls(session_id)) == STEPS and len(store.usage(session_id)) == STEPS
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*) FROM memory").fetchone()[0] == WRITERS * ((STEPS + 19) // 20)
-        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 1
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         spans = conn.execute("SELECT MIN(created), MAX(created) FROM messages GROUP BY session_id").fetchall()
     assert max(start for start, _ in spans) < min(end for _, end in spans), "the writers did not overlap"

@@ -8,6 +8,7 @@ import pytest
 
 from nbagent.errors import ToolError
 from nbagent.events import MemoryChanged
+from nbagent.knowledge import memory_index as index_module
 from nbagent.memory import HEADER, MAX_ENTRIES, ProjectMemory
 from nbagent.store.sessions import SessionStore
 from nbagent.tools.memory import MEMORY
@@ -22,19 +23,23 @@ def memory(store):
     return ProjectMemory(store.db)
 
 
-def test_remember_checks_kind_length_duplicates_and_capacity(memory, store):
+def test_remember_checks_kind_duplicates_and_prunes_past_the_cap(memory, store, monkeypatch):
     memory.remember("command", "Tests run with `pytest -q`, not `python -m unittest`.")
     with pytest.raises(ValueError, match="already remembered"):
         memory.remember("fact", "tests run with `pytest  -q`, NOT `python -m unittest`.")
     with pytest.raises(ValueError, match="kind must be one of"):
         memory.remember("opinion", "x")
-    with pytest.raises(ValueError, match="401 characters"):
-        memory.remember("fact", "x" * 401)
-    memory.remember("fact", "y" * 400)
-    for n in range(MAX_ENTRIES - 2):
-        memory.remember("fact", f"entry {n}")
-    with pytest.raises(ValueError, match="memory is full"):
-        memory.remember("fact", "one too many")
+    long = memory.remember("snippet", "y" * 4_500)  # stored in chunks; the prompt block shows 400 characters
+    assert [len(e.text) for e in memory.entries() if e.id == long.id] == [2_000]
+    assert "- (snippet) " + "y" * 399 + "…" in memory.render_memory()
+    monkeypatch.setattr(index_module, "MAX_ROWS", 6)  # 1 + 3 chunks + 2 more: the least used go first
+    memory.recall("pytest")
+    memory.remember("fact", "entry one")
+    memory.remember("fact", "entry two")
+    memory.remember("fact", "entry three")
+    assert MAX_ENTRIES == 5_000
+    assert "Tests run with `pytest -q`, not `python -m unittest`." in [e.text for e in memory.entries()]
+    assert len(memory.index.rows()) == 6
 
 
 def test_recall_needs_every_term_and_counts_hits(memory):

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from nbagent.errors import StoreError
-from nbagent.store.db import SCHEMA_VERSION, NewerSchema
+from nbagent.store.db import MIGRATIONS, SCHEMA_VERSION, NewerSchema
 from nbagent.store.sessions import SessionStore
 
 from .writer import message_at
@@ -29,7 +29,8 @@ def test_database_lives_in_the_workspace_with_its_gitignore(store, workspace):
     assert (workspace / ".nbagent" / ".gitignore").read_text() == "*\n"
     with sqlite3.connect(store.path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("SELECT version, name FROM schema_migrations").fetchall() == [(1, "m001_initial")]
+        assert conn.execute("SELECT version, name FROM schema_migrations").fetchall() == [
+                (n, m.__name__) for n, m in enumerate(MIGRATIONS, start=1)]
 
 
 def test_resumed_session_has_exactly_the_history_todos_and_counters(store):

@@ -13,7 +13,7 @@ import difflib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Callable, Protocol
 
 from .copystore import CopyStore
 from .gitrepo import CheckpointError, GitRepo
@@ -68,6 +68,9 @@ class Checkpoints:
         self._before: str | None = None
         self.error: str | None = None
         """Why this turn has no checkpoint (a snapshot failed or the copy cap was hit)."""
+        self.notebook_stores: Callable[[], list[Any]] | None = None
+        """The notebook stores to ask (nbagent.tools.nbdoc.stores): an open notebook is restored
+        through its live document. None: every notebook is restored as a file."""
 
     @property
     def store(self) -> Store:
@@ -182,7 +185,15 @@ class Checkpoints:
             raise CheckpointConflict(action, entry.turn, conflicts)
         targets = {path: new for path, (_, new) in turn_changes.items()}
         blobs = self.store.read([e for e in targets.values() if e is not None])
-        return apply(self.root, targets, blobs)
+        return apply(self.root, targets, blobs, self._live_writer())
+
+    def _live_writer(self):
+        if self.notebook_stores is None:
+            return None
+        from .notebooks import restore_live
+
+        stores = self.notebook_stores
+        return lambda rel, path, data: restore_live(stores(), path, rel, data)
 
     def preview(self, action: str) -> tuple[int, list[str]] | None:
         """(turn, files) that ``undo`` or ``redo`` would change now, or None when there is none."""

@@ -71,9 +71,9 @@ class GitRepo:
         (private / "info").mkdir(parents=True, exist_ok=True)
         (private / "refs").mkdir(exist_ok=True)
         (private / "objects").mkdir(exist_ok=True)  # git wants one; GIT_OBJECT_DIRECTORY overrides it
-        _write_if_changed(private / "HEAD", "ref: refs/heads/nbagent-private\n")
-        _write_if_changed(private / "config", self._config())
-        _write_if_changed(private / "info" / "attributes", EMPTY_ATTRIBUTES)
+        write_if_changed(private / "HEAD", "ref: refs/heads/nbagent-private\n")
+        write_if_changed(private / "config", self._config())
+        write_if_changed(private / "info" / "attributes", EMPTY_ATTRIBUTES)
 
     def _config(self) -> str:
         lines = ["[core]", "\trepositoryformatversion = 1", "\tbare = false", "\tautocrlf = false",
@@ -163,7 +163,7 @@ def _alternates(path: Path, objects: Path) -> str:
     return os.pathsep.join(dirs)
 
 
-def _write_if_changed(path: Path, text: str) -> None:
+def write_if_changed(path: Path, text: str) -> None:
     try:
         if path.read_text(encoding="utf-8") == text:
             return

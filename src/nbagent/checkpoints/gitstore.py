@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .gitrepo import CheckpointError, GitRepo
+from .gitrepo import CheckpointError, GitRepo, write_if_changed as _write_text
 from .model import Change, Entry
 
 GITLINK = "160000"
@@ -30,13 +30,16 @@ class GitStore:
         self.repo = repo
         rel = workspace_root.relative_to(repo.top).as_posix()
         self.prefix = "" if rel == "." else rel + "/"
+        # nbagent's own state never goes in a snapshot. Through the private info/exclude, not an
+        # exclude pathspec: git add refuses a pathspec naming a path the user's .gitignore ignores.
+        _write_text(repo.private / "info" / "exclude", f"/{self.prefix}.nbagent/\n")
 
     # ----- snapshots ---------------------------------------------------------------------
     def snapshot(self) -> str:
         """The id (a tree) of the workspace's current state."""
         with self._locked():
             scope = f":(top){self.prefix}" if self.prefix else ":(top)"
-            self.repo.run("add", "-A", "--ignore-errors", "--", scope, f":(top,exclude){self.prefix}.nbagent")
+            self.repo.run("add", "-A", "--ignore-errors", "--", scope)
             return self.repo.run("write-tree").decode().strip()
 
     @contextmanager

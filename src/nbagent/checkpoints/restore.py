@@ -13,13 +13,19 @@ import os
 import stat
 from pathlib import Path
 
+from typing import Callable
+
 from .gitrepo import CheckpointError
 from .model import EXECUTABLE, SYMLINK, Entry
+
+LiveWriter = Callable[[str, Path, bytes], bool]
+"""``live(rel, path, data)``: restore an open notebook through its live document; False: not open."""
 
 GITLINK = "160000"
 
 
-def apply(root: Path, targets: dict[str, Entry | None], blobs: dict[str, bytes]) -> list[str]:
+def apply(root: Path, targets: dict[str, Entry | None], blobs: dict[str, bytes],
+          live: LiveWriter | None = None) -> list[str]:
     """Make each path in ``targets`` what its entry says (None: absent). Returns the paths changed."""
     changed = []
     for rel in sorted(targets):
@@ -31,7 +37,9 @@ def apply(root: Path, targets: dict[str, Entry | None], blobs: dict[str, bytes])
             if _remove(path, root):
                 changed.append(rel)
         else:
-            _write(path, entry, blobs[entry.oid], root)
+            data = blobs[entry.oid]
+            if not (live and rel.endswith(".ipynb") and path.is_file() and live(rel, path, data)):
+                _write(path, entry, data, root)
             changed.append(rel)
     return changed
 

@@ -17,10 +17,12 @@ from .. import events as ev
 from ..config import APPROVAL_MODES
 from ..errors import NbagentError
 from ..ids import short_id
+from ..open_context import with_context
 from .commands import run_command
 from .frontend import use_widgets
 from .hub import hub_for
 from .keeper import AgentKeeper, KeeperError
+from .notebook_path import own_context
 from .options import split_options
 from ..terminal import TerminalRenderer
 from .text_view import text_approver, text_renderer
@@ -129,12 +131,13 @@ class AgentMagics(Magics):
     def _run(self, prompt: str, wait: bool):
         agent = self.keeper.get()
         turn_id = short_id("turn_")
+        sent = with_context(prompt, own_context(self.shell, self.keeper.place, agent.config.workspace))
         if use_widgets(self.keeper.view_mode(), self.shell):
             view, inbox = self._show_view(agent, prompt, turn_id), None
-            future = hub_for(agent).submit(view, prompt)
+            future = hub_for(agent).submit(view, sent)
         else:
             view, inbox = None, self._text_inbox(agent, turn_id, background=not wait)
-            future = agent.submit(prompt, turn_id=turn_id)
+            future = agent.submit(sent, turn_id=turn_id)
         future.add_done_callback(lambda f: setattr(self.keeper, "last_result", f.result()))
         if wait and self._awaiting:
             return self._wait_async(agent, future, view, inbox)

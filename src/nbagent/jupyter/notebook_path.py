@@ -17,6 +17,10 @@ import re
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..open_context import OpenContext
 
 
 @dataclass
@@ -126,3 +130,23 @@ def _running_servers() -> list[dict]:
         except (OSError, ValueError):
             continue
     return servers
+
+
+def own_context(shell, place: Place | None, workspace) -> "OpenContext | None":
+    """The notebook and cell a prompt is written in: JupyterLab sends the cell's id with each run
+    (``cellId`` in the execute request's metadata), and the place knows the notebook."""
+    from ..open_context import OpenContext
+
+    header = getattr(shell, "parent_header", None) or {}
+    cell_id = (header.get("metadata") or {}).get("cellId") if isinstance(header, dict) else None
+    notebook = place.notebook if place is not None else None
+    if notebook is None and not cell_id:
+        return None
+    shown = None
+    if notebook is not None:
+        try:
+            shown = Path(notebook).resolve().relative_to(Path(workspace).resolve()).as_posix()
+        except ValueError:
+            shown = str(notebook)
+    valid = isinstance(cell_id, str) and re.match(r"^[A-Za-z0-9_-]{1,64}$", cell_id)
+    return OpenContext(notebook=shown, cell_id=cell_id if valid else None, own_cell=bool(valid))

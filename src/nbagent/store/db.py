@@ -122,6 +122,39 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m002_memory_knowledge(conn: sqlite3.Connection) -> None:
+    """Hybrid project memory (nbagent.knowledge.memory_index): categories, tags, expiry, chunks,
+    one embedding per row, and a full-text index kept in sync by triggers."""
+    for column in ("category TEXT NOT NULL DEFAULT 'fact'", "tags TEXT NOT NULL DEFAULT ''", "expires REAL",
+                   "chunk_of INTEGER", "injected INTEGER NOT NULL DEFAULT 0", "embedding BLOB",
+                   "embed_model TEXT", "embed_dim INTEGER"):
+        conn.execute(f"ALTER TABLE memory ADD COLUMN {column}")
+    # The first kinds map onto the categories; the old kind survives as a tag.
+    conn.execute("UPDATE memory SET category = CASE kind WHEN 'decision' THEN 'decision' "
+                 "WHEN 'command' THEN 'snippet' ELSE 'fact' END, "
+                 "tags = CASE kind WHEN 'gotcha' THEN 'gotcha' WHEN 'command' THEN 'command' ELSE '' END")
+    conn.execute("CREATE INDEX memory_by_expiry ON memory (expires)")
+    conn.execute("CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE memory_fts USING fts5(text, tags, content='memory', "
+                     "content_rowid='id', tokenize='porter unicode61')")
+    except sqlite3.OperationalError:  # an SQLite built without FTS5: search falls back to LIKE
+        return
+    # One execute() each: _run_script splits on ";", which trigger bodies contain.
+    for statement in (
+        "CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN "
+        "INSERT INTO memory_fts (rowid, text, tags) VALUES (new.id, new.text, new.tags); END",
+        "CREATE TRIGGER memory_fts_delete AFTER DELETE ON memory BEGIN "
+        "INSERT INTO memory_fts (memory_fts, rowid, text, tags) VALUES ('delete', old.id, old.text, old.tags); END",
+        "CREATE TRIGGER memory_fts_update AFTER UPDATE OF text, tags ON memory BEGIN "
+        "INSERT INTO memory_fts (memory_fts, rowid, text, tags) VALUES ('delete', old.id, old.text, old.tags); "
+        "INSERT INTO memory_fts (rowid, text, tags) VALUES (new.id, new.text, new.tags); END",
+        "INSERT INTO memory_fts (memory_fts) VALUES ('rebuild')",
+    ):
+        conn.execute(statement)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from ..errors import ToolError
 from ..events import MemoryChanged
-from ..memory import MAX_TEXT, ProjectMemory
+from ..memory import ProjectMemory
 from .base import ToolSet, function_tool
 from .context import ToolContext
 
@@ -18,16 +18,23 @@ def _memory(ctx: ToolContext) -> ProjectMemory:
     return memory
 
 
-def remember(ctx: ToolContext, kind: Literal["fact", "decision", "gotcha", "command"], text: str) -> str:
+def remember(ctx: ToolContext, text: str,
+             category: Literal["fact", "decision", "preference", "snippet", "summary"] | None = None,
+             tags: list[str] | None = None,
+             kind: Literal["fact", "decision", "gotcha", "command"] | None = None) -> str:
     """Save a durable note about this project for later sessions: how something is (fact), what was
-    chosen and why (decision), a trap (gotcha) or an invocation that works (command).
+    chosen and why (decision), how the user wants things (preference), a command or code that works
+    (snippet), or a summary of work done. Relevant notes are shown to you in later turns.
 
     Args:
-        kind: fact, decision, gotcha or command.
-        text: One self-contained line of at most 400 characters.
+        text: Self-contained; one line for a fact, longer for a snippet (long texts are split).
+        category: fact (default), decision, preference, snippet or summary.
+        tags: A few words to find it by, e.g. ["tests", "ci"].
+        kind: Older name for the category (gotcha and command are still accepted).
     """
+    chosen = category or kind or "fact"
     try:
-        entry = _memory(ctx).remember(kind, text)
+        entry = _memory(ctx).remember(chosen, text, tags=tuple(tags or ()))
     except ValueError as exc:
         raise ToolError(f"not remembered: {exc}") from None
     ctx.emit(MemoryChanged(action="remember", entries=[entry.to_dict()], turn_id=ctx.turn_id))
@@ -70,7 +77,7 @@ def forget(ctx: ToolContext, text: str) -> str:
 MEMORY = ToolSet("memory", [
     # Memory lives in .nbagent/, never in the user's files: writing it needs no approval.
     function_tool(remember, needs_approval=False,
-                  prompt_hint=f"remember keeps a durable project note (at most {MAX_TEXT} characters)."),
+                  prompt_hint="remember keeps a durable project note (category and tags help find it later)."),
     function_tool(recall, read_only=True, prompt_hint="recall searches project memory by words."),
     function_tool(forget, needs_approval=False, prompt_hint="forget removes memory entries that are wrong."),
 ], description="Project memory across sessions: remember, recall, forget.")

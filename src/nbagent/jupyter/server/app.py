@@ -28,6 +28,7 @@ from . import handlers
 from .hub import SessionHub
 from .kernel_link import KernelLink, KernelNotebooksHandler
 from .notebooks import InProcessStore, ServerNotebooks
+from .views import OpenViews, ViewsSocket
 from .services import WorkspaceServices
 from .settings import ServerSettings
 
@@ -74,7 +75,8 @@ class NbAgentServer(ExtensionApp):
         """The server becomes the one writer of notebooks: for its own agents and its kernels' agents."""
         serverapp = self.serverapp
         assert serverapp is not None, "the server initialises its extensions"
-        self.notebooks = ServerNotebooks(serverapp, root, self.executor)
+        self.views = OpenViews()
+        self.notebooks = ServerNotebooks(serverapp, root, self.executor, views=self.views)
         self.kernel_link = KernelLink(serverapp.connection_url, root)
         serverapp.io_loop.add_callback(lambda: self.kernel_link.write(serverapp.connection_url))
         asyncio_loop = cast(Any, serverapp.io_loop).asyncio_loop  # tornado's AsyncIOLoop
@@ -84,6 +86,7 @@ class NbAgentServer(ExtensionApp):
     def initialize_handlers(self) -> None:
         self.handlers.extend(handlers.ROUTES)
         self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
+        self.handlers.append((r"/nbagent/api/views/ws", ViewsSocket))
 
     def make_agent(self, session_id: str):
         """The Agent of one session (blocking: the hub calls it on a worker thread)."""

@@ -28,6 +28,7 @@ from typing import Any, Callable, Protocol
 from ...agent_state import AgentState, reduce
 from ...errors import NbagentError
 from ...events import Event
+from ...open_context import BadContext, OpenContext, with_context
 
 log = logging.getLogger("nbagent.server")
 
@@ -104,7 +105,11 @@ class SessionHub:
             text = message.get("text")
             if not isinstance(text, str) or not text.strip():
                 return _error("a prompt needs a non-empty \"text\"", "bad_request")
-            future = live.agent.submit(text, keep_deltas=False)
+            try:
+                context = OpenContext.from_dict(message.get("context"))
+            except BadContext as exc:
+                return _error(str(exc), "bad_request")
+            future = live.agent.submit(with_context(text, context), keep_deltas=False)
             future.add_done_callback(_log_failure)
         elif kind == "approval":
             call_id, decision = message.get("call_id"), message.get("decision")
@@ -119,8 +124,25 @@ class SessionHub:
             await self._run(live.agent.stop_command)
         elif kind == "abort":
             await self._run(live.agent.abort)
+        elif kind in ("undo", "redo"):
+            return await self._restore(live, kind, message)
         else:
-            return _error(f"unknown message type {kind!r} (prompt, approval, stop, abort)", "bad_request")
+            return _error(f"unknown message type {kind!r} (prompt, approval, stop, abort, undo, redo)",
+                          "bad_request")
+        return None
+
+    async def _restore(self, live, kind: str, message: dict) -> dict[str, Any] | None:
+        """Undo or redo (the checkpoint event goes to every client); a refusal to this client alone."""
+        from ...checkpoints import CheckpointError
+
+        turn, force = message.get("turn"), message.get("force", False)
+        if (turn is not None and (not isinstance(turn, int) or isinstance(turn, bool))) or \
+                not isinstance(force, bool):
+            return _error(f"{kind} takes an optional integer \"turn\" and a boolean \"force\"", "bad_request")
+        try:
+            await self._run(lambda: getattr(live.agent, kind)(force=force, turn=turn))
+        except (CheckpointError, RuntimeError) as exc:  # RuntimeError: a turn is running
+            return _error(str(exc), "checkpoint")
         return None
 
     # ----- sessions ----------------------------------------------------------------------

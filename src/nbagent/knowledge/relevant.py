@@ -1,0 +1,132 @@
+"""Relevant memory for one turn: search the memory scopes, render the block, say what was injected.
+
+The query is the user's prompt on a turn's first step and the todo in progress on later
+steps. Its embedding is computed on the memory's background thread and never awaited: a
+step whose query vector is not ready yet searches by keywords (so the first token is
+never held up); later steps use the vector once it is there.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import platformdirs
+
+from .memory_index import Hit, MemoryIndex
+
+log = logging.getLogger("nbagent.memory")
+
+HEADER = ("Relevant memory (found by searching project memory for this request; it may be stale, so "
+          "verify it against the code):")
+ENTRY_CHARS = 600
+BLOCK_CHARS = 3_000
+
+
+def global_memory_path() -> Path:
+    """The user's global memory database (NBAGENT_DATA_DIR overrides the platformdirs data dir)."""
+    base = os.environ.get("NBAGENT_DATA_DIR") or platformdirs.user_data_dir("nbagent")
+    directory = Path(base)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory / "memory.db"
+
+
+def render(hits: list[Hit], *, show_source: bool) -> str:
+    if not hits:
+        return ""
+    lines, used = [HEADER], len(HEADER)
+    for hit in hits:
+        text = " ".join(hit.row.text.split())
+        text = text if len(text) <= ENTRY_CHARS else text[: ENTRY_CHARS - 1] + "…"
+        label = hit.row.category + (f", {hit.row.source}" if show_source else "")
+        line = f"- ({label}) {text}"
+        if used + len(line) > BLOCK_CHARS:
+            break
+        lines.append(line)
+        used += len(line)
+    return "\n".join(lines)
+
+
+class RelevantMemory:
+    """Per-turn retrieval over one or more memory indexes (workspace, global)."""
+
+    def __init__(self, indexes: Callable[[], list[MemoryIndex]], k: int = 5):
+        self._indexes = indexes
+        self.k = k
+        self._vectors: dict[str, concurrent.futures.Future] = {}
+        self._last: tuple[int, ...] | None = None
+        self._counted = False
+        self.last_hits: list[Hit] = []
+
+    def begin_turn(self, prompt: str) -> None:
+        """Start embedding the prompt in the background; forget the last turn's queries."""
+        self._vectors = {}
+        self._last = None
+        self._counted = False
+        self._start(prompt)
+
+    def _start(self, query: str) -> None:
+        indexes = self._indexes()
+        if query in self._vectors or not indexes or indexes[0].embedder is None:
+            return
+        future = indexes[0].embed_query(query)
+        if future is not None:
+            self._vectors[query] = future
+
+    def _ready_vector(self, query: str):
+        future = self._vectors.get(query)
+        if future is None:
+            self._start(query)
+            return None
+        if not future.done():
+            return None
+        try:
+            return future.result()
+        except Exception as exc:  # an endpoint down: keyword search this turn
+            log.warning("embedding the memory query failed; searching by keywords: %s", exc)
+            return None
+
+    def search(self, query: str) -> list[Hit]:
+        """The hits for ``query`` across the scopes, best first (MMR inside each scope)."""
+        vector = self._ready_vector(query)
+        hits: list[Hit] = []
+        for index in self._indexes():
+            same_model = vector is not None and index.embedder is not None
+            try:
+                hits += index.search(query, self.k, query_vector=vector if same_model else None)
+            except Exception as exc:  # a broken store must not break the turn
+                log.warning("memory search failed in %s: %s", index.source, exc)
+        hits.sort(key=lambda h: -h.score)
+        return hits[: self.k]
+
+    def block(self, query: str) -> tuple[str, list[Hit] | None]:
+        """(the prompt block, the hits when they differ from the previous step's, else None)."""
+        hits = self.search(query) if query.strip() else []
+        ids = tuple((h.row.source, h.row.id) for h in hits)
+        changed = ids != self._last
+        self._last = ids
+        if changed and hits or not self._counted:
+            self._record(hits if changed else [])
+        self.last_hits = hits
+        scopes = {h.row.source for h in hits}
+        return render(hits, show_source=len(self._indexes()) > 1 or scopes != {"workspace"}), (
+            hits if changed else None)
+
+    def _record(self, hits: list[Hit]) -> None:
+        by_index: dict[str, list[int]] = {}
+        for hit in hits:
+            by_index.setdefault(hit.row.source, []).append(hit.row.id)
+        for index in self._indexes():
+            try:
+                index.touch(by_index.get(index.source, []), injected=True)  # no-op without hits
+                if not self._counted:
+                    index.count_search(injected=bool(by_index.get(index.source)))
+            except Exception as exc:
+                log.debug("could not count memory use: %s", exc)
+        self._counted = True
+
+    def event_entries(self, hits: list[Hit]) -> list[dict[str, Any]]:
+        return [h.to_dict() for h in hits]

@@ -1,0 +1,318 @@
+"""The repo map: a compact list of the workspace's files and their symbols for the system prompt.
+
+Symbols (classes, functions, methods, with their signatures) come from tree-sitter
+grammars (tree-sitter-language-pack) for the common languages, Python first; notebooks
+count as Python (their code cells). Files are ordered by the import graph, most imported
+first, and listed until the budget (2,500 characters, 60 files) is spent. The walk is the
+workspace's ignore-aware one (nbagent.walker), so ignored files never appear. Each file's
+symbols and imports are cached in .nbagent/repomap.json under its mtime and size, so a
+warm build only lists and stats files.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import posixpath
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..store.db import workspace_db_path
+from ..walker import list_files
+
+log = logging.getLogger("nbagent.repomap")
+
+BUDGET_CHARS = 2_500
+MAX_FILES = 60
+MAX_FILE_BYTES = 512_000
+"""Bigger files are listed without symbols (generated or vendored code, most likely)."""
+CACHE_NAME = "repomap.json"
+CACHE_VERSION = 2
+HEADER = "Repository map (most imported files first; symbols with signatures):"
+
+LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".ipynb": "python", ".js": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust",
+    ".java": "java", ".rb": "ruby", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp",
+    ".cs": "csharp", ".php": "php", ".kt": "kotlin", ".scala": "scala", ".swift": "swift", ".r": "r",
+    ".R": "r", ".jl": "julia", ".lua": "lua", ".sh": "bash",
+}
+# Node types that declare a symbol, across grammars, and the word shown for them.
+SYMBOL_NODES = {
+    "class_definition": "class", "function_definition": "def", "decorated_definition": None,
+    "class_declaration": "class", "function_declaration": "function", "method_definition": "method",
+    "method_declaration": "method", "interface_declaration": "interface", "type_alias_declaration": "type",
+    "enum_declaration": "enum", "function_item": "fn", "struct_item": "struct", "enum_item": "enum",
+    "trait_item": "trait", "impl_item": "impl", "type_spec": "type", "class": "class", "module": "module",
+    "method": "def", "singleton_method": "def", "struct_specifier": "struct", "class_specifier": "class",
+    "object_declaration": "object", "protocol_declaration": "protocol",
+}
+CONTAINERS = {"class_definition", "class_declaration", "impl_item", "trait_item", "class", "module",
+              "class_body", "declaration_list", "block", "body_statement", "interface_declaration",
+              "decorated_definition", "object_declaration", "class_specifier", "field_declaration_list",
+              "program", "source_file", "module_body", "export_statement", "translation_unit"}
+BODY_FIELDS = ("body", "block")
+_JS_IMPORT = re.compile(r"""(?:import\s[^'"]*?from\s*|import\s*\(?|require\s*\()\s*['"]([^'"]+)['"]""")
+
+
+@dataclass
+class FileInfo:
+    path: str
+    symbols: list[str]
+    imports: list[str]
+
+
+def _parser(language: str):
+    from tree_sitter_language_pack import get_parser
+
+    return get_parser(language)  # type: ignore[arg-type]
+
+
+def _signature(node, source: bytes) -> str:
+    body = next((node.child_by_field_name(f) for f in BODY_FIELDS if node.child_by_field_name(f)), None)
+    end = body.start_byte if body is not None else node.end_byte
+    comment = next((c for c in node.children if c.type == "comment" and c.start_byte < end), None)
+    if comment is not None:  # a comment between the header and the body is not the signature
+        end = comment.start_byte
+    text = source[node.start_byte:end].decode("utf-8", "replace")
+    text = " ".join(text.split()).rstrip(":{ ").strip()
+    return text if len(text) <= 110 else text[:109] + "…"
+
+
+def extract_symbols(tree, source: bytes, max_symbols: int = 40) -> list[str]:
+    """Symbol signatures, methods indented under their class."""
+    out: list[str] = []
+
+    def visit(node, depth: int) -> None:
+        for child in node.children:
+            if len(out) >= max_symbols:
+                return
+            kind = child.type
+            name = child.child_by_field_name("name") if kind in SYMBOL_NODES else None
+            if name is not None and SYMBOL_NODES[kind] is not None:
+                if _private(source[name.start_byte:name.end_byte]):
+                    continue  # helpers are not what a map is for; the budget goes to the API
+                out.append("  " * depth + _signature(child, source))
+                visit(child, depth + 1)
+            elif kind in CONTAINERS or kind.endswith("_body") or kind == "decorated_definition":
+                visit(child, depth)
+
+    visit(tree.root_node, 0)
+    return out
+
+
+def _private(name: bytes) -> bool:
+    return name.startswith(b"_") and not (name.startswith(b"__") and name.endswith(b"__"))
+
+
+def python_imports(tree, source: bytes) -> list[str]:
+    """Module names imported (relative ones keep their dots: ``.sibling``)."""
+    found: list[str] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "import_statement":
+            for child in node.children:
+                if child.type in ("dotted_name", "aliased_import"):
+                    name = child.child_by_field_name("name") if child.type == "aliased_import" else child
+                    found.append(source[name.start_byte:name.end_byte].decode())
+        elif node.type == "import_from_statement":
+            module = node.child_by_field_name("module_name")
+            if module is not None:
+                base = source[module.start_byte:module.end_byte].decode()
+                found.append(base)
+                if base.strip(".") == "" or base.startswith("."):
+                    for name in node.children_by_field_name("name"):
+                        text = source[name.start_byte:name.end_byte].decode().split(" as ")[0]
+                        found.append(base + ("" if base.endswith(".") else ".") + text)
+        elif node.type in ("module", "block", "if_statement", "try_statement", "function_definition",
+                           "class_definition", "decorated_definition", "else_clause", "except_clause"):
+            stack.extend(node.children)
+    return found
+
+
+def notebook_source(raw: bytes) -> bytes:
+    """A notebook's code cells as one Python source (magics and shell lines blanked out)."""
+    try:
+        cells = json.loads(raw).get("cells", [])
+    except (ValueError, AttributeError):
+        return b""
+    parts = []
+    for cell in cells if isinstance(cells, list) else []:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            text = "".join(source) if isinstance(source, list) else str(source)
+            parts.append("\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                                   for line in text.splitlines()))
+    return "\n\n".join(parts).encode("utf-8", "replace")
+
+
+def analyse(path: Path, rel: str) -> FileInfo:
+    suffix = Path(rel).suffix
+    language = LANGUAGES.get(suffix)
+    if language is None:
+        return FileInfo(rel, [], [])
+    with open(path, "rb") as handle:
+        source = handle.read(MAX_FILE_BYTES + 1)
+    if len(source) > MAX_FILE_BYTES:
+        return FileInfo(rel, [], [])
+    if suffix == ".ipynb":
+        source = notebook_source(source)
+    try:
+        tree = _parser(language).parse(source)
+    except Exception as exc:  # a grammar missing from this build: list the file without symbols
+        log.debug("no symbols for %s: %s", rel, exc)
+        return FileInfo(rel, [], [])
+    if language == "python":
+        imports = python_imports(tree, source)
+    elif language in ("javascript", "typescript", "tsx"):
+        imports = _JS_IMPORT.findall(source.decode("utf-8", "replace"))
+    else:
+        imports = []
+    return FileInfo(rel, extract_symbols(tree, source), imports)
+
+
+def _module_index(files: list[str]) -> dict[str, str]:
+    """Python module name -> file, for the repo root and for a src/ layout."""
+    index: dict[str, str] = {}
+    for rel in files:
+        if not rel.endswith(".py"):
+            continue
+        module = rel[:-3].replace("/", ".")
+        if module.endswith(".__init__"):
+            module = module[: -len(".__init__")]
+        index.setdefault(module, rel)
+        if module.startswith("src."):
+            index.setdefault(module[4:], rel)
+    return index
+
+
+def resolve_imports(info: FileInfo, modules: dict[str, str], files: set[str]) -> set[str]:
+    """The workspace files ``info`` imports."""
+    targets: set[str] = set()
+    here = posixpath.dirname(info.path)
+    for name in info.imports:
+        if info.path.endswith((".py", ".pyi", ".ipynb")):
+            if name.startswith("."):
+                dots = len(name) - len(name.lstrip("."))
+                base = here
+                for _ in range(dots - 1):
+                    base = posixpath.dirname(base)
+                module = ".".join(p for p in [*base.split("/"), *name.lstrip(".").split(".")] if p)
+            else:
+                module = name
+            while module:
+                if module in modules:
+                    targets.add(modules[module])
+                    break
+                module = module.rpartition(".")[0] if module.count(".") and module not in modules else ""
+        elif name.startswith("."):
+            base = posixpath.normpath(posixpath.join(here, name))
+            for candidate in (base, *(base + ext for ext in (".ts", ".tsx", ".js", ".jsx", ".mjs")),
+                              *(base + "/index" + ext for ext in (".ts", ".tsx", ".js"))):
+                if candidate in files:
+                    targets.add(candidate)
+                    break
+    targets.discard(info.path)
+    return targets
+
+
+class RepoMap:
+    """The map of one workspace; ``block()`` rebuilds from the mtime cache when called."""
+
+    def __init__(self, root: str | os.PathLike[str], *, budget: int = BUDGET_CHARS, max_files: int = MAX_FILES):
+        self.root = Path(os.path.realpath(root))
+        self.budget, self.max_files = budget, max_files
+        self.cache_path = self.root / ".nbagent" / CACHE_NAME
+        self._cache: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+        self.last_stats: dict[str, int] = {}
+
+    def _load_cache(self) -> dict[str, Any]:
+        if self._cache is None:
+            try:
+                data = json.loads(self.cache_path.read_text(encoding="utf-8"))
+                self._cache = data if data.get("version") == CACHE_VERSION else {}
+            except (OSError, ValueError, AttributeError):
+                self._cache = {}
+            self._cache.setdefault("version", CACHE_VERSION)
+            self._cache.setdefault("files", {})
+        return self._cache
+
+    def infos(self) -> list[FileInfo]:
+        """Every listed file's symbols and imports, from the cache where its mtime and size match."""
+        files = [f for f in list_files(self.root) if Path(f).suffix in LANGUAGES]
+        cache = self._load_cache()["files"]
+        fresh: dict[str, Any] = {}
+        infos, parsed = [], 0
+        for rel in files:
+            path = self.root / rel
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            key = [info.st_mtime_ns, info.st_size]
+            entry = cache.get(rel)
+            if entry is None or entry[0] != key:
+                try:
+                    analysed = analyse(path, rel)
+                except OSError:
+                    continue
+                entry = [key, analysed.symbols, analysed.imports]
+                parsed += 1
+            fresh[rel] = entry
+            infos.append(FileInfo(rel, entry[1], entry[2]))
+        self.last_stats = {"files": len(infos), "parsed": parsed}
+        if parsed or len(fresh) != len(cache):
+            self._save({"version": CACHE_VERSION, "files": fresh})
+        return infos
+
+    def _save(self, data: dict[str, Any]) -> None:
+        self._cache = data
+        try:
+            workspace_db_path(self.root)  # makes .nbagent/ with its .gitignore of "*"
+            tmp = self.cache_path.with_name(CACHE_NAME + f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+            os.replace(tmp, self.cache_path)
+        except OSError as exc:
+            log.debug("repo map cache not saved: %s", exc)
+
+    def ranked(self) -> list[FileInfo]:
+        """Files by how many others import them, then by symbol count, then by path."""
+        infos = self.infos()
+        names = {i.path for i in infos}
+        modules = _module_index(sorted(names))
+        imported: dict[str, int] = {}
+        for info in infos:
+            for target in resolve_imports(info, modules, names):
+                imported[target] = imported.get(target, 0) + 1
+        return sorted(infos, key=lambda i: (-imported.get(i.path, 0), -len(i.symbols), i.path))
+
+    def block(self) -> str:
+        with self._lock:
+            return render(self.ranked(), self.budget, self.max_files)
+
+
+def render(infos: list[FileInfo], budget: int = BUDGET_CHARS, max_files: int = MAX_FILES) -> str:
+    if not infos:
+        return ""
+    lines, used, shown = [HEADER], len(HEADER), 0
+    for info in infos:
+        if shown >= max_files or used + len(info.path) + 1 > budget:
+            break
+        lines.append(info.path)
+        used += len(info.path) + 1
+        shown += 1
+        for symbol in info.symbols:
+            line = "  " + symbol
+            if used + len(line) + 1 > budget:
+                break
+            lines.append(line)
+            used += len(line) + 1
+    if shown < len(infos):
+        lines.append(f"(and {len(infos) - shown} more files)")
+    return "\n".join(lines)

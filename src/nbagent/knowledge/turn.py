@@ -1,0 +1,200 @@
+"""TurnKnowledge: what the runtime asks for on each turn and step (instructions, map, relevant memory).
+
+It also saves /compact's summary into memory and feeds the telemetry recorder, so
+the runtime needs one object and a few calls: ``begin_turn``, ``static_block``,
+``relevant_block``, ``observe`` and ``save_summary``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import events as ev
+from .instructions import InstructionFile, Instructions
+from .memory_index import MemoryIndex
+from .relevant import RelevantMemory
+
+log = logging.getLogger("nbagent.knowledge")
+
+SUMMARY_CHARS = 1_200
+MAP_FIRST_WAIT = 1.0
+
+
+class TurnKnowledge:
+    def __init__(self, config, *, state: Callable[[], Any], emit: Callable[[ev.Event], None],
+                 workspace_root: Path):
+        self.config = config
+        self._state = state
+        self.emit = emit
+        self.root = workspace_root
+        self.instructions = Instructions(workspace_root, _start_dir(workspace_root, config.origin))
+        self._global: MemoryIndex | None = None
+        self.relevant = RelevantMemory(self.memory_indexes)
+        self._prompt = ""
+        self._steps = 0
+        self._repo_map = None
+        self._map_text: str | None = None
+        self._map_future: concurrent.futures.Future | None = None
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self.telemetry = None
+        if config.telemetry:
+            from .telemetry import TraceRecorder
+
+            self.telemetry = TraceRecorder.for_workspace(workspace_root, config)
+
+    # ----- scopes ----------------------------------------------------------------------------
+    def memory_indexes(self) -> list[MemoryIndex]:
+        memory = getattr(self._state(), "memory", None)
+        if memory is None:
+            return []
+        scope = self.config.memory_scope
+        indexes = [memory.index] if scope in ("workspace", "all") else []
+        if scope in ("global", "all"):
+            glob = self._global_index(memory.index)
+            if glob is not None:
+                indexes.append(glob)
+        return indexes
+
+    def _global_index(self, workspace_index: MemoryIndex) -> MemoryIndex | None:
+        if self._global is None:
+            from ..store.db import Database
+            from .relevant import global_memory_path
+
+            try:
+                self._global = MemoryIndex(Database(global_memory_path()), workspace_index.embedder,
+                                           source="global")
+            except Exception as exc:  # an unreadable global store: the workspace's memory still works
+                log.warning("the global memory cannot be opened: %s", exc)
+                return None
+        return self._global
+
+    # ----- per turn and per step -----------------------------------------------------------
+    def begin_turn(self, prompt: str, turn_id: str) -> None:
+        self._prompt, self._steps = prompt, 0
+        if self.config.instructions:
+            self.instructions.refresh()
+        if self.config.memory:
+            self.relevant.begin_turn(prompt)
+
+    async def static_block_for_turn(self) -> str:
+        """Instruction layers and the repo map (they change between turns, not between steps).
+
+        The map is rebuilt in a thread each turn; a turn uses the newest finished one. Only the
+        first turn waits for it, at most MAP_FIRST_WAIT seconds (a cold map of a big repository
+        can take seconds; the cache makes the next builds cheap).
+        """
+        if self.config.repo_map:
+            future = self._refresh_map()
+            if self._map_text is None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), MAP_FIRST_WAIT)
+                except (asyncio.TimeoutError, Exception):
+                    pass
+        return self.static_block()
+
+    def static_block(self) -> str:
+        parts = []
+        if self.config.instructions:
+            parts.append(self.instructions.block())
+        if self.config.repo_map and self._map_text:
+            parts.append(self._map_text)
+        return "\n\n".join(p for p in parts if p)
+
+    def _refresh_map(self) -> concurrent.futures.Future:
+        if self._map_future is not None and not self._map_future.done():
+            return self._map_future
+        self._map_future = self._pool().submit(self.repo_map_block)
+        return self._map_future
+
+    def _pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbagent-repomap")
+        return self._executor
+
+    def repo_map_block(self) -> str:
+        """Build the map now (blocking) and keep it for the next turns."""
+        if self._repo_map is None:
+            from .repomap import RepoMap
+
+            self._repo_map = RepoMap(self.root)
+        try:
+            self._map_text = self._repo_map.block()
+        except Exception as exc:  # a map is a convenience: never fail a turn over it
+            log.warning("the repo map could not be built: %s", exc)
+            self._map_text = self._map_text or ""
+        return self._map_text
+
+    def step_query(self) -> str:
+        """The prompt on the first step; the todo in progress later (the prompt when there is none)."""
+        if self._steps <= 1:
+            return self._prompt
+        todos = getattr(self._state(), "todos", None) or []
+        current = [t.get("content", "") for t in todos if t.get("status") == "in_progress"]
+        return current[0] if current and current[0] else self._prompt
+
+    def relevant_block(self, turn_id: str = "") -> str:
+        self._steps += 1
+        if not self.config.memory:
+            return ""
+        query = self.step_query()
+        block, changed = self.relevant.block(query)
+        if changed:
+            self._announce(query, changed, turn_id)
+        return block
+
+    def _announce(self, query: str, hits, turn_id: str) -> None:
+        injected = getattr(ev, "MemoryInjected", None)
+        if injected is None:
+            return
+        try:
+            self.emit(injected(entries=[h.to_dict() for h in hits], query=query, turn_id=turn_id))
+        except TypeError:  # the event's fields differ: report the entries only
+            self.emit(injected(entries=[h.to_dict() for h in hits], turn_id=turn_id))
+
+    def instruction_files(self) -> list[InstructionFile]:
+        return self.instructions.files()
+
+    # ----- writes and observation ------------------------------------------------------------
+    def save_summary(self, summary: str) -> bool:
+        """Keep /compact's summary in memory when allowed; True when it was saved."""
+        memory = getattr(self._state(), "memory", None)
+        if memory is None or not self.config.auto_memory or not self.memory_writes_allowed():
+            return False
+        text = summary.strip()[:SUMMARY_CHARS]
+        try:
+            memory.index.add(text, "summary", tags=["compact"])
+        except ValueError:
+            return False
+        return True
+
+    def memory_writes_allowed(self) -> bool:
+        """A memory write is a change later sessions obey: only without an approval to ask for."""
+        override = (getattr(self.config, "tool_approvals", None) or {}).get("remember")
+        if self.config.approval == "read-only":
+            return False
+        return self.config.approval == "auto" or override == "never"
+
+    def observe(self, event: ev.Event) -> None:
+        if self.telemetry is not None:
+            try:
+                self.telemetry.observe(event)
+            except Exception as exc:  # telemetry must never break a turn
+                log.debug("telemetry failed: %s", exc)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._global is not None:
+            self._global.close()
+            self._global.db.close()
+
+
+def _start_dir(root: Path, origin: str | None) -> Path | None:
+    if not origin or origin == ".":
+        return None
+    path = Path(origin)
+    return path if path.is_absolute() else root / path

@@ -1,0 +1,135 @@
+"""The live-notebook browser check, run with collaboration on and off (two test modules).
+
+The agent's notebook tools run here through the kernel's link to the server (what ``%agent`` in a
+kernel of that server uses): the server is the one writer, and the open notebook must show each
+edit at once, keep the user's typing, save without "File Changed", and show notebook_run's outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+
+import nbformat
+
+from nbagent.config import AgentConfig
+from nbagent.jupyter.server_link import ServerNotebookStore
+from nbagent.tools import notebook as nbt
+from nbagent.tools.context import ToolContext
+from nbagent.workspace import Workspace
+
+MODEL = "window.jupyterapp.shell.currentWidget.context.model.sharedModel"
+
+
+def agent_context(lab) -> ToolContext:
+    (info_file,) = lab.runtime.glob("nbagent-server-*.json")
+    info = json.loads(info_file.read_text())
+    ctx = ToolContext(workspace=Workspace(lab.root), config=AgentConfig.load(workspace=lab.root),
+                      emit=lambda event: None, processes=None)
+    ctx.extras["notebook_stores"] = [ServerNotebookStore(info["url"], info["secret"], kernel_id=None)]
+    return ctx
+
+
+def open_notebook(page, lab, name: str) -> None:
+    page.goto(f"{lab.url}/lab/tree/{name}?token={lab.token}")
+    page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=60_000)
+    page.wait_for_function(f"() => window.jupyterapp?.shell?.currentWidget?.context?.isReady && "
+                           f"{MODEL}.cells.length > 0", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    # The kernel starts with the notebook; a kernel choice dialog may show first: accept it.
+    idle = page.locator(".jp-StatusBar-Widget:has-text('Idle')")
+    kernel_dialog = page.locator(".jp-Dialog:has-text('Kernel') .jp-mod-accept")
+    idle.or_(kernel_dialog).first.wait_for(timeout=60_000)
+    if kernel_dialog.count():
+        kernel_dialog.click()
+        idle.wait_for(timeout=60_000)
+
+
+def model_sources(page) -> list[str]:
+    return page.evaluate(f"() => {MODEL}.cells.map(c => c.source)")
+
+
+def wait_sources(page, expected: list[str], timeout: float = 10_000) -> None:
+    page.wait_for_function(f"(want) => JSON.stringify({MODEL}.cells.map(c => c.source)) === JSON.stringify(want)",
+                           arg=expected, timeout=timeout)
+
+
+def edit_latency_ms(page, ctx, name: str, cell_id: str, source: str) -> float:
+    """Milliseconds from the tool call to the new source in the open view's model (wall clocks)."""
+    page.evaluate(f"""(target) => {{
+        window.__seen = null;
+        const m = {MODEL};
+        const check = () => {{ if (!window.__seen && m.cells.some(c => c.source === target)) window.__seen = Date.now(); }};
+        m.ydoc.on('afterTransaction', check);
+        window.__stopWatch = () => m.ydoc.off('afterTransaction', check);
+    }}""", source)
+    started = time.time() * 1000
+    nbt.notebook_edit(ctx, name, cell_id, source)
+    seen = page.wait_for_function("() => window.__seen").json_value()
+    page.evaluate("() => window.__stopWatch()")
+    return seen - started
+
+
+def disk_sources(path) -> list[str]:
+    try:
+        return [c.source for c in nbformat.read(path, as_version=4).cells]
+    except Exception:  # read mid-save
+        return []
+
+
+def no_dialog(page, shot, mode: str) -> None:
+    dialogs = page.locator(".jp-Dialog")
+    if dialogs.count():
+        shot(f"live-notebook-{mode}-dialog")
+        raise AssertionError(f"a dialog appeared: {dialogs.first.inner_text()[:300]!r}")
+
+
+def run_live_flow(page, lab, shot, mode: str) -> None:
+    name = f"live-{mode}.ipynb"
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("x = 1"),
+                nbformat.v4.new_code_cell("print(x + 1)")]
+    nbformat.write(nb, lab.root / name)
+    ids = [c.id for c in nb.cells]
+    open_notebook(page, lab, name)
+    ctx = agent_context(lab)
+    assert "cells" in nbt.notebook_read(ctx, name)
+
+    latencies = [edit_latency_ms(page, ctx, name, ids[1], f"x = {n}") for n in range(2, 9)]
+    median = statistics.median(latencies)
+    print(f"\n[{mode}] tool call -> edit in the open notebook: median {median:.0f} ms "
+          f"(min {min(latencies):.0f}, max {max(latencies):.0f}, n={len(latencies)}; goal < 200 ms)")
+    page.wait_for_selector(".jp-Notebook .jp-Cell:nth-child(2) .cm-content:has-text('x = 8')")
+
+    # The user types in the third cell while the agent inserts a cell; then the user saves.
+    page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".cm-content").click()
+    page.keyboard.press("End")
+    page.keyboard.type("  # mine")
+    inserted = nbt.notebook_insert(ctx, name, "code", "y = x * 10", after_cell_id=ids[1])
+    new_id = re.search(r"inserted code cell (\S+)", inserted).group(1)
+    expected = ["# Title", "x = 8", "y = x * 10", "print(x + 1)  # mine"]
+    wait_sources(page, expected)
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 15
+    while disk_sources(lab.root / name) != expected:
+        assert time.monotonic() < deadline, f"disk {disk_sources(lab.root / name)} != model {expected}"
+        time.sleep(0.05)
+    no_dialog(page, shot, mode)
+
+    # notebook_run fills the outputs of the open notebook.
+    result = nbt.notebook_run(ctx, name, [ids[1], new_id, ids[2]])
+    assert "ran 3 cell(s)" in result and "2" in result
+    page.wait_for_selector(".jp-Notebook .jp-Cell:nth-child(4) .jp-OutputArea-output:has-text('9')")
+    no_dialog(page, shot, mode)
+
+    # The panel's chip says what goes with a prompt: this notebook and its active cell.
+    page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".cm-content").click()
+    page.click("li[data-id='nbagent-panel']")
+    chip = page.locator(".jp-nbagent-context-chip")
+    chip.filter(has_text=f"{name} · active cell").wait_for()
+    shot(f"live-notebook-{mode}")
+    chip.locator("button").click()
+    chip.wait_for(state="detached")

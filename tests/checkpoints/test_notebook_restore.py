@@ -1,0 +1,37 @@
+"""Restoring an open notebook cell by cell: the operations the live document applies give the target."""
+
+from __future__ import annotations
+
+import copy
+
+from nbagent.checkpoints.notebooks import cell_ops
+from nbagent.tools.nbdoc import apply_ops
+
+
+def code(cell_id, source, outputs=(), count=None):
+    return {"id": cell_id, "cell_type": "code", "metadata": {}, "source": source, "outputs": list(outputs),
+            "execution_count": count}
+
+
+def md(cell_id, source):
+    return {"id": cell_id, "cell_type": "markdown", "metadata": {}, "source": source}
+
+
+def test_cell_ops_turn_the_current_cells_into_the_checkpoints():
+    out = {"output_type": "stream", "name": "stdout", "text": "1\n"}
+    before = [md("title", "# Analysis"), code("load", "x = 1", [out], 1), code("plot", "plot(x)"),
+              md("end", "fin")]
+    # The agent's turn: edited one cell, deleted one, inserted one, moved one, changed a type.
+    after = [code("load", "x = 2"), md("title", "# Analysis v2"), code("new", "y = x"), code("end", "fin")]
+    nb = {"cells": copy.deepcopy(after)}
+    apply_ops(nb, cell_ops(after, before), "analysis.ipynb")
+    assert nb["cells"] == before  # ids, order, sources, types and outputs back
+    nb = {"cells": copy.deepcopy(before)}
+    apply_ops(nb, cell_ops(before, after), "analysis.ipynb")
+    assert [(c["id"], c["cell_type"], c["source"]) for c in nb["cells"]] == \
+        [(c["id"], c["cell_type"], c["source"]) for c in after]
+
+
+def test_an_unchanged_notebook_needs_only_moves():
+    cells = [md("a", "x"), code("b", "y")]
+    assert {op["op"] for op in cell_ops(cells, copy.deepcopy(cells))} == {"move"}
