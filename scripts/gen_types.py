@@ -15,6 +15,7 @@ committed files differ from what it would write (tests/engine/test_generated_typ
 
 from __future__ import annotations
 
+import inspect
 import json
 import pathlib
 import subprocess
@@ -50,7 +51,7 @@ def schema() -> dict[str, Any]:
              "AgentState", defs)
     for name, cls in _documented(ev, AgentState):
         if name in defs:
-            defs[name]["description"] = cls.__doc__.strip()
+            defs[name]["description"] = inspect.cleandoc(cls.__doc__)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "NbagentTypes",

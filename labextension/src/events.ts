@@ -25,6 +25,7 @@ export type AgentEvent =
   | SessionChanged
   | Usage
   | Compacted
+  | ContextNote
   | Checkpoint
   | TurnEnd
   | ErrorEvent;
@@ -116,6 +117,9 @@ export interface ToolCall {
 /**
  * The turn waits for a decision on this call; ``diff`` previews an edit.
  *
+ *     ``annotations``: an MCP tool's hints as its server declares them (readOnlyHint, destructiveHint,
+ *     idempotentHint, openWorldHint, title), shown to the user, never trusted to skip the question.
+ *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "ApprovalRequest".
  */
@@ -127,6 +131,9 @@ export interface ApprovalRequest {
     [k: string]: unknown;
   };
   diff: string | null;
+  annotations: {
+    [k: string]: unknown;
+  } | null;
   turn_id: string;
 }
 /**
@@ -247,6 +254,26 @@ export interface Compacted {
   before: number;
   after: number;
   message: string;
+  turn_id: string;
+}
+/**
+ * An attached source's note, added to the history before a turn (nbagent.context).
+ *
+ *     ``change`` is attached, updated, failing or removed; ``changes`` counts the revisions since the
+ *     model last saw the source; ``text`` is the note as the model reads it.
+ *
+ * This interface was referenced by `NbagentTypes`'s JSON-Schema
+ * via the `definition` "ContextNote".
+ */
+export interface ContextNote {
+  type: 'context_note';
+  source: string;
+  note_id: string;
+  change: string;
+  summary: string;
+  changes: number;
+  text: string;
+  session_id: string;
   turn_id: string;
 }
 /**

@@ -13,6 +13,7 @@ import { startLiveNotebooks } from './liveNotebooks';
 import { OpenContextTracker } from './openContext';
 import { PanelModel } from './model';
 import { AgentPanel, PANEL_ID } from './panel';
+import { RemoteImageSanitizer } from './remoteImages';
 
 const PLUGIN_ID = 'nbagent-labextension:plugin';
 
@@ -44,7 +45,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
     restorer: ILayoutRestorer | null
   ) => {
     const model = new PanelModel();
-    const panel = new AgentPanel(model, rendermime);
+    // The panel's own rendermime: the same renderers, with remote images kept from loading on their own.
+    const safe = rendermime.clone({ sanitizer: new RemoteImageSanitizer(rendermime.sanitizer) });
+    const panel = new AgentPanel(model, safe);
     panel.title.icon = agentIcon;
     panel.title.caption = 'nbagent';
     app.shell.add(panel, 'right', { rank: 500 });

@@ -165,15 +165,18 @@ export function applyOps(nb: SharedNotebook, ops: Op[]): void {
 export function startLiveNotebooks(app: JupyterFrontEnd): void {
   let ws: WebSocket | null = null;
   let retry = 0;
-  const notebooks = (): NotebookLike[] => {
+  const opened = (): NotebookLike[] => {
     const found: NotebookLike[] = [];
     for (const widget of app.shell.widgets('main')) {
-      if (isNotebook(widget) && !widget.isDisposed && (widget as unknown as { context: { isReady?: boolean } }).context.isReady !== false) {
+      if (isNotebook(widget) && !widget.isDisposed) {
         found.push(widget);
       }
     }
     return found;
   };
+  // Only notebooks whose model is loaded are reported; the others are reported once they are ready.
+  const notebooks = (): NotebookLike[] =>
+    opened().filter(n => (n.context as unknown as { isReady?: boolean }).isReady !== false);
   const report = () => {
     if (ws?.readyState === WebSocket.OPEN) {
       ws.send(JSON.stringify({ type: 'open', paths: notebooks().map(n => n.context.path) }));
@@ -217,7 +220,7 @@ export function startLiveNotebooks(app: JupyterFrontEnd): void {
   };
   const shell = app.shell as unknown as { layoutModified?: { connect(fn: () => void): void } };
   shell.layoutModified?.connect(() => {
-    for (const nb of notebooks()) {
+    for (const nb of opened()) {
       watch(nb);
     }
     report();

@@ -6,7 +6,7 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { api, AgentSettings, SessionInfo, SessionSocket, ServerMessage } from './api';
-import { AgentState, initialState, reduce } from './state';
+import { AgentState, initialExtras, initialState, PanelExtras, reduce, reduceExtras } from './state';
 import { newHistory, PromptHistory, remember } from './input';
 import type { OpenContextTracker } from './openContext';
 
@@ -16,6 +16,8 @@ const LAST_SESSION_KEY = 'nbagent:last-session';
 export class PanelModel {
   /** The session's AgentState: the server's snapshot, then every event through the shared reducer. */
   state: AgentState = initialState();
+  /** Checkpoints and context notes, beside the state (state.ts, PanelExtras). */
+  extras: PanelExtras = initialExtras();
   sessions: SessionInfo[] = [];
   connection: 'connecting' | 'open' | 'closed' = 'closed';
   problem: string | null = null;
@@ -51,6 +53,7 @@ export class PanelModel {
   open(sessionId: string): void {
     this.socket?.close();
     this.state = initialState(sessionId);
+    this.extras = initialExtras();
     localStorage.setItem(LAST_SESSION_KEY, sessionId);
     this.socket = new SessionSocket(sessionId, msg => this.receive(msg), status => {
       this.connection = status;
@@ -112,6 +115,15 @@ export class PanelModel {
     this.socket?.send({ type: 'approval', call_id: callId, decision });
   }
 
+  /** Undo (or redo) the file changes of ``turn``; the server's checkpoint event updates every tab. */
+  undo(turn: number): void {
+    this.socket?.send({ type: 'undo', turn });
+  }
+
+  redo(turn: number): void {
+    this.socket?.send({ type: 'redo', turn });
+  }
+
   /** Kill the command in flight; the turn goes on. */
   stop(): void {
     this.socket?.send({ type: 'stop' });
@@ -134,7 +146,9 @@ export class PanelModel {
   private receive(msg: ServerMessage): void {
     if (msg.type === 'snapshot') {
       this.state = msg.state;
+      this.extras = initialExtras();
     } else {
+      this.extras = reduceExtras(this.extras, this.state, msg);
       this.state = reduce(this.state, msg);
       if (msg.type === 'turn_start' || msg.type === 'turn_end') {
         void this.refreshSessions(); // a new title, turn counts

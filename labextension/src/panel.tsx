@@ -12,6 +12,7 @@ import { atToken, AtToken, insertPath, moveSelection, newer, older } from './inp
 import { PanelModel } from './model';
 import {
   AgentState,
+  CheckpointItem,
   diffLines,
   inFlight,
   isBusy,
@@ -24,7 +25,9 @@ import {
   todosOf,
   ToolItem
 } from './state';
+import { CheckpointBar } from './checkpoints';
 import { ContextChip } from './openContext';
+import { ContextChips } from './contextChips';
 
 export const PANEL_ID = 'nbagent-panel';
 
@@ -69,7 +72,22 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
     <div className="jp-nbagent-body">
       <Header model={model} />
       {model.problem && <div className="jp-nbagent-problem">{model.problem}</div>}
-      <Transcript items={rows(s)} rendermime={rendermime} />
+      <ContextChips sessionId={s.session_id} version={s.transcript.length + (s.turn ? 1 : 0)} />
+      <Transcript
+        items={rows(s, model.extras)}
+        rendermime={rendermime}
+        renderCheckpoint={item => (
+          <CheckpointBar
+            key={item.key}
+            checkpoint={item}
+            undoTurn={model.extras.undoTurn}
+            redoTurn={model.extras.redoTurn}
+            busy={isBusy(s)}
+            onUndo={turn => model.undo(turn)}
+            onRedo={turn => model.redo(turn)}
+          />
+        )}
+      />
       <Status state={s} connection={model.connection} />
       {todos.length > 0 && <Todos todos={todos} />}
       {s.approvals.map(a => (
@@ -131,7 +149,13 @@ async function confirmDelete(model: PanelModel): Promise<void> {
   }
 }
 
-function Transcript({ items, rendermime }: { items: Row[]; rendermime: IRenderMimeRegistry }): React.ReactElement {
+interface TranscriptProps {
+  items: Row[];
+  rendermime: IRenderMimeRegistry;
+  renderCheckpoint: (item: CheckpointItem) => React.ReactElement;
+}
+
+function Transcript({ items, rendermime, renderCheckpoint }: TranscriptProps): React.ReactElement {
   const ref = React.useRef<HTMLDivElement>(null);
   const stick = React.useRef(true);
   // Follow the stream while the reader is at the bottom; leave them alone when they scrolled up.
@@ -148,9 +172,9 @@ function Transcript({ items, rendermime }: { items: Row[]; rendermime: IRenderMi
   return (
     <div className="jp-nbagent-transcript" ref={ref} onScroll={onScroll}>
       {items.length === 0 && <div className="jp-nbagent-empty">Ask the agent about this workspace. Type @ to mention a file.</div>}
-      {items.map(item => (
-        <ItemView key={item.key} item={item} rendermime={rendermime} />
-      ))}
+      {items.map(item =>
+        item.kind === 'checkpoint' ? renderCheckpoint(item) : <ItemView key={item.key} item={item} rendermime={rendermime} />
+      )}
     </div>
   );
 }
@@ -172,6 +196,8 @@ const ItemView = React.memo(function ItemView({ item, rendermime }: { item: Row;
       return <ToolRow tool={item.tool} />;
     case 'note':
       return <div className={`jp-nbagent-note jp-mod-${item.tone}`}>{item.text}</div>;
+    case 'checkpoint':
+      return null; // rendered by the Transcript's renderCheckpoint (it needs the model)
   }
 });
 

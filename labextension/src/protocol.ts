@@ -19,7 +19,9 @@ export type ClientMessage =
   | { type: 'prompt'; text: string; context?: { notebook: string | null; cell_id: string | null; selection: string | null } }
   | { type: 'approval'; call_id: string; decision: 'approve' | 'deny' | 'always' }
   | { type: 'stop' }
-  | { type: 'abort' };
+  | { type: 'abort' }
+  | { type: 'undo'; turn?: number; force?: boolean }
+  | { type: 'redo'; turn?: number; force?: boolean };
 
 /** A stored message (docs/internals.md, "Messages"), as GET .../messages returns them. */
 export interface StoredMessage {

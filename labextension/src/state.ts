@@ -19,6 +19,8 @@ import type {
   Turn
 } from './events';
 
+import { contextNoteLine } from './contextNote';
+
 export type { AgentState, PendingApproval, ToolItem, Turn } from './events';
 
 export type TurnItem = Turn['items'][number];
@@ -267,7 +269,18 @@ export interface NoteRow {
   text: string;
   tone: 'info' | 'error';
 }
-export type Row = UserRow | AnswerRow | ReasoningRow | ToolRowItem | NoteRow;
+/** A finished turn's file changes, with its Undo/Redo state (checkpoints.tsx renders it). */
+export interface CheckpointItem {
+  kind: 'checkpoint';
+  key: string;
+  id: string;
+  turn: number;
+  files: string[];
+  undone: boolean;
+  /** Shown after this many turns of the transcript (the turn it belongs to). */
+  after: number;
+}
+export type Row = UserRow | AnswerRow | ReasoningRow | ToolRowItem | NoteRow | CheckpointItem;
 
 export interface Todo {
   text: string;
@@ -275,15 +288,65 @@ export interface Todo {
   note: string | null; // why it is blocked
 }
 
-/** The transcript as rows: every finished turn, then the turn in flight, then notices outside turns. */
-export function rows(state: AgentState): Row[] {
+// ---------------------------------------------------------------- beyond AgentState
+
+/**
+ * What the panel shows that agent_state.reduce does not hold (yet): each turn's checkpoint (files
+ * changed, undone or not) with the session's undo/redo targets, and the attached sources' context
+ * notes. Kept beside the AgentState, from the same events, each placed after the turn it came with.
+ */
+export interface PanelExtras {
+  checkpoints: CheckpointItem[];
+  notes: Array<NoteRow & { after: number }>;
+  undoTurn: number | null;
+  redoTurn: number | null;
+}
+
+export function initialExtras(): PanelExtras {
+  return { checkpoints: [], notes: [], undoTurn: null, redoTurn: null };
+}
+
+/** `extras` after `event`; `state` is the AgentState the event applies to (it places new items). */
+export function reduceExtras(extras: PanelExtras, state: AgentState, event: AgentEvent): PanelExtras {
+  const after = state.transcript.length + (state.turn ? 1 : 0);
+  if (event.type === 'context_note') {
+    const note = { kind: 'note' as const, key: `note-${extras.notes.length}`, text: contextNoteLine(event), tone: 'info' as const, after };
+    return { ...extras, notes: [...extras.notes, note] };
+  }
+  if (event.type !== 'checkpoint') {
+    return event.type === 'session_changed' ? initialExtras() : extras;
+  }
+  if (event.action === 'diverged') {
+    const text = `changed since the last checkpoint: ${event.files.join(', ')}`;
+    return { ...extras, notes: [...extras.notes, { kind: 'note', key: `note-${extras.notes.length}`, text, tone: 'info', after }] };
+  }
+  const targets = { ...extras, undoTurn: event.undo_turn, redoTurn: event.redo_turn };
+  const undone = event.action === 'undone';
+  const index = extras.checkpoints.findIndex(c => c.turn === event.turn);
+  if (index >= 0) {
+    const checkpoints = extras.checkpoints.slice();
+    checkpoints[index] = { ...checkpoints[index], files: event.files, undone };
+    return { ...targets, checkpoints };
+  }
+  const id = `checkpoint-${event.turn}`;
+  const item: CheckpointItem = { kind: 'checkpoint', key: id, id, turn: event.turn, files: event.files, undone, after };
+  return { ...targets, checkpoints: [...extras.checkpoints, item] };
+}
+
+/**
+ * The transcript as rows: every finished turn, then the turn in flight (each followed by its
+ * checkpoint and notes), then notices outside turns.
+ */
+export function rows(state: AgentState, extras: PanelExtras = initialExtras()): Row[] {
   const out: Row[] = [];
-  for (const turn of state.transcript) {
-    turnRows(turn, false, out);
-  }
-  if (state.turn) {
-    turnRows(state.turn, true, out);
-  }
+  const placed = [...extras.checkpoints, ...extras.notes];
+  const turns = [...state.transcript, ...(state.turn ? [state.turn] : [])];
+  placed.filter(p => p.after === 0).forEach(p => out.push(p));
+  turns.forEach((turn, i) => {
+    turnRows(turn, turn === state.turn, out);
+    placed.filter(p => p.after === i + 1).forEach(p => out.push(p));
+  });
+  placed.filter(p => p.after > turns.length).forEach(p => out.push(p));
   state.notices.forEach((n, i) => out.push({ kind: 'note', key: `notice-${i}-${n.text}`, text: n.text, tone: n.level === 'error' ? 'error' : 'info' }));
   return out;
 }

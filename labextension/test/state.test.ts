@@ -4,7 +4,20 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import type { AgentEvent, AgentState } from '../src/events';
-import { diffLines, inFlight, initialState, isBusy, looksLikeDiff, reduce, rows, todoProgress, todosOf } from '../src/state';
+import {
+  diffLines,
+  inFlight,
+  initialExtras,
+  initialState,
+  isBusy,
+  looksLikeDiff,
+  PanelExtras,
+  reduce,
+  reduceExtras,
+  rows,
+  todoProgress,
+  todosOf
+} from '../src/state';
 
 const SEQUENCES = join(__dirname, '..', '..', 'tests', 'fixtures', 'event_sequences');
 const T = 'turn1';
@@ -121,6 +134,38 @@ describe('what the panel draws', () => {
     const todos = todosOf(s);
     expect(todos[1]).toEqual({ text: 'b', status: 'blocked', note: 'needs a key' });
     expect(todoProgress(todos)).toEqual({ done: 1, total: 2 });
+  });
+});
+
+describe('checkpoints and context notes, beside the state', () => {
+  function play(events: Array<Partial<AgentEvent> & { type: string }>): [AgentState, PanelExtras] {
+    let state = initialState('s1');
+    let extras = initialExtras();
+    for (const e of events) {
+      const event = { turn_id: T, ...e } as AgentEvent;
+      extras = reduceExtras(extras, state, event);
+      state = reduce(state, event);
+    }
+    return [state, extras];
+  }
+  const checkpoint = (action: string, undo: number | null, redo: number | null) =>
+    ({ type: 'checkpoint', action, turn: 1, files: ['a.py'], undo_turn: undo, redo_turn: redo }) as const;
+
+  it("puts a turn's checkpoint after the turn and updates it in place on undo", () => {
+    const [state, extras] = play([
+      { type: 'turn_start', prompt: 'edit', session_id: 's1', title: null },
+      { type: 'text_delta', text: 'Edited.' },
+      checkpoint('taken', 1, null),
+      { type: 'turn_end', reason: 'done', text: 'Edited.', steps: 1 },
+      { type: 'context_note', source: 'build', change: 'failing', summary: '2 failed', changes: 1, note_id: 'n', text: '', session_id: 's1' },
+      { type: 'turn_start', prompt: 'next', session_id: 's1', title: null, turn_id: 'turn2' } as never,
+      checkpoint('undone', null, 1)
+    ]);
+    expect(rows(state, extras).map(r => r.kind)).toEqual(['user', 'assistant', 'checkpoint', 'note', 'user']);
+    expect(extras.checkpoints).toHaveLength(1);
+    expect(extras.checkpoints[0]).toMatchObject({ turn: 1, files: ['a.py'], undone: true });
+    expect([extras.undoTurn, extras.redoTurn]).toEqual([null, 1]);
+    expect(rows(state, extras)[3]).toMatchObject({ text: 'context: build is failing: 2 failed' });
   });
 });
 

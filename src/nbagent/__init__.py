@@ -17,8 +17,8 @@ from .events import Event
 from .tools.base import Tool, ToolSet, function_tool, tool
 
 __version__ = "0.1.0"
-__all__ = ["Agent", "AgentConfig", "Event", "RunResult", "Tool", "ToolSet", "function_tool", "tool",
-           "sessions", "messages", "tool_calls", "usage", "__version__"]
+__all__ = ["Agent", "AgentConfig", "Event", "RunResult", "Tool", "ToolSet", "batch", "function_tool", "tool",
+           "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -31,6 +31,14 @@ def __getattr__(name: str) -> Any:
         from .result import RunResult
 
         return RunResult
+    if name == "stats":
+        from .knowledge.stats import stats
+
+        return stats
+    if name == "batch":
+        from .batching import batch
+
+        return batch
     if name in ("sessions", "messages", "tool_calls", "usage"):
         from . import api
 

@@ -48,6 +48,7 @@ class Agent:
         self._idle = threading.Event()
         self._idle.set()
         self._thread_loop.call(self._start_worker)
+        self.runtime.context.start_waker(self._context_wake)
 
     # ----- running prompts -------------------------------------------------------------------
     def submit(self, prompt: str, *, turn_id: str | None = None, keep_deltas: bool = True
@@ -157,8 +158,23 @@ class Agent:
         return self.runtime.registry
 
     @property
+    def context(self):
+        """The attached context sources: ``push``, ``attach``, ``mute``, ``remove``, ``sources()``
+        (nbagent.context.handle.ContextHandle; docs/context.md)."""
+        from .context.handle import ContextHandle
+
+        return ContextHandle(self)
+
+    @property
     def todos(self) -> list[dict[str, Any]]:
         return list(self.runtime.session.todos)
+
+    def mcp_status(self, start: bool = False) -> list[dict[str, Any]]:
+        """The configured MCP servers: name, source, transport, target, enabled (its tool set is on),
+        status, error, trust and tools. ``start=True`` first starts the enabled ones not started yet."""
+        if start:
+            self._call_idle(self.runtime.start_mcp)
+        return self.runtime.mcp.status()
 
     def new_session(self) -> str:
         return self._call_idle(self.runtime.switch_session, "new")
@@ -250,6 +266,16 @@ class Agent:
         from .jupyter.view import show_agent_view
 
         return show_agent_view(self)
+
+    def _context_wake(self, names: list[str]) -> bool:
+        """A source attached with wake=True changed (context_wake on): start a turn if nothing runs.
+        Its prompt names the sources, so the views show it as a turn those sources started."""
+        if self._closed or self.busy:
+            return False
+        from .context.live import WAKE_PROMPT
+
+        self.submit(WAKE_PROMPT.format(names=", ".join(names)))
+        return True
 
     # ----- internals (on the worker thread) ------------------------------------------------
     def _call_idle(self, fn, *args):

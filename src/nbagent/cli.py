@@ -59,9 +59,21 @@ def _parser() -> argparse.ArgumentParser:
         pass
     else:
         add_sessions_parser(sub, parents=[shared])
+    from .cli_context import add_context_parser
+
+    add_context_parser(sub, parents=[shared])
+    from .cli_mcp import add_mcp_parser
+
+    add_mcp_parser(sub, parents=[shared])
     from .cli_checkpoints import add_checkpoint_parsers
 
     add_checkpoint_parsers(sub, parents=[shared])
+    from .cli_knowledge import add_knowledge_parsers
+
+    add_knowledge_parsers(sub, parents=[shared])
+    from .cli_batch import add_batch_parser
+
+    add_batch_parser(sub, parents=[shared])
     return parser
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import ConfigError
 
-DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel")
+DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel", "mcp")
 APPROVAL_MODES = ("ask", "auto", "read-only")
 APIS = ("chat", "responses")
 
@@ -124,6 +124,29 @@ class AgentConfig:
     """Write one line per turn to .nbagent/traces.jsonl (local only, never sent anywhere).
     Env: NBAGENT_TELEMETRY=0 switches it off."""
 
+    context_poll: bool = True
+    """Run the attached-context poller (one per workspace across processes) while this agent lives.
+    Env: NBAGENT_CONTEXT_POLL=0 leaves command and file sources to another process or to a refresh."""
+
+    context_tick: float = 5.0
+    """Seconds between the context poller's passes. Env: NBAGENT_CONTEXT_TICK."""
+
+    context_min_every: float = 30.0
+    """The shortest interval a command source is run at, whatever its ``every``. Env: NBAGENT_CONTEXT_MIN_EVERY."""
+
+    context_timeout: float = 20.0
+    """Seconds a command source may run before its process group is killed. Env: NBAGENT_CONTEXT_TIMEOUT."""
+
+    context_wake: bool = False
+    """Let sources attached with wake=True start a turn when they change. Env: NBAGENT_CONTEXT_WAKE."""
+
+    mcp_servers: dict[str, Any] | None = None
+    """MCP servers, as ``{"mcpServers": {name: {"command", "args", "env", "cwd"} | {"url", "headers"}}}``
+    (or just the inner object); added to those of the user's and the workspace's mcp.json. See docs/mcp.md."""
+
+    mcp_timeout: float = 30.0
+    """Seconds an MCP server may take to start and list its tools. Env: NBAGENT_MCP_TIMEOUT."""
+
     checkpoints: bool = True
     """Checkpoint each turn that changes the workspace, for undo and redo (docs/checkpoints.md).
     Env: NBAGENT_CHECKPOINTS=0 switches them off."""
@@ -192,7 +215,12 @@ _ENV = {
     "NBAGENT_AUTO_MEMORY": "auto_memory",
     "NBAGENT_REPO_MAP": "repo_map",
     "NBAGENT_TELEMETRY": "telemetry",
-
+    "NBAGENT_CONTEXT_POLL": "context_poll",
+    "NBAGENT_CONTEXT_TICK": "context_tick",
+    "NBAGENT_CONTEXT_MIN_EVERY": "context_min_every",
+    "NBAGENT_CONTEXT_TIMEOUT": "context_timeout",
+    "NBAGENT_CONTEXT_WAKE": "context_wake",
+    "NBAGENT_MCP_TIMEOUT": "mcp_timeout",
     "NBAGENT_CHECKPOINTS": "checkpoints",
     "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
 }

@@ -95,12 +95,16 @@ class ToolCall(Event):
 
 @_event("approval_request")
 class ApprovalRequest(Event):
-    """The turn waits for a decision on this call; ``diff`` previews an edit."""
+    """The turn waits for a decision on this call; ``diff`` previews an edit.
+
+    ``annotations``: an MCP tool's hints as its server declares them (readOnlyHint, destructiveHint,
+    idempotentHint, openWorldHint, title), shown to the user, never trusted to skip the question."""
 
     name: str = ""
     call_id: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
     diff: str | None = None
+    annotations: dict[str, Any] | None = None
 
 
 @_event("approval_decision")
@@ -152,8 +156,18 @@ class Compacted(Event):
 
 @_event("context_note")
 class ContextNote(Event):
+    """An attached source's note, added to the history before a turn (nbagent.context).
+
+    ``change`` is attached, updated, failing or removed; ``changes`` counts the revisions since the
+    model last saw the source; ``text`` is the note as the model reads it."""
+
     source: str = ""
+    note_id: str = ""
+    change: str = "updated"
+    summary: str = ""
+    changes: int = 0
     text: str = ""
+    session_id: str = ""
 
 
 @_event("checkpoint")

@@ -9,12 +9,14 @@ read_file pages like any other.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .redaction import redact
+from .statedir import write_private
 
 
 if TYPE_CHECKING:
@@ -45,10 +47,14 @@ def limit_output(
         return text
     where = "the whole output was not saved"
     if save_dir is not None:
-        saved = _save(text, Path(save_dir), name)
-        shown_root = shown_root or _workspace_of(saved)
-        shown = Path(os.path.relpath(saved, shown_root)).as_posix() if shown_root else str(saved)
-        where = f"the whole output is in {shown} (page it with read_file offset/limit)"
+        try:
+            saved = _save(text, Path(save_dir), name)
+        except OSError as exc:  # a full disk or a read-only workspace: the cut output still goes back
+            where = f"the whole output could not be saved ({exc.strerror or exc})"
+        else:
+            shown_root = shown_root or _workspace_of(saved)
+            shown = Path(os.path.relpath(saved, shown_root)).as_posix() if shown_root else str(saved)
+            where = f"the whole output is in {shown} (page it with read_file offset/limit)"
     # Two passes: the gap line's length depends on the counts it reports.
     gap = _gap_line(text, "", "", where)
     for _ in range(2):
@@ -92,9 +98,7 @@ def limit_tool_output(ctx: "ToolContext", text: str, name: str = "output") -> st
     limit = getattr(ctx.config, "output_limit", DEFAULT_LIMIT)
     if len(text) <= limit:
         return text
-    return limit_output(
-        text, limit, ctx.workspace.state_dir / "outputs", name, shown_root=ctx.workspace.root
-    )
+    return limit_output(text, limit, ctx.workspace.state_subdir("outputs"), name, shown_root=ctx.workspace.root)
 
 
 def _cut_at_line_end(head: str) -> str:
@@ -115,13 +119,18 @@ def _save(text: str, out_dir: Path, name: str) -> Path:
     # Nanoseconds, not nbagent.ids (milliseconds): outputs saved in the same
     # millisecond must still prune oldest first.
     path = out_dir / f"{safe}-{time.time_ns()}{secrets.token_hex(2)}.txt"
-    path.write_text(text, encoding="utf-8", errors="backslashreplace")
+    write_private(path, text.encode("utf-8", errors="backslashreplace"))
     _prune(out_dir)
     return path
 
 
+SAVED_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}-(\d{19,}[0-9a-f]{4})\.txt")
+"""The names ``_save`` gives: pruning never touches any other file."""
+
+
 def _prune(out_dir: Path) -> None:
     """Keep the newest KEEP_SAVED outputs (the name's last part starts with the time it was saved)."""
-    by_age = sorted(out_dir.glob("*-*.txt"), key=lambda p: p.stem.rsplit("-", 1)[-1])
+    saved = [(m.group(1), p) for p in out_dir.iterdir() if (m := SAVED_NAME.fullmatch(p.name))]
+    by_age = [p for _, p in sorted(saved)]
     for old in by_age[: max(len(by_age) - KEEP_SAVED, 0)]:
         old.unlink(missing_ok=True)

@@ -38,7 +38,8 @@ class Loop:
     """Runs turns for one session. Owned by an Agent; runs on the agent's event loop."""
 
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
-                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]], guard=None):
+                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]], guard=None,
+                 before_prompt: Callable[[str], list[dict[str, Any]]] | None = None):
         self.model = model
         self.session = session
         self.registry = registry
@@ -48,6 +49,9 @@ class Loop:
         self.prompt_parts = prompt_parts
         self.guard = guard
         """nbagent.turn_guard.TurnGuard: checkpoints and the recovery journal (None: neither)."""
+        self.before_prompt = before_prompt
+        """Called with the turn id once the turn has started, before its prompt is added: the attached
+        context's notes go in there (between turns, never mid-turn). Returns the messages it appended."""
         self._wire_chars = sum(message_chars(m) for m in session.wire_messages())
         self._last_input_tokens: int | None = None
         self._chars_since_usage = 0
@@ -59,6 +63,8 @@ class Loop:
         self.session.begin_turn(prompt)
         if self.guard is not None:
             self.guard.begin_turn(self.session.turns, turn_id)
+        if self.before_prompt is not None:
+            self._count(self.before_prompt(turn_id))
         self.session.defer_records = True  # records ride along with each step's commit
         self._append([{"role": "user", "content": prompt}])
         try:
@@ -148,6 +154,9 @@ class Loop:
         self.session.append(messages)
         if self.guard is not None:
             self.guard.step_durable(messages)
+        self._count(messages)
+
+    def _count(self, messages: list[dict[str, Any]]) -> None:
         added = sum(message_chars(m) for m in messages)
         self._wire_chars += added
         self._chars_since_usage += added

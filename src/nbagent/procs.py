@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Mapping
+from typing import IO, Callable, Mapping
 
 import psutil
 
@@ -211,6 +211,20 @@ class ProcessTracker:
         self._lock = threading.Lock()
         self._running: dict[int, ProcessRef] = {}
         self._killed: set[int] = set()
+        self._stop_hooks: list[Callable[[], int]] = []
+
+    def add_stop_hook(self, hook: Callable[[], int]) -> Callable[[], None]:
+        """Also call ``hook()`` on ``kill_all`` (from any thread): it stops work that is not a child
+        process of ours, such as an MCP call in flight, and returns how many it stopped."""
+        with self._lock:
+            self._stop_hooks.append(hook)
+
+        def remove() -> None:
+            with self._lock:
+                if hook in self._stop_hooks:
+                    self._stop_hooks.remove(hook)
+
+        return remove
 
     def popen_shell(
         self, command: str, cwd: str | Path, env: Mapping[str, str] | None = None,
@@ -268,7 +282,9 @@ class ProcessTracker:
             refs = list(self._running.values())
             self._killed.update(r.pid for r in refs)
             self._running.clear()
-        return sum(kill_tree(ref, self.grace) for ref in refs)
+            hooks = list(self._stop_hooks)
+        stopped = sum(hook() for hook in hooks)
+        return stopped + sum(kill_tree(ref, self.grace) for ref in refs)
 
     def kill(self, pid: int) -> int:
         """Kill one tracked command's tree (an aborted call); 0 when it is not tracked."""

@@ -54,18 +54,28 @@ class RunResult:
     def __str__(self) -> str:
         return self.text
 
-    def _repr_markdown_(self) -> str:
-        lines = [self.text or f"*(no answer: turn ended with {self.reason})*"]
+    def _repr_html_(self) -> str:
+        """The answer and its tool calls for a notebook. HTML, not Markdown: everything here came from
+        the model (a tool name can hold a backtick, an answer a <script>), so all of it is escaped or
+        rendered by nbagent's safe Markdown renderer, never handed to the front end's renderer raw."""
+        from .safe_markdown import markdown_to_html
+
+        reason = html.escape(str(self.reason))
+        parts = [markdown_to_html(self.text) if self.text else f"<p><em>(no answer: turn ended with {reason})</em></p>"]
         if self.tool_calls:
-            lines += ["", "| tool | arguments | status | ms |", "|---|---|---|---|"]
-            for c in self.tool_calls:
-                args = _one_line(c["arguments"])
-                lines.append(f"| `{c['name']}` | {html.escape(args)} | {c['status']} | {c['duration_ms']:.0f} |")
+            rows = "".join(
+                f"<tr><td><code>{html.escape(str(c['name']))}</code></td><td>{html.escape(_one_line(c['arguments']))}"
+                f"</td><td>{html.escape(str(c['status']))}</td><td>{float(c['duration_ms']):.0f}</td></tr>"
+                for c in self.tool_calls
+            )
+            parts.append("<table><thead><tr><th>tool</th><th>arguments</th><th>status</th><th>ms</th></tr>"
+                         f"</thead><tbody>{rows}</tbody></table>")
         if self.reason != "done":
-            lines += ["", f"*turn ended: {self.reason}*"]
-        return "\n".join(lines)
+            parts.append(f"<p><em>turn ended: {reason}</em></p>")
+        return "\n".join(parts)
 
 
-def _one_line(arguments: dict[str, Any], limit: int = 60) -> str:
-    text = ", ".join(f"{k}={v!r}" for k, v in arguments.items()).replace("\n", " ").replace("|", "\\|")
+def _one_line(arguments: Any, limit: int = 60) -> str:
+    items = arguments.items() if isinstance(arguments, dict) else [("arguments", arguments)]
+    text = ", ".join(f"{k}={v!r}" for k, v in items).replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -11,7 +11,9 @@ from typing import Any, Callable
 
 from . import events as ev
 from .config import AgentConfig
+from .context.live import LiveContext
 from .loop import Loop
+from .mcp.manager import MCPManager
 from .model.factory import make_model
 from .procs import ProcessTracker
 from .prompt import static_prompt
@@ -21,6 +23,7 @@ from .tools import build_registry
 from .tools.context import ToolContext
 from .turn_guard import TurnGuard, diverged_note, undo_note
 from .checkpoints import Restored
+from .tempfiles import sweep_in_background
 from .workspace import Workspace
 
 SUMMARY_PROMPT = """Write a summary of this conversation that can replace it entirely, so that the work can
@@ -40,9 +43,15 @@ class AgentRuntime:
         self.processes = ProcessTracker()
         self.model = model if model is not None else make_model(config)
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
-        self.approvals = Approvals(config.approval, emit, approver,
-                                   auto_allowed=lambda tool: config.kernel_run_auto)
+        self.mcp = MCPManager(config, self.workspace, self.processes)
+        self.mcp.install(self.registry)
+        # kernel_run_auto lets code in the user's kernel run unasked in auto mode; an MCP tool still asks.
+        self.approvals = Approvals(
+            config.approval, emit, approver,
+            auto_allowed=lambda tool: config.kernel_run_auto and not tool.toolset.startswith("mcp:"))
         self.state = _open_state(self)
+        sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
+        self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = static_prompt(config, self.registry)
         from .knowledge.turn import TurnKnowledge
 
@@ -69,12 +78,13 @@ class AgentRuntime:
                                  emit=self.emit, session=self.session, output_limit=self._limit,
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
-                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts, guard=self.guard)
+                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts, guard=self.guard,
+                         before_prompt=self.context.absorb)
 
     def _limit(self, text: str, name: str) -> str:
         from .limits import limit_output
 
-        return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_dir / "outputs",
+        return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_subdir("outputs"),
                             name=name)
 
     def _tracking(self, emit: Callable[[ev.Event], None]) -> Callable[[ev.Event], None]:
@@ -113,13 +123,20 @@ class AgentRuntime:
         self._turn_id = turn_id
         self.knowledge.begin_turn(prompt, turn_id)
         self._knowledge_block = await self.knowledge.static_block_for_turn()
+        await self.start_mcp(turn_id)
         return await self.loop.run_turn(prompt, turn_id)
+
+    async def start_mcp(self, turn_id: str = "") -> None:
+        """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""
+        if await self.mcp.refresh(self.registry, self.emit, turn_id):
+            self._static_prompt = static_prompt(self.config, self.registry)
 
     # ----- sessions --------------------------------------------------------------------------
     def switch_session(self, selector: str) -> str:
         old = self.state
         self.state = _open_state(self, selector)
         old.close()
+        self.context.rebind(self.state)
         self._problems_reported = False
         self._build_loop()
         if selector != "new":
@@ -156,7 +173,10 @@ class AgentRuntime:
         self.workspace.invalidate()
 
     def fork_session(self, up_to_turn: int | None) -> str:
+        before = self.session.id
         self.state = self.state.fork(up_to_turn)
+        self.context.rebind(self.state)
+        self.context.moved(before)
         self._build_loop()
         return self.session.id
 
@@ -202,7 +222,9 @@ class AgentRuntime:
 
     async def aclose(self) -> None:
         self.processes.kill_all()
+        self.context.close()
         self.knowledge.close()
+        await self.mcp.aclose()
         close = getattr(self.model, "aclose", None)
         if close is not None:
             await close()

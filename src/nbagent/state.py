@@ -18,6 +18,7 @@ from .history import PromptHistory
 from .knowledge.embeddings import shared_embedder
 from .knowledge.memory_index import MemoryIndex
 from .memory import ProjectMemory
+from .redaction import public_url
 from .session import Session
 from .store.db import Database
 from .store.sessions import SessionStore, normalize_origin
@@ -119,7 +120,7 @@ def describe_model(model: Any, config: Any = None) -> tuple[str, str]:
     """
     name = getattr(model, "name", None) or getattr(config, "model", None) or ""
     base_url = getattr(model, "base_url", None) or getattr(config, "base_url", None)
-    provider = base_url or getattr(model, "provider", "") or ""
+    provider = public_url(base_url) or getattr(model, "provider", "") or ""
     return str(provider), str(name)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
 from . import events as ev
+from .context.notes import note_line
 from .display import (STATUS_MARKS, TODO_MARKS, counts_line_for, escape_controls, key_argument, shorten,
                       summarize_arguments)
 
@@ -130,8 +131,18 @@ class TerminalRenderer:
     def _compacted(self, e: ev.Compacted) -> str:
         return self._line(f"[{_one_line(e.message, 200) or 'compacted'}]")
 
+    def _context_note(self, e: ev.ContextNote) -> str:
+        return self._line(f"[{escape_controls(note_line(e.source, e.change, e.summary, e.changes))}]")
+
     def _error(self, e: ev.Error) -> str:
         return self._line(f"error: {escape_controls(e.message)}")
+
+    def _checkpoint(self, e: ev.Checkpoint) -> str:
+        files = _one_line(", ".join(escape_controls(f, keep_newlines=False) for f in e.files), 200)
+        label = {"taken": "files changed", "undone": f"undid turn {e.turn}", "redone": f"redid turn {e.turn}",
+                 "diverged": "changed since the last checkpoint"}.get(e.action, e.action)
+        hint = " (nbagent undo puts them back)" if e.action == "taken" else ""
+        return self._line(f"{label}: {files}{hint}")
 
     def _turn_end(self, e: ev.TurnEnd) -> str:
         lines = []
@@ -257,6 +268,9 @@ def approval_card(request: ev.ApprovalRequest, *, color: bool = False) -> str:
     names = sorted(request.arguments, key=lambda name: name != key)  # the telling argument first
     for name in names:
         lines += _argument_lines(escape_controls(str(name), keep_newlines=False), request.arguments[name])
+    if request.annotations:  # an MCP server's own claims about the tool: shown, never relied on
+        hints = ", ".join(f"{k}={v}" for k, v in request.annotations.items())
+        lines.append(f"  server's hints (unverified): {escape_controls(hints, keep_newlines=False)}")
     if request.diff:
         lines.append("  diff:")
         lines += [_diff_line(escape_controls(line, keep_newlines=False), color)

@@ -183,7 +183,7 @@ class Approvals:
             except ToolError:
                 raise  # the edit cannot apply (no match...): tell the model now, ask nobody
         request = ev.ApprovalRequest(name=tool.name, call_id=ctx.call_id, arguments=arguments, diff=diff,
-                                     turn_id=ctx.turn_id)
+                                     annotations=getattr(tool, "annotations", None), turn_id=ctx.turn_id)
         future = asyncio.get_running_loop().create_future()
         self._pending[ctx.call_id] = future
         self.emit(request)

@@ -9,18 +9,18 @@ but never writable by the file tools.
 
 from __future__ import annotations
 
-import heapq
 import os
-import re
 import threading
 import time
 from pathlib import Path
 from typing import Iterator
 
 from .errors import ToolError
+from .picker import Picker
+from .statedir import STATE_DIR, StateDirRefused, state_dir
 from .walker import ALWAYS_SKIPPED, list_files
 
-STATE_DIR = ".nbagent"
+__all__ = ["STATE_DIR", "Workspace"]
 FILES_TTL = 30.0
 """Seconds the @ picker's file list is reused before the next call walks again."""
 
@@ -34,7 +34,7 @@ class Workspace:
         """"auto" (ripgrep when installed), "rg" or "pathspec": see nbagent.walker."""
         self.files_ttl = files_ttl
         self._files: list[str] | None = None
-        self._files_lower: list[str] = []
+        self._picker: Picker | None = None
         self._files_at = 0.0
         self._lock = threading.Lock()
 
@@ -80,13 +80,23 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        """root/.nbagent, created on first use with a .gitignore that keeps it out of git."""
-        state = self.root / STATE_DIR
-        state.mkdir(exist_ok=True)
-        ignore = state / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")
-        return state
+        """root/.nbagent, created on first use (0700, with a .gitignore of ``*``); a link there is refused."""
+        return state_dir(self.root)
+
+    def usable_state_dir(self) -> Path | None:
+        """root/.nbagent (made on first use), or None when it cannot be used: see ``state_subdir``."""
+        try:
+            return state_dir(self.root)
+        except StateDirRefused:
+            return None
+
+    def state_subdir(self, name: str) -> Path | None:
+        """root/.nbagent/name made on first use, or None when the state directory cannot be used
+        (read-only workspace, a link or a file in its place): callers then keep things in memory."""
+        try:
+            return state_dir(self.root, name)
+        except StateDirRefused:
+            return None
 
     # --- walking ---------------------------------------------------------------
 
@@ -115,7 +125,6 @@ class Workspace:
             stale = time.monotonic() - self._files_at > self.files_ttl
             if self._files is None or refresh or stale:
                 self._files = sorted(list_files(self.root, ".", self.engine))
-                self._files_lower = [f.lower() for f in self._files]
                 self._files_at = time.monotonic()
             return self._files
 
@@ -130,23 +139,15 @@ class Workspace:
         A match at the start of the path ranks first (so "src/" means "under
         src/"), then one at the start of the file name, then one anywhere, then
         the query's characters in order; within a rank, closer to the root and
-        shorter paths first.
+        shorter paths first. Each keystroke narrows the previous one's matches
+        (nbagent.picker).
         """
         files = self.files()
-        lower = self._files_lower
-        q = query.strip().lstrip("@").lower()
-        if not q:  # nothing typed yet: the files nearest the root
-            return heapq.nsmallest(limit, files, key=lambda p: (p.count("/"), len(p), p))
-        # Filters run as comprehensions over C-level tests: this runs on every keystroke.
-        ranked = [(_rank(low, q), path) for path, low in zip(files, lower) if q in low]
-        if len(ranked) < limit:  # loose matches rank last: only look for them when needed
-            loose = _in_order(q)
-            ranked += [
-                ((3, m.end(1) - m.start(1), low.count("/"), len(low)), path)
-                for path, low in zip(files, lower)
-                if q not in low and (m := loose.match(low))
-            ]
-        return [path for _, path in heapq.nsmallest(limit, ranked)]
+        with self._lock:
+            if self._picker is None or self._picker.files is not files:
+                self._picker = Picker(files)
+            picker = self._picker
+        return picker.pick(query, limit)
 
 
 def _with_dirs(files: list[str], start: str, max_depth: int | None) -> Iterator[tuple[str, bool]]:
@@ -168,23 +169,3 @@ def _with_dirs(files: list[str], start: str, max_depth: int | None) -> Iterator[
                     yield d, True
         if max_depth is None or f.count("/") + 1 - base_depth <= max_depth:
             yield f, False
-
-
-def _rank(path: str, q: str) -> tuple[int, int, int, int]:
-    """Rank of a path containing ``q``: at its start, at its file name's start, or inside."""
-    depth, size = path.count("/"), len(path)
-    if path.startswith(q):
-        return (0, 0, depth, size)
-    if path.startswith(q, path.rfind("/") + 1):
-        return (1, 0, depth, size)
-    return (2, 0, depth, size)
-
-
-def _in_order(q: str) -> re.Pattern[str]:
-    """Matches a path holding ``q``'s characters in order; group 1 spans them.
-
-    Anchored, and each "[^c]*c" stops at the first c, so it runs in one pass
-    without backtracking ("c.*?d" searched from every position would not).
-    """
-    steps = [f"[^{re.escape(c)}]*{re.escape(c)}" for c in q]
-    return re.compile(f"[^{re.escape(q[0])}]*({re.escape(q[0])}{''.join(steps[1:])})")

@@ -16,6 +16,7 @@ import nbformat
 
 from nbagent.config import AgentConfig
 from nbagent.jupyter.server_link import ServerNotebookStore
+from nbagent.testing.replies import Call, Reply
 from nbagent.tools import notebook as nbt
 from nbagent.tools.context import ToolContext
 from nbagent.workspace import Workspace
@@ -79,6 +80,13 @@ def disk_sources(path) -> list[str]:
         return []
 
 
+def wait_disk(path, expected: list[str]) -> None:
+    deadline = time.monotonic() + 15
+    while disk_sources(path) != expected:
+        assert time.monotonic() < deadline, f"disk {disk_sources(path)} != model {expected}"
+        time.sleep(0.05)
+
+
 def no_dialog(page, shot, mode: str) -> None:
     dialogs = page.locator(".jp-Dialog")
     if dialogs.count():
@@ -86,7 +94,7 @@ def no_dialog(page, shot, mode: str) -> None:
         raise AssertionError(f"a dialog appeared: {dialogs.first.inner_text()[:300]!r}")
 
 
-def run_live_flow(page, lab, shot, mode: str) -> None:
+def run_live_flow(page, lab, shot, mode: str, model_server) -> None:
     name = f"live-{mode}.ipynb"
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                            "language": "python"}})
@@ -96,7 +104,11 @@ def run_live_flow(page, lab, shot, mode: str) -> None:
     ids = [c.id for c in nb.cells]
     open_notebook(page, lab, name)
     ctx = agent_context(lab)
-    assert "cells" in nbt.notebook_read(ctx, name)
+    where = "the live document open in JupyterLab" if mode == "rtc" else "the notebook open in JupyterLab"
+    deadline = time.monotonic() + 20
+    while f"read from {where}" not in nbt.notebook_read(ctx, name):  # the tab reports once its model is ready
+        assert time.monotonic() < deadline, f"reads never came from {where}"
+        time.sleep(0.1)
 
     latencies = [edit_latency_ms(page, ctx, name, ids[1], f"x = {n}") for n in range(2, 9)]
     median = statistics.median(latencies)
@@ -112,11 +124,14 @@ def run_live_flow(page, lab, shot, mode: str) -> None:
     new_id = re.search(r"inserted code cell (\S+)", inserted).group(1)
     expected = ["# Title", "x = 8", "y = x * 10", "print(x + 1)  # mine"]
     wait_sources(page, expected)
+    if mode == "rtc":
+        # The room saves by itself; an explicit save in the ~100 ms between the room's write and the
+        # new file hash reaching the tab meets jupyter-collaboration's own "File Changed" race, with or
+        # without the agent. So the user saves once the room's save has reached the tab.
+        wait_disk(lab.root / name, expected)
+        page.wait_for_function(f"() => {MODEL}.getState('dirty') === false")
     page.keyboard.press("Control+s")
-    deadline = time.monotonic() + 15
-    while disk_sources(lab.root / name) != expected:
-        assert time.monotonic() < deadline, f"disk {disk_sources(lab.root / name)} != model {expected}"
-        time.sleep(0.05)
+    wait_disk(lab.root / name, expected)
     no_dialog(page, shot, mode)
 
     # notebook_run fills the outputs of the open notebook.
@@ -131,5 +146,22 @@ def run_live_flow(page, lab, shot, mode: str) -> None:
     chip = page.locator(".jp-nbagent-context-chip")
     chip.filter(has_text=f"{name} · active cell").wait_for()
     shot(f"live-notebook-{mode}")
+
+    # From the panel: an agent of the server itself edits the open notebook ("this cell" = cell 2).
+    model_server.enqueue(Reply(tool_calls=[Call("notebook_read", {"path": name})]),
+                         Reply(tool_calls=[Call("notebook_edit", {"path": name, "cell_id": ids[1],
+                                                                  "source": "x = 8  # from the panel"})]),
+                         Reply(text="Edited."))
+    box = page.locator(".jp-nbagent-input textarea")
+    box.fill("comment this cell")
+    box.press("Enter")
+    card = page.locator(".jp-nbagent-approval")
+    card.wait_for()
+    card.locator("button", has_text="Approve").click()
+    wait_sources(page, ["# Title", "x = 8  # from the panel", "y = x * 10", "print(x + 1)  # mine"])
+    page.locator(".jp-nbagent-assistant", has_text="Edited.").wait_for()
+    first_request = json.dumps(model_server.model_requests()[-3].body)
+    assert f"active notebook: {name}" in first_request and f"active cell: {ids[1]}" in first_request
+    no_dialog(page, shot, mode)
     chip.locator("button").click()
     chip.wait_for(state="detached")

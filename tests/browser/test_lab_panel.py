@@ -94,6 +94,21 @@ def test_prompt_streams_an_answer_with_tools_todos_and_an_approval(page, lab, mo
     model_server.assert_complete()
 
 
+def test_undo_and_redo_from_the_panel(page, lab, shot):
+    notes = lab.root / "notes.txt"
+    bar = page.locator(f"{PANEL} .jp-nbagent-checkpoint").last
+    bar.wait_for()
+    assert "1 file changed: notes.txt" in bar.inner_text()
+    bar.locator(".jp-nbagent-undo").click()
+    bar.locator(".jp-nbagent-redo").wait_for()  # the server's checkpoint event reached the panel
+    assert notes.read_text() == "colour = red\n"
+    assert "undone" in bar.inner_text()
+    shot("05b-undone")
+    bar.locator(".jp-nbagent-redo").click()
+    bar.locator(".jp-nbagent-undo").wait_for()
+    assert notes.read_text() == "colour = blue\n"
+
+
 def test_at_opens_a_keyboard_picker_that_inserts_the_path(page, lab, shot):
     for name in ("src/analysis.py", "src/plots.py", "data/raw.csv"):
         (lab.root / name).parent.mkdir(parents=True, exist_ok=True)

@@ -14,5 +14,5 @@ def lab_args():
     return ["--expose-app-in-browser", "--YDocExtension.disable_rtc=True"]
 
 
-def test_agent_edits_show_at_once_and_save_cleanly(page, lab, shot):
-    run_live_flow(page, lab, shot, "no-rtc")
+def test_agent_edits_show_at_once_and_save_cleanly(page, lab, shot, model_server):
+    run_live_flow(page, lab, shot, "no-rtc", model_server)

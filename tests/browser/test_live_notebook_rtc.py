@@ -14,5 +14,5 @@ def lab_args():
     return ["--expose-app-in-browser", "--YDocExtension.document_save_delay=0.2"]
 
 
-def test_agent_edits_show_at_once_and_save_cleanly(page, lab, shot):
-    run_live_flow(page, lab, shot, "rtc")
+def test_agent_edits_show_at_once_and_save_cleanly(page, lab, shot, model_server):
+    run_live_flow(page, lab, shot, "rtc", model_server)

@@ -106,3 +106,28 @@ def test_resume_reports_files_changed_since_the_last_checkpoint(project, agent_o
     result = resumed.run("go on")
     diverged = [e for e in result.events if isinstance(e, ev.Checkpoint) and e.action == "diverged"]
     assert diverged and diverged[0].files == ["made/new.py"]
+
+
+def test_the_terminal_shows_the_files_a_turn_changed_with_escapes_shown_not_run():
+    from nbagent.terminal import TerminalRenderer
+
+    shown = TerminalRenderer().render(ev.Checkpoint(action="taken", turn=2, files=["a.py", "evil\x1b[2J.txt"]))
+    assert "files changed: a.py, evil" in shown.activity and "\x1b[2J" not in shown.activity
+    assert "nbagent undo" in shown.activity
+
+
+def test_purge_removes_the_journal_and_checkpoints_with_the_sessions(project, agent_on):
+    import time
+
+    agent = agent_on(edits(), "Done.")
+    agent.run("edit")
+    session_id = agent.session_id
+    agent.close()
+    journal = project / ".nbagent" / "journal" / f"{session_id}.jsonl"
+    assert journal.exists() and git(project, "for-each-ref", "refs/nbagent/")
+    time.sleep(0.01)
+    with SessionStore(project) as store:
+        assert store.purge(days=0.001 / 86_400) >= 1
+    assert not journal.exists()
+    assert git(project, "for-each-ref", "refs/nbagent/") == ""
+    assert not (project / ".nbagent" / "checkpoints" / "sessions" / f"{session_id}.json").exists()

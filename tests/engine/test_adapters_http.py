@@ -32,7 +32,8 @@ def agent_for(server, tmp_path):
 
         kwargs.setdefault("max_retries", 2)
         kwargs.setdefault("retry_base_delay", 0.01)
-        agent = Agent(workspace=tmp_path, model="scripted-model", base_url=server.url, api_key="sk-test",
+        kwargs.setdefault("model", "scripted-model")
+        agent = Agent(workspace=tmp_path, base_url=server.url, api_key="sk-test",
                       api=api, **kwargs)
         made.append(agent)
         return agent
@@ -94,6 +95,19 @@ def test_responses_reasoning_items_are_sent_back(agent_for, server, tmp_path):
     assert reasoning and reasoning[0].get("encrypted_content")
     call_index = next(i for i, item in enumerate(second) if item.get("type") == "function_call")
     assert second.index(reasoning[0]) < call_index
+
+
+def test_responses_reasoning_items_are_dropped_for_another_model(agent_for, server, tmp_path):
+    (tmp_path / "x.txt").write_text("x\n")
+    server.enqueue(Reply(reasoning="I should read it.", tool_calls=[Call("read_file", {"path": "x.txt"})]),
+                   "done", "other")
+    first = agent_for("responses", approval="auto")
+    first.run("read")
+    first.close()
+    agent_for("responses", model="another-model", session=first.session_id).run("again")
+    sent = server.model_requests("responses")[-1].body["input"]
+    assert [i for i in sent if i.get("type") == "reasoning"] == []
+    assert any(i.get("type") == "function_call" for i in sent)  # the calls and results stay
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -79,7 +79,7 @@ def test_slash_commands(shell, make_agent):
     assert "no context notes" in run(shell, "%agent /notes")[1]
     assert "no background tasks" in run(shell, "%agent /tasks")[1]
     assert "nothing to undo" in run(shell, "%agent /undo")[1]
-    assert "not available yet" in run(shell, "%agent /context")[1]
+    assert "kernel" in run(shell, "%agent /context")[0].result["name"].tolist()  # attached by default
     assert "cleared" in run(shell, "%agent /clear")[1] and agent.session_id == first
     result, _ = run(shell, "%agent /frobnicate")
     assert "unknown command /frobnicate" in str(result.error_in_exec)

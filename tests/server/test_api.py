@@ -104,3 +104,21 @@ async def test_settings_get_put_and_validation(api, jp_fetch):
             await jp_fetch("nbagent", "api", "settings", method="PUT", body=raw)
         assert err.value.code == 400, raw
     assert (await api("GET", "settings"))["approval"] == "auto", "a refused change changes nothing"
+
+
+async def test_memory_rows_search_and_forget_by_id(api, jp_root_dir, monkeypatch):
+    monkeypatch.setenv("NBAGENT_MEMORY_EMBEDDINGS", "off")
+    with SessionStore(jp_root_dir) as store:
+        memory = ProjectMemory(store.db)
+        memory.remember("decision", "Deploys go out from the release branch.", tags=("deploy",))
+        memory.remember("fact", "The <b>data</b> lives in data/raw")
+    rows = (await api("GET", "memory"))["rows"]
+    assert {r["category"] for r in rows} == {"decision", "fact"} and any(r["tags"] == "deploy" for r in rows)
+    hits = (await api("GET", "memory", "search", params={"q": "release branch deploys"}))["hits"]
+    assert hits[0]["category"] == "decision" and hits[0]["score"] > 1 and "decision 0.10" in hits[0]["why"]
+    removed = (await api("POST", "memory", "forget", body={"id": hits[0]["id"]}))["removed"]
+    assert [r["text"] for r in removed] == ["Deploys go out from the release branch."]
+    assert [r["text"] for r in (await api("GET", "memory"))["rows"]] == ["The <b>data</b> lives in data/raw"]
+    with pytest.raises(HTTPClientError) as info:
+        await api("GET", "memory", "search", params={"q": " "})
+    assert info.value.code == 400

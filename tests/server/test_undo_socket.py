@@ -14,6 +14,7 @@ async def test_undo_and_redo_over_the_socket(api, connect, model, jp_root_dir):
     client = await connect(sid)
     await client.next()
     await client.send(type="prompt", text="Make it blue")
+    await client.until("approval_request")
     await client.send(type="approval", call_id="call_edit", decision="approve")
     taken = await client.until("checkpoint")
     assert taken["action"] == "taken" and taken["files"] == ["notes.txt"] and taken["undo_turn"] == 1

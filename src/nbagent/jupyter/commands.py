@@ -7,12 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .context_command import context_command
 from .keeper import AgentKeeper, KeeperError
 from .widgets.format import TODO_MARKS, counts_line_for
-
-NOT_YET = {
-    "context": "/context is not available yet: attached context sources have not landed.",
-}
 
 HELP = """Slash commands (also as %agent /name):
   /help              this list
@@ -21,24 +18,24 @@ HELP = """Slash commands (also as %agent /name):
   /resume ID         continue session ID (or a unique prefix)
   /fork              continue in a copy of this session
   /todos             the session's task list
-  /memory            the project memory entries
+  /memory            the project memory entries (/memory search Q, /memory forget ID, /memory status)
+  /instructions      the instruction files in the system prompt, in order, with their sizes
+  /map               the repo map in the system prompt
   /notes             context notes this notebook's agent received
+  /context           attached context sources (list, attach, mute, unmute, remove: /context help)
   /compact           replace the transcript by a model-written summary
   /tools             the tools the agent may use
+  /mcp [start]       MCP servers, their status and tools (start: start the enabled ones now)
   /model [NAME]      show or change the model
   /tasks             background tasks (commands handed over by bash)
   /undo [force]      put back the files the last turn changed (force: even if changed since)
   /redo [force]      re-apply the turn the last /undo reverted
   /checkpoints       this session's checkpoints (a DataFrame)
-  /clear             clear the live views (the session stays)
-  /context           not available yet"""
-
+  /clear             clear the live views (the session stays)"""
 
 def run_command(keeper: AgentKeeper, line: str, clear_views: Callable[[], int]) -> Any:
     name, _, arg = line.strip().lstrip("/").partition(" ")
     name, arg = name.lower(), arg.strip()
-    if name in NOT_YET:
-        return NOT_YET[name]
     handler = COMMANDS.get(name)
     if handler is None:
         raise KeeperError(f"unknown command /{name}; /help lists them")
@@ -86,14 +83,45 @@ def _todos(keeper, arg):
 
 
 def _memory(keeper, arg):
-    memory = keeper.get().runtime.state.memory
+    agent = keeper.get()
+    memory = agent.runtime.state.memory
     if memory is None:
         return "project memory is off (--no-memory)"
+    action, _, rest = arg.partition(" ")
+    if action in ("search", "forget", "status", "list"):
+        return _memory_action(agent.runtime.knowledge.memory_handle(), action, rest.strip())
     entries = memory.entries()
     if not entries:
         return "project memory is empty"
     return "\n".join([f"project memory ({len(entries)} entries):"]
                      + [f"  [{e.kind}] {e.text}  (used {e.hits}×)" for e in entries])
+
+
+def _memory_action(handle, action: str, rest: str) -> Any:
+    if action == "list":
+        return handle.list()
+    if action == "status":
+        return handle.status()
+    if not rest:
+        raise KeeperError(f"/memory {action} needs {'a query' if action == 'search' else 'an id or text'}")
+    if action == "search":
+        return handle.search(rest)
+    removed = handle.forget(rest)
+    return removed if not removed.empty else f"no memory entry matched {rest!r}; nothing removed"
+
+
+def _instructions(keeper, arg):
+    files = keeper.get().instruction_files()
+    if not files:
+        return "no instruction files (AGENTS.md, CLAUDE.md, NBAGENT.md, .nbagent/rules/*.md, or the global one)"
+    lines = [f"instruction files, in prompt order ({sum(f.included for f in files):,} characters in the prompt):"]
+    lines += [f"  {f.source}  {f.size:,} bytes" + ("" if f.included >= f.size else f", {f.included:,} characters kept")
+              for f in files]
+    return "\n".join(lines)
+
+
+def _map(keeper, arg):
+    return keeper.get().repo_map() or "the repo map is empty (no source files, or repo_map is off)"
 
 
 def _notes(keeper, arg):
@@ -117,6 +145,19 @@ def _tools(keeper, arg):
         flags = "read-only" if tool.read_only else ("asks" if tool.asks else "runs")
         lines.append(f"  {tool.name:<16} {flags}")
     return "\n".join(lines)
+
+
+def _mcp(keeper, arg):
+    from ..cli_mcp import format_status
+
+    if arg not in ("", "start"):
+        raise KeeperError("/mcp takes no argument, or \"start\" to start the enabled servers now")
+    if arg == "start":
+        keeper._ensure_idle()
+    rows = keeper.get().mcp_status(start=arg == "start")
+    if not rows:
+        return "no MCP servers configured (see docs/mcp.md)"
+    return "MCP servers:\n" + format_status(rows)
 
 
 def _model(keeper, arg):
@@ -165,7 +206,7 @@ def _tasks(keeper, arg):
 
 COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
     "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
-    "memory": _memory, "notes": _notes, "compact": _compact, "tools": _tools, "model": _model,
-    "tasks": _tasks, "undo": _undo, "redo": _redo, "checkpoints": _checkpoints,
+    "memory": _memory, "instructions": _instructions, "map": _map, "notes": _notes, "compact": _compact, "tools": _tools, "mcp": _mcp, "model": _model,
+    "tasks": _tasks, "undo": _undo, "redo": _redo, "checkpoints": _checkpoints, "context": context_command,
     "clear": lambda keeper, arg: None,
 }

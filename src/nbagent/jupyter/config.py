@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, CaselessStrEnum, Float, Int, List, Unicode
+from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, List, Unicode
 from traitlets.config import Configurable
 
 from ..config import APIS, APPROVAL_MODES
@@ -40,6 +40,9 @@ class NbAgent(Configurable):
                             help="The offline model: auto (when no endpoint is configured), on or off.")
     persist = Bool(None, allow_none=True, config=True, help="Store sessions in the workspace database.")
     extra_instructions = Unicode(None, allow_none=True, config=True, help="Appended to the system prompt.")
+    mcp_servers = Dict(None, allow_none=True, config=True,
+                       help='MCP servers: {"mcpServers": {name: {"command", "args", "env", "cwd"} | '
+                            '{"url", "headers"}}}, added to the user\'s and the workspace\'s mcp.json.')
     view = CaselessStrEnum(VIEW_MODES, default_value=None, allow_none=True, config=True,
                            help="auto (widgets when a widget frontend is connected), widgets or text. "
                                 "Env: NBAGENT_VIEW.")
@@ -49,7 +52,8 @@ class NbAgent(Configurable):
                            "shell waits, having no buttons). --wait always waits.")
 
     AGENT_FIELDS = ("model", "base_url", "api_key", "api", "toolsets", "approval", "max_steps", "memory",
-                    "workspace", "temperature", "reasoning_effort", "local", "persist", "extra_instructions")
+                    "workspace", "temperature", "reasoning_effort", "local", "persist", "extra_instructions",
+                    "mcp_servers")
 
     def agent_settings(self) -> dict[str, Any]:
         """The AgentConfig fields set through traitlets (unset ones are left out)."""

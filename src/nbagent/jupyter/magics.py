@@ -22,6 +22,7 @@ from .commands import run_command
 from .frontend import use_widgets
 from .hub import hub_for
 from .keeper import AgentKeeper, KeeperError
+from .kernel_context import KernelHistory
 from .notebook_path import own_context
 from .options import split_options
 from ..terminal import TerminalRenderer
@@ -33,6 +34,7 @@ class AgentMagics(Magics):
     def __init__(self, shell):
         super().__init__(shell)
         self.keeper = AgentKeeper(shell)
+        self.history = KernelHistory(shell, self.keeper)
         self._views: "weakref.WeakSet" = weakref.WeakSet()
         self.last_view = None
         self._awaiting = False
@@ -130,6 +132,7 @@ class AgentMagics(Magics):
     # ----- running a prompt ------------------------------------------------------------------
     def _run(self, prompt: str, wait: bool):
         agent = self.keeper.get()
+        self._sync_history(agent)
         turn_id = short_id("turn_")
         sent = with_context(prompt, own_context(self.shell, self.keeper.place, agent.config.workspace))
         if use_widgets(self.keeper.view_mode(), self.shell):
@@ -144,6 +147,13 @@ class AgentMagics(Magics):
         if wait:
             self._wait(agent, future, view, inbox)
         return None
+
+    def _sync_history(self, agent) -> None:
+        """The kernel's history goes with the prompt (attached by default; /context remove kernel declines it)."""
+        try:
+            self.history.sync(agent)
+        except Exception as exc:  # the prompt matters more than its context
+            print(f"[kernel history not attached: {exc}]")
 
     def _show_view(self, agent, prompt: str, turn_id: str):
         from IPython.display import display
@@ -256,9 +266,13 @@ def _usage(magic) -> str:
 
 
 def load_ipython_extension(ipython) -> None:
-    """``%load_ext nbagent``: register %agent and %%agent."""
+    """``%load_ext nbagent``: register %agent and %%agent, and warm the first turn in the background."""
+    from ..warmup import start
+
+    start()
     magics = AgentMagics(ipython)
     ipython.register_magics(magics)
+    magics.history.register()
     ipython.push({AWAIT_NAME: magics.agent_awaiting}, interactive=False)
     if rewrite_agent_lines not in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.append(rewrite_agent_lines)
@@ -309,6 +323,7 @@ def unload_ipython_extension(ipython) -> None:
     """``%unload_ext nbagent``: close the agent and remove the magics."""
     magics = ipython.magics_manager.registry.pop("AgentMagics", None)
     if magics is not None:
+        magics.history.unregister()
         magics.keeper.close()
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("agent", None)

@@ -422,8 +422,8 @@ class MemoryIndex:
         keyword = self.keyword_scores(query) if mode != "cosine" else {}
         cosines: dict[int, tuple[float, float]] = {}
         matrix = position = None
-        if query_vector is not None and self.embedder is not None and mode != "keyword":
-            anchors = self.anchors()
+        anchors = self.anchors() if query_vector is not None and mode != "keyword" else None
+        if query_vector is not None and anchors is not None:
             ids, matrix, position = self._vectors()
             if len(ids):
                 raw = matrix @ query_vector

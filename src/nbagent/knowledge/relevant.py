@@ -57,7 +57,7 @@ class RelevantMemory:
         self._indexes = indexes
         self.k = k
         self._vectors: dict[str, concurrent.futures.Future] = {}
-        self._last: tuple[int, ...] | None = None
+        self._last: tuple[tuple[str, int], ...] | None = None
         self._counted = False
         self.last_hits: list[Hit] = []
 

@@ -17,9 +17,12 @@ import os
 import posixpath
 import re
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from ..store.db import workspace_db_path
 from ..walker import list_files
@@ -31,7 +34,8 @@ MAX_FILES = 60
 MAX_FILE_BYTES = 512_000
 """Bigger files are listed without symbols (generated or vendored code, most likely)."""
 CACHE_NAME = "repomap.json"
-CACHE_VERSION = 2
+LISTING_TTL = 60.0
+CACHE_VERSION = 4
 HEADER = "Repository map (most imported files first; symbols with signatures):"
 
 LANGUAGES = {
@@ -231,35 +235,45 @@ class RepoMap:
         self._cache: dict[str, Any] | None = None
         self._lock = threading.Lock()
         self.last_stats: dict[str, int] = {}
+        self._relisted = False
 
     def _load_cache(self) -> dict[str, Any]:
         if self._cache is None:
+            cache: dict[str, Any] = {}
             try:
-                data = json.loads(self.cache_path.read_text(encoding="utf-8"))
-                self._cache = data if data.get("version") == CACHE_VERSION else {}
-            except (OSError, ValueError, AttributeError):
-                self._cache = {}
-            self._cache.setdefault("version", CACHE_VERSION)
-            self._cache.setdefault("files", {})
+                data = orjson.loads(self.cache_path.read_bytes())
+                if isinstance(data, dict) and data.get("version") == CACHE_VERSION:
+                    cache = data
+            except (OSError, ValueError, AttributeError, orjson.JSONDecodeError):
+                pass
+            cache.setdefault("version", CACHE_VERSION)
+            cache.setdefault("files", {})
+            self._cache = cache
         return self._cache
 
     def infos(self) -> list[FileInfo]:
         """Every listed file's symbols and imports, from the cache where its mtime and size match."""
-        files = [f for f in list_files(self.root) if Path(f).suffix in LANGUAGES]
-        cache = self._load_cache()["files"]
+        infos, _ = self._scan()
+        return infos
+
+    def _scan(self) -> tuple[list[FileInfo], bool]:
+        """(infos, whether anything changed since the cache was written)."""
+        data = self._load_cache()
+        files = self._listing(data)
+        cache = data["files"]
         fresh: dict[str, Any] = {}
         infos, parsed = [], 0
+        base = str(self.root) + os.sep
         for rel in files:
-            path = self.root / rel
             try:
-                info = os.stat(path)
+                info = os.stat(base + rel)
             except OSError:
                 continue
             key = [info.st_mtime_ns, info.st_size]
             entry = cache.get(rel)
             if entry is None or entry[0] != key:
                 try:
-                    analysed = analyse(path, rel)
+                    analysed = analyse(Path(base + rel), rel)
                 except OSError:
                     continue
                 entry = [key, analysed.symbols, analysed.imports]
@@ -267,34 +281,80 @@ class RepoMap:
             fresh[rel] = entry
             infos.append(FileInfo(rel, entry[1], entry[2]))
         self.last_stats = {"files": len(infos), "parsed": parsed}
-        if parsed or len(fresh) != len(cache):
-            self._save({"version": CACHE_VERSION, "files": fresh})
-        return infos
+        changed = bool(parsed) or len(fresh) != len(cache)
+        if changed or self._relisted:
+            self._save({**data, "version": CACHE_VERSION, "files": fresh, "listing": data.get("listing")})
+        return infos, changed
+
+    def _listing(self, data: dict[str, Any]) -> list[str]:
+        """The mappable files the ignore rules show; the last walk is reused while no directory changed.
+
+        Reused for at most LISTING_TTL seconds: a file added to a directory that had no listed file
+        is not seen through the directory times, only by the next walk.
+        """
+        cached = data.get("listing")
+        self._relisted = False
+        if cached and time.time() - cached["at"] < LISTING_TTL and _dir_signature(self.root, cached["dirs"]) == cached["sig"]:
+            return cached["files"]
+        workspace_db_path(self.root)  # .nbagent/ made first: making it later would change the root's time
+        # Plain strings, not Path objects: at 2,000 files pathlib's parsing was most of a warm build.
+        every = list_files(self.root)
+        files = [f for f in every if os.path.splitext(f)[1] in LANGUAGES]
+        dirs = sorted({posixpath.dirname(f) for f in every} | {""})
+        self._relisted = True
+        data["listing"] = {"at": time.time(), "dirs": dirs, "sig": _dir_signature(self.root, dirs), "files": files}
+        return files
 
     def _save(self, data: dict[str, Any]) -> None:
         self._cache = data
         try:
             workspace_db_path(self.root)  # makes .nbagent/ with its .gitignore of "*"
             tmp = self.cache_path.with_name(CACHE_NAME + f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+            tmp.write_bytes(orjson.dumps(data))
             os.replace(tmp, self.cache_path)
         except OSError as exc:
             log.debug("repo map cache not saved: %s", exc)
 
     def ranked(self) -> list[FileInfo]:
         """Files by how many others import them, then by symbol count, then by path."""
-        infos = self.infos()
-        names = {i.path for i in infos}
-        modules = _module_index(sorted(names))
-        imported: dict[str, int] = {}
-        for info in infos:
-            for target in resolve_imports(info, modules, names):
-                imported[target] = imported.get(target, 0) + 1
-        return sorted(infos, key=lambda i: (-imported.get(i.path, 0), -len(i.symbols), i.path))
+        return rank(self.infos())
 
     def block(self) -> str:
+        """The rendered map; unchanged files since the last build return the cached text at once."""
         with self._lock:
-            return render(self.ranked(), self.budget, self.max_files)
+            infos, changed = self._scan()
+            data = self._load_cache()
+            settings = [self.budget, self.max_files]
+            if not changed and data.get("block") is not None and data.get("settings") == settings:
+                return data["block"]
+            text = render(rank(infos), self.budget, self.max_files)
+            self._save({**self._load_cache(), "block": text, "settings": settings})
+            return text
+
+
+def _dir_signature(root: Path, dirs: list[str]) -> list[int]:
+    """Modification times of the directories and their .gitignore files (0 when missing)."""
+    base = str(root)
+    sig = []
+    for rel in dirs:
+        directory = base + ("/" + rel if rel else "")
+        for path in (directory, directory + "/.gitignore"):
+            try:
+                sig.append(os.stat(path).st_mtime_ns)
+            except OSError:
+                sig.append(0)
+    return sig
+
+
+def rank(infos: list[FileInfo]) -> list[FileInfo]:
+    """Files by how many others import them, then by symbol count, then by path."""
+    names = {i.path for i in infos}
+    modules = _module_index(sorted(names))
+    imported: dict[str, int] = {}
+    for info in infos:
+        for target in resolve_imports(info, modules, names):
+            imported[target] = imported.get(target, 0) + 1
+    return sorted(infos, key=lambda i: (-imported.get(i.path, 0), -len(i.symbols), i.path))
 
 
 def render(infos: list[FileInfo], budget: int = BUDGET_CHARS, max_files: int = MAX_FILES) -> str:

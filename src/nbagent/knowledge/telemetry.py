@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import events as ev
-from ..store.db import workspace_db_path
+from ..statedir import state_dir
 
 FILE_NAME = "traces.jsonl"
 MAX_LINES = 1_000
@@ -103,8 +103,10 @@ class TraceRecorder:
     def write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock:
-            if not self.path.parent.is_dir():
-                workspace_db_path(self.path.parent.parent)  # makes .nbagent/ with its .gitignore of "*"
+            try:  # makes .nbagent/ with its .gitignore of "*"; refuses one that is a link or a file
+                state_dir(self.path.parent.parent)
+            except OSError:
+                return  # a read-only workspace or a planted link: no trace rather than a write through it
             self._rotate_if_full()
             # O_NOFOLLOW: a symlink planted at the path must not redirect our writes.
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)

@@ -155,6 +155,12 @@ class TurnKnowledge:
         except TypeError:  # the event's fields differ: report the entries only
             self.emit(injected(entries=[h.to_dict() for h in hits], turn_id=turn_id))
 
+    def memory_handle(self):
+        """The memory scopes of this agent as a MemoryHandle (DataFrames for people)."""
+        from .memory_api import MemoryHandle
+
+        return MemoryHandle(self.memory_indexes())
+
     def instruction_files(self) -> list[InstructionFile]:
         return self.instructions.files()
 

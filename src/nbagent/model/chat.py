@@ -4,7 +4,10 @@ Tool calls are assembled by index: id and name are taken from the first
 delta that carries them and only ``arguments`` is appended afterwards.
 llama.cpp's server repeats id and name in every delta, which breaks naive
 assembly (the SDK's own stream helper included). ``reasoning_content`` /
-``reasoning`` deltas are read when a server sends them.
+``reasoning`` deltas are read when a server sends them, and ``content`` may be a
+list of typed parts (nbagent.model.parts). Fields the SDK does not know, on the
+message and on each tool call, are kept and sent back to the same provider and
+model (nbagent.model.provider_data).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from .base import (
     ModelChunk, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
 )
 from .openai_common import guarded, make_client, split_heavy, tool_param, with_retries
+from .parts import split_content
+from .provider_data import attach, call_fields, merge_delta, message_fields, origin_of
 
 _fallback_ids = itertools.count(1)
 
@@ -36,6 +41,11 @@ class ChatModel:
 
     def set_name(self, name: str) -> None:
         self.name = name
+        self._wire_cache = {}  # provider fields are sent back to their own model only
+
+    @property
+    def origin(self) -> str:
+        return origin_of(self.base_url, self.name)
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -49,10 +59,10 @@ class ChatModel:
         sdk_stream = await with_retries(lambda: self.client.chat.completions.create(**params),
                                         config=self.config, model=self.name)
         if not request.stream:
-            async for chunk in _from_completion(sdk_stream):
+            async for chunk in _from_completion(sdk_stream, self.origin):
                 yield chunk
             return
-        assembler = _Assembler()
+        assembler = _Assembler(self.origin)
         async with contextlib.aclosing(guarded(sdk_stream, self.name, self.base_url)) as chunks:
             async for chunk in chunks:
                 for out in assembler.feed(chunk):
@@ -78,25 +88,26 @@ class ChatModel:
         out = [{"role": "system", "content": request.system}] if request.system else []
         # Converted messages are reused across steps; the cache keeps only this request's
         # messages, so pruned copies made on earlier steps do not pile up.
-        old, cache = self._wire_cache, {}
+        old, cache, origin = self._wire_cache, {}, self.origin
         for m in request.messages:
             hit = old.get(id(m))
             if hit is None or hit[0] is not m:
-                hit = (m, to_chat_message(m))
+                hit = (m, to_chat_message(m, origin))
             cache[id(m)] = hit
             out.append(hit[1])
         self._wire_cache = cache
         return out
 
 
-def to_chat_message(m: dict[str, Any]) -> dict[str, Any]:
+def to_chat_message(m: dict[str, Any], origin: str = "") -> dict[str, Any]:
+    """A stored message as Chat Completions wants it; provider fields go back only to ``origin``."""
     role = m["role"]
     if role == "tool":
         return {"role": "tool", "tool_call_id": m["tool_call_id"], "content": m.get("content") or ""}
     if role == "assistant":
-        out: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
+        out: dict[str, Any] = {**message_fields(m, origin), "role": "assistant", "content": m.get("content") or None}
         if m.get("tool_calls"):
-            out["tool_calls"] = [{"id": c["id"], "type": "function",
+            out["tool_calls"] = [{**call_fields(m, origin, c["id"]), "id": c["id"], "type": "function",
                                   "function": {"name": c["name"], "arguments": c.get("arguments") or "{}"}}
                                  for c in m["tool_calls"]]
         elif out["content"] is None:
@@ -114,11 +125,15 @@ def _tool_choice(choice: Any) -> Any:
 class _Assembler:
     """Builds the assistant message from chunks while passing deltas on."""
 
-    def __init__(self):
+    def __init__(self, origin: str = ""):
+        self.origin = origin
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.args: dict[int, list[str]] = {}
+        self.extra: dict[str, Any] = {}
+        """The message's fields the SDK does not know, merged over the deltas."""
+        self.call_extra: dict[int, dict[str, Any]] = {}
         self.usage: UsageInfo | None = None
         self.finish_reason = "stop"
 
@@ -137,13 +152,16 @@ class _Assembler:
 
     def _delta(self, delta, out: list[ModelChunk]) -> None:
         extra = delta.model_extra or {}
+        merge_delta(self.extra, extra)
         reasoning = extra.get("reasoning_content") or extra.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
-            self.reasoning.append(reasoning)
-            out.append(ReasoningChunk(reasoning))
-        if delta.content:
-            self.text.append(delta.content)
-            out.append(TextChunk(delta.content))
+        text, part_reasoning = split_content(delta.content)
+        for piece in (reasoning if isinstance(reasoning, str) else "", part_reasoning):
+            if piece:
+                self.reasoning.append(piece)
+                out.append(ReasoningChunk(piece))
+        if text:
+            self.text.append(text)
+            out.append(TextChunk(text))
         for tc in delta.tool_calls or ():
             self._tool_delta(tc, out)
 
@@ -156,6 +174,8 @@ class _Assembler:
             self.args[index] = []
         if not call["id"] and tc.id:
             call["id"] = tc.id
+        if tc.model_extra:
+            merge_delta(self.call_extra.setdefault(index, {}), tc.model_extra)
         if not call["name"] and fn is not None and fn.name:
             call["name"] = fn.name
             call["id"] = call["id"] or f"call_{next(_fallback_ids):06d}"
@@ -177,33 +197,39 @@ class _Assembler:
             calls.append(call)
         if calls:
             message["tool_calls"] = calls
+        attach(message, self.origin, self.extra,
+               {self.calls[i]["id"]: extra for i, extra in self.call_extra.items() if i in self.calls})
         out.append(ResponseDone(message=message, finish_reason=self.finish_reason))
         return out
 
 
-async def _from_completion(completion) -> AsyncIterator[ModelChunk]:
+async def _from_completion(completion, origin: str = "") -> AsyncIterator[ModelChunk]:
     """A non-streamed completion as the same chunks (llama.cpp needs this for auto tool choice)."""
     choice = completion.choices[0]
     msg = choice.message
-    extra = msg.model_extra or {}
-    reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+    extra = dict(msg.model_extra or {})
+    text, part_reasoning = split_content(msg.content)
+    given = extra.get("reasoning_content") or extra.get("reasoning")
+    reasoning = (given if isinstance(given, str) else "") + part_reasoning
     if reasoning:
         yield ReasoningChunk(reasoning)
-    if msg.content:
-        yield TextChunk(msg.content)
-    calls = []
+    if text:
+        yield TextChunk(text)
+    calls, call_extra = [], {}
     for index, tc in enumerate(msg.tool_calls or ()):
         call = {"id": tc.id or f"call_{next(_fallback_ids):06d}", "name": tc.function.name,
                 "arguments": tc.function.arguments or ""}
         calls.append(call)
+        call_extra[call["id"]] = dict(tc.model_extra or {})
         yield ToolCallBegin(index=index, call_id=call["id"], name=call["name"])
         yield ToolCallArgs(index=index, text=call["arguments"])
     if completion.usage:
         yield UsageInfo(input_tokens=completion.usage.prompt_tokens or 0,
                         output_tokens=completion.usage.completion_tokens or 0)
-    message: dict[str, Any] = {"role": "assistant", "content": msg.content or ""}
+    message: dict[str, Any] = {"role": "assistant", "content": text}
     if reasoning:
         message["reasoning"] = reasoning
     if calls:
         message["tool_calls"] = calls
+    attach(message, origin, extra, call_extra)
     yield ResponseDone(message=message, finish_reason=choice.finish_reason or "stop")

@@ -15,6 +15,7 @@ from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable
 import openai
 
 from ..errors import ModelError
+from ..redaction import public_url
 
 RETRYABLE = {"rate_limit", "server", "connection"}
 _CONTEXT = re.compile(r"context (length|window)|maximum context|too many tokens|context_length", re.I)
@@ -30,7 +31,7 @@ def make_client(config) -> openai.AsyncOpenAI:
 
 def to_model_error(exc: BaseException, model: str, base_url: str | None) -> ModelError:
     """A clear, actionable message for each way a request fails."""
-    where = base_url or "the OpenAI API"
+    where = public_url(base_url) or "the OpenAI API"
     if isinstance(exc, ModelError):
         return exc
     if isinstance(exc, openai.APITimeoutError):

@@ -16,6 +16,7 @@ from .base import (
     ModelChunk, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
 )
 from .openai_common import guarded, make_client, split_heavy, with_retries
+from .provider_data import mark_origin, origin_of, same_origin
 
 
 class ResponsesModel:
@@ -37,7 +38,7 @@ class ResponsesModel:
         params = split_heavy(self._params(request))
         sdk_stream = await with_retries(lambda: self.client.responses.create(**params),
                                         config=self.config, model=self.name)
-        state = _ResponseState()
+        state = _ResponseState(origin_of(self.base_url, self.name))
         async with contextlib.aclosing(guarded(sdk_stream, self.name, self.base_url)) as events:
             async for event in events:
                 for out in state.feed(event):
@@ -49,7 +50,7 @@ class ResponsesModel:
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
-            "model": self.name, "input": to_input_items(request.messages), "stream": True, "store": False,
+            "model": self.name, "input": to_input_items(request.messages, origin_of(self.base_url, self.name)), "stream": True, "store": False,
             "include": ["reasoning.encrypted_content"],
         }
         if request.system:
@@ -70,7 +71,7 @@ class ResponsesModel:
         return params
 
 
-def to_input_items(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def to_input_items(messages: list[dict[str, Any]], origin: str = "") -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for m in messages:
         role = m["role"]
@@ -78,14 +79,15 @@ def to_input_items(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             items.append({"type": "function_call_output", "call_id": m["tool_call_id"],
                           "output": m.get("content") or ""})
         elif role == "assistant":
-            items.extend(_assistant_items(m))
+            items.extend(_assistant_items(m, origin))
         else:
             items.append({"role": role, "content": m.get("content") or ""})
     return items
 
 
-def _assistant_items(m: dict[str, Any]) -> list[dict[str, Any]]:
-    items = [dict(r) for r in m.get("reasoning_items") or ()]
+def _assistant_items(m: dict[str, Any], origin: str = "") -> list[dict[str, Any]]:
+    # Encrypted reasoning is only understood by the model that wrote it: dropped for another one.
+    items = [dict(r) for r in m.get("reasoning_items") or ()] if same_origin(m, origin) else []
     if m.get("content"):
         items.append({"type": "message", "role": "assistant",
                       "content": [{"type": "output_text", "text": m["content"]}]})
@@ -101,7 +103,8 @@ def _assistant_items(m: dict[str, Any]) -> list[dict[str, Any]]:
 class _ResponseState:
     """Turns Responses stream events into chunks and assembles the assistant message."""
 
-    def __init__(self):
+    def __init__(self, origin: str = ""):
+        self.origin = origin
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.reasoning_items: list[dict[str, Any]] = []
@@ -165,6 +168,7 @@ class _ResponseState:
             message["reasoning"] = "".join(self.reasoning)
         if self.reasoning_items:
             message["reasoning_items"] = self.reasoning_items
+            mark_origin(message, self.origin)
         if self.calls:
             message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
         out: list[ModelChunk] = [self.usage] if self.usage else []

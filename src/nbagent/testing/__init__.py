@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .replies import BreakStream, Call, Fail, Reply, Slow, Stall, call, calls, context_overflow, text
+from .replies import BreakStream, Call, Fail, Recorded, Reply, Slow, Stall, call, calls, context_overflow, text
 from .scripted import ScriptedModel
 
-__all__ = ["BreakStream", "Call", "Fail", "Reply", "ScriptedModel", "ScriptedServer", "Slow", "Stall", "call",
+__all__ = ["BreakStream", "Call", "Fail", "Recorded", "Reply", "ScriptedModel", "ScriptedServer", "Slow", "Stall", "call",
            "calls", "context_overflow", "text"]
 
 

@@ -90,7 +90,33 @@ class Slow:
     reply: Reply = field(default_factory=lambda: Reply(text="A slow answer, streamed bit by bit."))
 
 
-Scripted = Reply | Fail | BreakStream | Stall | Slow
+@dataclass
+class Recorded:
+    """A response body recorded from a real provider, served byte for byte (HTTP server only).
+
+    ``body`` is the raw SSE stream (``stream=True``) or JSON object. ``cuts`` are byte offsets
+    where the body is split into separate writes, as a network splits it: anywhere, inside an SSE
+    line or a multi-byte UTF-8 character too. ``Recorded.from_file(path)`` reads a recording.
+    """
+
+    body: bytes
+    cuts: tuple[int, ...] = ()
+    stream: bool = True
+
+    @classmethod
+    def from_file(cls, path: Any, cuts: tuple[int, ...] = ()) -> "Recorded":
+        from pathlib import Path
+
+        path = Path(path)
+        return cls(path.read_bytes(), tuple(cuts), stream=path.suffix != ".json")
+
+    def pieces(self) -> list[bytes]:
+        """The body split at ``cuts`` (each offset within the body, in order)."""
+        bounds = [0, *sorted(c for c in self.cuts if 0 < c < len(self.body)), len(self.body)]
+        return [self.body[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+Scripted = Reply | Fail | BreakStream | Stall | Slow | Recorded
 """Anything a scripted double can be told to do next."""
 
 
@@ -122,8 +148,8 @@ def as_scripted(item: Scripted | str) -> Scripted:
     """A bare string in a script means a text reply."""
     if isinstance(item, str):
         return Reply(text=item)
-    if not isinstance(item, (Reply, Fail, BreakStream, Stall, Slow)):
+    if not isinstance(item, (Reply, Fail, BreakStream, Stall, Slow, Recorded)):
         raise TypeError(
-            f"cannot script {item!r}: use Reply, Fail, BreakStream, Stall, Slow or a str"
+            f"cannot script {item!r}: use Reply, Fail, BreakStream, Stall, Slow, Recorded or a str"
         )
     return item

@@ -29,7 +29,7 @@ from typing import Any, Callable, Literal
 
 from nbagent.testing.chat_wire import chat_completion, chat_stream
 from nbagent.testing.error_wire import error_response
-from nbagent.testing.replies import BreakStream, Fail, Reply, Scripted, Slow, Stall, as_scripted
+from nbagent.testing.replies import BreakStream, Fail, Recorded, Reply, Scripted, Slow, Stall, as_scripted
 from nbagent.testing.responses_wire import responses_object, responses_stream
 from nbagent.testing.wire_common import SSE, WireOptions, now
 
@@ -108,6 +108,7 @@ class ScriptedServer:
         usage: bool = True,
         reasoning_field: Literal["reasoning_content", "reasoning"] = "reasoning_content",
         model: str = "scripted-model",
+        responder: Callable[[dict[str, Any]], Scripted | str] | None = None,
     ):
         if chunk_size < 1:
             raise ValueError("chunk_size must be at least 1")
@@ -119,6 +120,9 @@ class ScriptedServer:
         """Model requests that found the queue empty (answered with a 500 the SDK does not retry)."""
         self.errors: list[str] = []
         """Exceptions raised while answering: a bug in the server or a script it cannot play."""
+        self.responder = responder
+        """Answers requests that find the queue empty, from the request body: for concurrent sessions,
+        whose requests come in no fixed order (``responder(body) -> Reply``, a Fail, Stall, ...)."""
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -166,9 +170,11 @@ class ScriptedServer:
         if problems:
             raise AssertionError("; ".join(problems))
 
-    def _next(self) -> Scripted | None:
+    def _next(self, body: dict[str, Any]) -> Scripted | None:
         with self._lock:
-            return self._queue.popleft() if self._queue else None
+            if self._queue:
+                return self._queue.popleft()
+        return as_scripted(self.responder(body)) if self.responder is not None else None
 
     # --- lifetime ---------------------------------------------------------------------------
 
@@ -285,13 +291,15 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_error(Fail(404, f"Invalid URL (POST {path})", code="unknown_url"), body)
         if not isinstance(body, dict):
             return self._send_error(Fail(400, "We could not parse the JSON body of your request."), None)
-        item = self.owner._next()
+        item = self.owner._next(body)
         if item is None:
             self.owner.unexpected.append(record)
             message = f"ScriptedServer: no reply scripted for request {len(self.owner.requests)}"
             return self._send_error(Fail(500, message), body, retry=False)
         if isinstance(item, Fail):
             return self._send_error(item, body)
+        if isinstance(item, Recorded):
+            return self._send_recorded(item)
         _, stream, complete = route
         reply, plan = _unwrap(item)
         if body.get("stream"):
@@ -343,6 +351,21 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._drop()
             self._write_chunk(event.encode())
         self._write_chunk(b"")  # the zero-length chunk that ends the body
+
+    def _send_recorded(self, recorded: Recorded) -> None:
+        """A real provider's recorded body, byte for byte, each piece between cuts flushed on its own."""
+        self.send_response(200)
+        if recorded.stream:
+            self.send_header("content-type", "text/event-stream; charset=utf-8")
+            self.send_header("cache-control", "no-cache")
+        else:
+            self.send_header("content-type", "application/json")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        for piece in recorded.pieces():
+            self._write_chunk(piece)
+        self._write_chunk(b"")
 
     def _send_whole(self, payload: dict[str, Any], plan: _Plan) -> None:
         """A non-streamed answer: a stall or pause delays it, a break cuts its body in half."""

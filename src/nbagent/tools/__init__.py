@@ -16,6 +16,7 @@ __all__ = ["Registry", "Tool", "ToolSet", "as_tool", "build_registry", "builtin_
 
 
 def builtin_toolsets(*, kernel: Any = None, memory: bool = True) -> list[ToolSet]:
+    from .attached import CONTEXT
     from .files import CORE_FILE_TOOLS, EDIT_PLUS
     from .git import GIT
     from .memory import MEMORY
@@ -26,7 +27,7 @@ def builtin_toolsets(*, kernel: Any = None, memory: bool = True) -> list[ToolSet
     from .todos import TODOS
 
     core = ToolSet("core", [*CORE_FILE_TOOLS, GREP_TOOL, BASH_TOOL, *TASKS.tools], always_on=True)
-    sets = [core, EDIT_PLUS, GIT, TODOS, NOTEBOOK]
+    sets = [core, CONTEXT, EDIT_PLUS, GIT, TODOS, NOTEBOOK]
     if memory:
         sets.append(MEMORY)
     if kernel is not None:

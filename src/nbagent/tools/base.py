@@ -122,22 +122,30 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Inline ``$defs`` references and drop pydantic's titles.
 
     Titles cost tokens and tell the model nothing; small local models often
-    mishandle ``$ref``, and tool argument types are never recursive.
+    mishandle ``$ref``. Built-in tool arguments are never recursive, but an MCP
+    server's schema may be: a reference met again inside its own expansion
+    becomes ``{}`` (any value). Property *names* are kept, "title" included.
     """
-    defs = schema.get("$defs", {})
+    defs = {**schema.get("definitions", {}), **schema.get("$defs", {})}
 
-    def clean(node: Any) -> Any:
+    def clean(node: Any, seen: frozenset[str], properties: bool = False) -> Any:
         if isinstance(node, dict):
+            if properties:  # keys are argument names here, not schema keywords
+                return {k: clean(v, seen) for k, v in node.items()}
             ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
+                key = ref.rsplit("/", 1)[1]
+                if key in seen or key not in defs:
+                    return {}
                 extra = {k: v for k, v in node.items() if k != "$ref"}
-                return clean({**defs[ref.rsplit("/", 1)[1]], **extra})
-            return {k: clean(v) for k, v in node.items() if k not in ("title", "$defs")}
+                return clean({**defs[key], **extra}, seen | {key})
+            return {k: clean(v, seen, properties=k in ("properties", "patternProperties"))
+                    for k, v in node.items() if k not in ("title", "$defs", "definitions")}
         if isinstance(node, list):
-            return [clean(v) for v in node]
+            return [clean(v, seen) for v in node]
         return node
 
-    return clean(schema)
+    return clean(schema, frozenset())
 
 
 _ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$", re.M)
@@ -192,6 +200,22 @@ class Registry:
                 for t in ts.tools:
                     self._add(t)
         for t in extra:
+            self._add(t)
+
+    def add_toolset(self, ts: ToolSet) -> None:
+        """Add an enabled tool set after the registry was built (an MCP server's, empty until listed)."""
+        self.toolsets[ts.name] = ts
+        if ts.name not in self.enabled:
+            self.enabled = (*self.enabled, ts.name)
+        for t in ts.tools:
+            self._add(t)
+
+    def replace_tools(self, toolset: str, tools: list[Tool]) -> None:
+        """Swap the tools of ``toolset`` (an MCP server's, once listed); other tool sets stay."""
+        self._tools = {n: t for n, t in self._tools.items() if t.toolset != toolset}
+        self.toolsets[toolset].tools = tools
+        for t in tools:
+            t.toolset = toolset
             self._add(t)
 
     def _add(self, t: Tool) -> None:

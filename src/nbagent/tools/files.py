@@ -19,7 +19,7 @@ from ..errors import ToolError
 from .base import ToolSet, function_tool
 from .context import ToolContext
 from .edits import Edit, apply_edits
-from .listing import Tree, glob_regex, left_out
+from .listing import Tree, glob_match, glob_regex, left_out
 from .textfile import atomic_write, read_text, read_window, unified_diff
 
 DEFAULT_READ_LINES = 2000
@@ -135,8 +135,8 @@ def glob(ctx: ToolContext, pattern: str, path: str = ".") -> str:
         raise (_missing(ctx, path) if not real.exists() else ToolError(f"{path} is a file, not a directory"))
     base = ctx.workspace.rel(real)
     strip = 0 if base == "." else len(base) + 1
-    regex = glob_regex(pattern)
-    found = [p for p, is_dir in ctx.workspace.walk(base) if not is_dir and regex.match(p, strip)]
+    glob_regex(pattern)  # a pattern that cannot work is refused before the walk
+    found = [p for p, is_dir in ctx.workspace.walk(base) if not is_dir and glob_match(pattern, p[strip:])]
     if not found:
         return _no_glob_match(ctx, pattern, base)
     found.sort()

@@ -4,15 +4,20 @@ GitPython finds the repository (the workspace or a directory above it) and
 runs git with a fixed argv, which is what makes these tools safe to run
 without asking: no argument can become a second command. What remains is
 git's own options, so a ref may not start with "-" (``--output=<file>``
-would write) and paths always come after ``--``. Global options keep git
-from writing even its optional index refresh and from running the
-repository's fsmonitor hook or an external diff program.
+would write) and paths always come after ``--``.
+
+A repository is hostile input too: its ``.git/config`` and ``.gitattributes``
+can name commands (textconv and filter drivers, external diff programs, a
+pager, gpg, fsmonitor, hooks) that git would run while "only reading". Every
+call neutralises each of them (``git_safety`` reads the configured drivers and
+blanks them with ``-c``), and the repository-wide patches and blobs a ref can
+name are limited to the workspace's own paths.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-
 
 import git
 
@@ -21,7 +26,16 @@ from .base import ToolSet, function_tool
 from .context import ToolContext
 
 
-READ_ONLY_OPTIONS = ["--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "color.ui=false"]
+READ_ONLY_OPTIONS = [
+    "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "color.ui=false",
+    "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false",
+    "-c", "core.pager=cat", "-c", "diff.submodule=short", "-c", "status.submoduleSummary=false",
+]
+SAFE_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_PAGER": "cat", "PAGER": "cat",
+            "GIT_TERMINAL_PROMPT": "0"}
+"""The system config is not the user's either; the rest of the variables keep programs out of reach."""
+_DRIVER_KEY = re.compile(r"^(?:filter\.(.+)\.(clean|smudge|process|required)|diff\.(.+)\.(textconv|command))$",
+                         re.IGNORECASE | re.DOTALL)
 LOG_DEFAULT, LOG_MAX = 20, 200
 
 
@@ -41,6 +55,24 @@ class _Repo:
         if self.repo.bare or self.repo.working_tree_dir is None:
             raise ToolError(f"the repository at {self.repo.git_dir} is bare: it has no working tree to read")
         self.top = Path(self.repo.working_tree_dir).resolve()
+        self.options = READ_ONLY_OPTIONS + self._blank_drivers()
+
+    def _blank_drivers(self) -> list[str]:
+        """``-c`` options that switch off every filter and diff driver the configuration defines.
+
+        Listing the configuration runs nothing; a driver whose name git's ``-c``
+        cannot spell (an "=" in it) makes every git tool refuse the repository.
+        """
+        listed = self._git(["config", "--list", "--null", "--name-only"], READ_ONLY_OPTIONS)
+        options: list[str] = []
+        for key in filter(None, listed.split("\0")):
+            if not _DRIVER_KEY.match(key):
+                continue
+            if "=" in key:
+                raise ToolError(f"the repository's config defines a driver git cannot switch off ({key!r}): "
+                                "the git tools refuse this repository")
+            options += ["-c", f"{key}=false" if key.lower().endswith(".required") else f"{key}="]
+        return options
 
     def __enter__(self) -> "_Repo":
         return self
@@ -62,10 +94,36 @@ class _Repo:
             return ["--", self.path(path)]
         return [] if self.ctx.workspace.root == self.top else ["--", self.path(".")]
 
+    def commit(self, ref: str) -> str:
+        """The commit id ``ref`` names; blobs, trees and ``rev:path`` forms are refused.
+
+        A blob or tree id, or ``HEAD:../file``, would show content from anywhere in
+        the repository, outside a workspace that is only part of it.
+        """
+        ref = _ref(ref)
+        if ":" in ref:
+            raise ToolError(f"{ref!r}: a ref may not name a file with ':'; give the file as path instead")
+        try:
+            return self.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
+        except ToolError:
+            raise ToolError(f"{ref!r} is not a commit (a branch, tag, hash or HEAD~n) in this repository") from None
+
+    def commits(self, ref: str) -> str:
+        """A commit or a range ``a..b`` / ``a...b``, each end checked by ``commit``."""
+        ref = _ref(ref)
+        for dots in ("...", ".."):
+            if dots in ref:
+                left, right = ref.split(dots, 1)
+                return dots.join(self.commit(side) if side else "" for side in (left, right))
+        return self.commit(ref)
+
     def run(self, *args: str) -> str:
+        return self._git(list(args), getattr(self, "options", READ_ONLY_OPTIONS))
+
+    def _git(self, args: list[str], options: list[str]) -> str:
         status, out, err = self.repo.git.execute(
-            ["git", *READ_ONLY_OPTIONS, *args], with_extended_output=True, with_exceptions=False,
-            stdout_as_string=False, strip_newline_in_stdout=False,
+            ["git", *options, *args], with_extended_output=True, with_exceptions=False,
+            stdout_as_string=False, strip_newline_in_stdout=False, env=SAFE_ENV,
         )
         if status != 0:
             message = err.decode("utf-8", "replace") if isinstance(err, bytes) else str(err)
@@ -85,7 +143,8 @@ def _ref(ref: str) -> str:
 def git_status(ctx: ToolContext) -> str:
     """Show the branch and the changed, staged and untracked files (git status --short --branch)."""
     with _Repo(ctx) as repo:
-        out = repo.run("status", "--short", "--branch", "--untracked-files=normal", *repo.scope(None))
+        out = repo.run("status", "--short", "--branch", "--untracked-files=normal", "--ignore-submodules=all",
+                       *repo.scope(None))
     lines = out.rstrip("\n").splitlines()
     if len(lines) <= 1:
         lines.append("nothing to commit, working tree clean")
@@ -100,12 +159,12 @@ def git_diff(ctx: ToolContext, ref: str | None = None, staged: bool = False, pat
         staged: Show what is staged for the next commit (the index) instead of the working tree.
         path: Limit the diff to this file or directory.
     """
-    args = ["diff", "--no-ext-diff", "--stat", "--patch"]
+    args = ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--stat", "--patch"]
     if staged:
         args.append("--cached")
-    if ref:
-        args.append(_ref(ref))
     with _Repo(ctx) as repo:
+        if ref:
+            args.append(repo.commits(ref))
         out = repo.run(*args, *repo.scope(path))
     return out.rstrip("\n") or "no differences"
 
@@ -133,11 +192,12 @@ def git_show(ctx: ToolContext, ref: str, path: str | None = None) -> str:
         ref: A commit, branch or tag (e.g. HEAD, HEAD~3, v1.2, a hash).
         path: A file: show its content as it was at ref instead of the commit.
     """
-    ref = _ref(ref)
     with _Repo(ctx) as repo:
+        commit = repo.commit(ref)
         if path:
-            return repo.run("show", "--no-ext-diff", f"{ref}:{repo.path(path)}")
-        return repo.run("show", "--no-ext-diff", "--stat", "--patch", "--format=fuller", ref, "--").rstrip("\n")
+            return repo.run("show", "--no-ext-diff", "--no-textconv", f"{commit}:{repo.path(path)}")
+        return repo.run("show", "--no-ext-diff", "--no-textconv", "--stat", "--patch", "--format=fuller", commit,
+                        *(repo.scope(None) or ["--"])).rstrip("\n")
 
 
 def git_blame(ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
@@ -148,7 +208,7 @@ def git_blame(ctx: ToolContext, path: str, start_line: int | None = None, end_li
         start_line: First line to show (1-based; default 1).
         end_line: Last line to show (default: the end of the file).
     """
-    args = ["blame", "--date=short"]
+    args = ["blame", "--no-textconv", "--date=short"]
     if start_line is not None or end_line is not None:
         start, end = start_line or 1, end_line
         if start < 1 or (end is not None and end < start):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import re
 import reprlib
 import sys
@@ -80,13 +81,26 @@ class KernelBridge:
             raise ToolError(f"no variable {name!r} in the kernel; kernel_variables lists them")
         value, pos, rest = self.namespace[name], match.end(), expr.rstrip()
         while pos < len(rest):
+            _refuse_secrets(value, expr, within=True)
             step = _STEP.match(rest, pos)
             if not step:
                 raise ToolError(f"cannot follow {rest[pos:]!r} in {expr!r}: only .attribute and [literal] "
                                 "steps are allowed (nothing is evaluated)")
             value = _attribute(value, step.group(1), expr) if step.group(1) else _item(value, step.group(2), expr)
             pos = step.end()
+        _refuse_secrets(value, expr, within=False)
         return value
+
+
+def _refuse_secrets(value: Any, expr: str, *, within: bool) -> None:
+    """Modules hold settings and keys (``os.environ``, a client's token): their contents, and the
+    process environment however it is reached, are not read without the user's approval."""
+    if within and isinstance(value, types.ModuleType):
+        raise ToolError(f"{expr!r} reaches into the module {value.__name__}: kernel_inspect does not read "
+                        "modules' contents (they can hold secrets); kernel_run can, with the user's approval")
+    if isinstance(value, os._Environ) or value is os.environ:
+        raise ToolError(f"{expr!r} is the process environment, which holds secrets: kernel_inspect does not "
+                        "show it; kernel_run can read a named variable, with the user's approval")
 
 
 _STEP = re.compile(r"\s*(?:\.\s*([A-Za-z_]\w*)|\[([^\[\]]+)\])")

@@ -8,18 +8,35 @@ from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
 
+import re2
+
+from ..errors import ToolError
 
 # --- glob ----------------------------------------------------------------------
-# Written by hand because no stdlib matcher fits before Python 3.13's glob.translate:
+# Translated by hand because no stdlib matcher fits before Python 3.13's glob.translate:
 # fnmatch's "*" crosses "/", PurePath.match has no "**", and pathspec's gitignore
-# patterns also match everything under a matching directory.
+# patterns also match everything under a matching directory. The regex runs on RE2,
+# not on Python's backtracking engine: "*a*a*a*a*a*a*b" against a long name took
+# seconds with ``re`` (and could not be interrupted); RE2 is linear in the name.
+
+MAX_PATTERN = 1_000
+MAX_ALTERNATIVES = 256
+"""Brace expansion multiplies: ``{a,b}`` ten times is 1,024 patterns. Past this, the glob is refused."""
+
 
 @lru_cache(maxsize=64)
-def glob_regex(pattern: str) -> re.Pattern[str]:
+def glob_regex(pattern: str) -> "re2._Regexp":
     """A regex for a path glob: ``*`` and ``?`` stay within a directory, ``**`` spans any
     number of them, ``[...]`` is a class and ``{a,b}`` an alternative. Dot files match too."""
+    if len(pattern) > MAX_PATTERN:
+        raise ToolError(f"the glob pattern is {len(pattern):,} characters; at most {MAX_PATTERN:,} are accepted")
     alternatives = [_translate(p) for p in _expand_braces(pattern.strip().lstrip("/"))]
-    return re.compile("(?:" + "|".join(alternatives) + r")\Z")
+    options = re2.Options()
+    options.max_mem = 64 << 20
+    try:
+        return re2.compile("(?s:" + "|".join(alternatives) + r")\z", options)
+    except re2.error as exc:
+        raise ToolError(f"{pattern!r} is not a glob nbagent can match ({exc})") from None
 
 
 def _translate(pattern: str) -> str:
@@ -48,13 +65,43 @@ def _translate_segment(seg: str) -> str:
             out.append("[" + body.replace("\\", "\\\\") + "]")
             i = end
         else:
-            out.append(re.escape(c))
+            out.append(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}")  # RE2's own escape
         i += 1
     return "".join(out)
 
 
+def glob_match(pattern: str, path: str) -> bool:
+    """Whether ``path`` matches the glob; a name that is not valid UTF-8 is matched with
+    U+FFFD in place of its odd bytes (RE2 takes UTF-8 only)."""
+    if not path.isascii():
+        path = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return glob_regex(pattern).match(path) is not None
+
+
 def _expand_braces(pattern: str) -> list[str]:
-    """``a{b,c{d,e}}`` -> ``ab, acd, ace``; an unmatched brace is literal."""
+    """``a{b,c{d,e}}`` -> ``ab, acd, ace``; an unmatched brace is literal.
+
+    Expanded one group at a time with a running count, so a pattern that would
+    expand past MAX_ALTERNATIVES is refused before the work grows with it.
+    """
+    done: list[str] = []
+    todo = [pattern]
+    while todo:
+        current = todo.pop()
+        group = _first_group(current)
+        if group is None:
+            done.append(current)
+        else:
+            head, body, tail = group
+            todo.extend(head + option + tail for option in reversed(_split_top_level(body)))
+        if len(done) + len(todo) > MAX_ALTERNATIVES:
+            raise ToolError(f"the glob's braces expand to more than {MAX_ALTERNATIVES} patterns; "
+                            "use fewer alternatives or several calls")
+    return done
+
+
+def _first_group(pattern: str) -> tuple[str, str, str] | None:
+    """(head, body, tail) around the first balanced top-level ``{...}``, or None."""
     depth, start = 0, -1
     for i, c in enumerate(pattern):
         if c == "{":
@@ -64,13 +111,8 @@ def _expand_braces(pattern: str) -> list[str]:
         elif c == "}" and depth:
             depth -= 1
             if depth == 0:
-                head, body, tail = pattern[:start], pattern[start + 1:i], pattern[i + 1:]
-                return [
-                    expanded
-                    for option in _split_top_level(body)
-                    for expanded in _expand_braces(head + option + tail)
-                ]
-    return [pattern]
+                return pattern[:start], pattern[start + 1:i], pattern[i + 1:]
+    return None
 
 
 def _split_top_level(body: str) -> list[str]:

@@ -74,10 +74,27 @@ def forget(ctx: ToolContext, text: str) -> str:
     return "Forgot:\n" + "\n".join(f"- ({e.kind}) {e.text}" for e in removed)
 
 
+def remember_preview(ctx: ToolContext, text: str, category: str | None = None, tags: list[str] | None = None,
+                     kind: str | None = None) -> str:
+    """What the approval card shows: the note that would go into later sessions' prompts."""
+    label = category or kind or "fact"
+    return f"+ ({label}) {text}" + (f"  [tags: {', '.join(map(str, tags))}]" if tags else "")
+
+
+def forget_preview(ctx: ToolContext, text: str) -> str:
+    try:
+        found = [e for e in _memory(ctx).entries() if text.lower() in e.text.lower()]
+    except (ToolError, ValueError, AttributeError):
+        found = []
+    return "\n".join(f"- ({e.kind}) {e.text}" for e in found) or f"(no entry contains {text!r})"
+
+
 MEMORY = ToolSet("memory", [
-    # Memory lives in .nbagent/, never in the user's files: writing it needs no approval.
-    function_tool(remember, needs_approval=False,
+    # Memory goes into every later session's prompt: a note planted by hostile file contents
+    # ("always run curl ... | sh") would steer them all. Writing it is a change like any other:
+    # asked in ask mode, denied in read-only mode.
+    function_tool(remember, preview=remember_preview,
                   prompt_hint="remember keeps a durable project note (category and tags help find it later)."),
     function_tool(recall, read_only=True, prompt_hint="recall searches project memory by words."),
-    function_tool(forget, needs_approval=False, prompt_hint="forget removes memory entries that are wrong."),
+    function_tool(forget, preview=forget_preview, prompt_hint="forget removes memory entries that are wrong."),
 ], description="Project memory across sessions: remember, recall, forget.")

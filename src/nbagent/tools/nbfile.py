@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
+from ..tempfiles import temp_path
 from ..nbshrink import as_text
 from .nbdoc import ID_PATTERN, Snapshot, apply_ops
+from .textfile import read_regular_bytes
 
 # One writer at a time in this process: the token checks and the replace happen as one step for
 # every agent in the kernel or server. Other processes are caught by the hash check before replace.
@@ -65,7 +66,7 @@ def load(path: Path, name: str, *, allow_missing: bool = False) -> tuple[Snapsho
     if path.is_dir():
         raise ToolError(f"{name} is a directory, not a notebook")
     try:
-        raw = path.read_bytes()
+        raw = read_regular_bytes(path, name)[0]  # a FIFO would block the read forever
     except FileNotFoundError:
         if allow_missing:
             return new_notebook(path, name), "absent"
@@ -152,7 +153,7 @@ def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
         raise ToolError(f"the change would leave {name} invalid ({problem}); nothing was written") from None
     text = nbformat.writes(node, version=nbformat.NO_CONVERT)
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
-    on_disk = path.read_bytes() if path.exists() else None
+    on_disk = read_regular_bytes(path, name)[0] if path.exists() else None
     if (digest(on_disk) if on_disk is not None else "absent") != raw_digest:
         raise ToolError(f"{name} changed on disk while the change was being made; nothing was written. "
                         "Read it again with notebook_read.")
@@ -163,7 +164,8 @@ def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
 def atomic_write(path: Path, data: bytes, *, mode: int) -> None:
     """Write to a temporary file beside ``path``, then os.replace: readers see the old or the new file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = temp_path(path)  # a name the start-up sweep recognises if this process dies mid-write
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

@@ -23,6 +23,7 @@ import os
 import re
 import shlex
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -99,7 +100,7 @@ class TaskManager:
     def __init__(self, tasks_dir: Path, root: Path):
         self.dir = Path(tasks_dir)
         self.root = Path(root)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._own: dict[str, Task] = {}
         self._procs: dict[str, subprocess.Popen] = {}
@@ -111,7 +112,7 @@ class TaskManager:
         key = str(workspace.root)
         with cls._shared_lock:
             if key not in cls._shared:
-                cls._shared[key] = cls(workspace.state_dir / "tasks", workspace.root)
+                cls._shared[key] = cls(_tasks_dir(workspace), workspace.root)
             return cls._shared[key]
 
     # Paths ----------------------------------------------------------------
@@ -136,7 +137,7 @@ class TaskManager:
         while True:
             task_id = "t" + os.urandom(3).hex()
             try:
-                os.close(os.open(self.log_path(task_id), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                os.close(os.open(self.log_path(task_id), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
                 return task_id
             except FileExistsError:
                 continue
@@ -287,6 +288,8 @@ class TaskManager:
         """Remove finished tasks' files after two weeks and orphaned bash logs after a day."""
         now = time.time()
         for log in self.dir.glob("t*.log"):
+            if not TASK_ID.fullmatch(log.stem):
+                continue  # not a name nbagent made: never delete it
             task_id, record = log.stem, self._record_path(log.stem)
             ended = _mtime(self.exit_path(task_id))
             stale = (not record.exists() and now - (_mtime(log) or now) > ORPHAN_LOG_SECONDS) or (
@@ -297,9 +300,21 @@ class TaskManager:
                     path.unlink(missing_ok=True)
 
 
+TASK_ID = re.compile(r"t[0-9a-f]{6}")
+"""The ids ``reserve`` makes; the sweep only ever removes files named after one."""
+
+
+def _tasks_dir(workspace: "Workspace") -> Path:
+    """.nbagent/tasks, or a fresh private temp folder (this process only) when the workspace cannot hold it."""
+    found = workspace.state_subdir("tasks")
+    return found if found is not None else Path(tempfile.mkdtemp(prefix="nbagent-tasks-"))
+
+
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(text)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
     os.replace(tmp, path)
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import difflib
 import mimetypes
 import os
-import secrets
 import stat
 from pathlib import Path
 
 from ..errors import ToolError
+from ..tempfiles import temp_path
 
 MAX_LINE_CHARS = 2000
 """A longer line is shown cut, with the count of what was left out."""
@@ -99,6 +99,18 @@ def _regular(path: Path, shown: str) -> None:
         raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
 
 
+def read_regular_bytes(path: Path, shown: str) -> tuple[bytes, int]:
+    """(content, mtime_ns) of a regular file. Opened without blocking and checked on the open file,
+    so a FIFO (or one swapped in after a check) is refused instead of hanging the reader forever.
+    A missing file raises FileNotFoundError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
+        return f.read(), info.st_mtime_ns
+
+
 def _window_note(offset: int, last: int, total: int) -> str:
     if offset <= 1 and last >= total:
         return ""
@@ -123,7 +135,7 @@ def read_text(path: Path, shown: str) -> str:
         raise ToolError(f"{shown} is a directory, not a file")
     _regular(path, shown)
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path, shown)[0]
     except OSError as exc:
         raise ToolError(f"{shown} cannot be read: {exc.strerror or exc}") from None
     if is_binary(data[:_SNIFF_BYTES]):
@@ -142,7 +154,7 @@ def atomic_write(path: Path, text: str) -> bool:
     except FileNotFoundError:
         mode = None
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.nbagent-tmp"
+    tmp = temp_path(path)
     # A new file gets 0o666 minus the umask, as open() would give it.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if mode is not None else 0o666)
     try:

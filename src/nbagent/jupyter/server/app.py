@@ -24,7 +24,7 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Callable, Dict, Float, Int, List, Unicode
 
 from ...tools import nbdoc
-from . import handlers
+from . import context_routes, handlers
 from .hub import SessionHub
 from .kernel_link import KernelLink, KernelNotebooksHandler
 from .notebooks import InProcessStore, ServerNotebooks
@@ -52,6 +52,11 @@ class NbAgentServer(ExtensionApp):
     idle_close_seconds = Float(60.0, config=True,
                                help="Close a session's agent this long after its last tab disconnected.")
     worker_threads = Int(4, config=True, help="Threads for blocking work: the database, the file walk.")
+    mcp_approval = Unicode("ask", config=True,
+                           help='Writes by outside agents through /nbagent/mcp: "ask" (no one to ask in the '
+                                'server yet: denied), "auto" (run) or "read-only" (denied).')
+    mcp_toolsets = List(Unicode(), default_value=["notebook"], config=True,
+                        help="Tool sets served at /nbagent/mcp: notebook, core, edit-plus, git.")
 
     def initialize_settings(self) -> None:
         self.executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="nbagent-server")
@@ -64,12 +69,17 @@ class NbAgentServer(ExtensionApp):
             initial["toolsets"] = list(self.toolsets)
         self.agent_settings = ServerSettings().updated(initial)
         self.hub = SessionHub(self.make_agent, self.executor, idle_close=self.idle_close_seconds)
+        self.hub.before_prompt = lambda session_id, context: context_routes.offer_for_prompt(self, session_id, context)
         self._start_notebooks(root)
+        self.mcp_route = self._mcp_route(root)
         self.log.info("nbagent: workspace %s", root)
         # The server holds hundreds of thousands of long-lived objects after start-up; full garbage
         # collections scanning them all paused the event loop for 350-500 ms under a fast stream.
         # Freezing them moves them out of the collector's scans (objects made later are unaffected).
         gc.freeze()
+        from ...warmup import start
+
+        start()  # the first session's agent then starts without importing the SDK (a daemon thread)
 
     def _start_notebooks(self, root: Path) -> None:
         """The server becomes the one writer of notebooks: for its own agents and its kernels' agents."""
@@ -83,8 +93,20 @@ class NbAgentServer(ExtensionApp):
         self.notebook_store = InProcessStore(self.notebooks, asyncio_loop)
         nbdoc.register_store(self.notebook_store)
 
+    def _mcp_route(self, root: Path):
+        from .mcp_route import MCPRoute
+
+        try:
+            return MCPRoute(root, approval=self.mcp_approval, toolsets=tuple(self.mcp_toolsets))
+        except ImportError:  # the mcp extra is not installed: the route answers 503
+            return None
+
     def initialize_handlers(self) -> None:
+        from .mcp_route import ROUTES as MCP_ROUTES
+
         self.handlers.extend(handlers.ROUTES)
+        self.handlers.extend(MCP_ROUTES)
+        self.handlers.extend(context_routes.ROUTES)
         self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
         self.handlers.append((r"/nbagent/api/views/ws", ViewsSocket))
 
@@ -104,6 +126,8 @@ class NbAgentServer(ExtensionApp):
         return self.agent_settings
 
     async def stop_extension(self) -> None:
+        if self.mcp_route is not None:
+            await self.mcp_route.stop()
         nbdoc.unregister_store(self.notebook_store)
         self.kernel_link.close()
         await self.hub.shutdown()

@@ -132,8 +132,27 @@ class MemoryHandler(BaseHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        """``entries`` (the fast path's list) and ``rows`` (every row with category, tags and counts)."""
         try:
-            self.reply({"entries": await self.app.services.memory_entries()})
+            services = self.app.services
+            self.reply({"entries": await services.memory_entries(), "rows": await services.memory_rows()})
+        except StoreError as exc:
+            raise self.store_error(exc) from exc
+
+
+class MemorySearchHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        query = self.get_argument("q", "").strip()
+        if not query:
+            raise web.HTTPError(400, "give ?q=... : the words to search project memory for")
+        try:
+            k = max(1, min(int(self.get_argument("k", "10")), 50))
+        except ValueError:
+            raise web.HTTPError(400, "k must be a whole number") from None
+        try:
+            self.reply({"hits": await self.app.services.memory_search(query, k)})
         except StoreError as exc:
             raise self.store_error(exc) from exc
 
@@ -144,8 +163,16 @@ class ForgetHandler(BaseHandler):
     async def post(self) -> None:
         body = self.json_body()
         text = body.get("text") if isinstance(body, dict) else None
+        entry_id = body.get("id") if isinstance(body, dict) else None
+        if isinstance(entry_id, int) and not isinstance(entry_id, bool):
+            try:
+                self.reply({"removed": await self.app.services.forget_id(entry_id)})
+            except StoreError as exc:
+                raise self.store_error(exc) from exc
+            return
         if not isinstance(text, str) or not text.strip():
-            raise web.HTTPError(400, 'give {"text": ...}: the text (or part of it) of the entries to forget')
+            raise web.HTTPError(400, 'give {"text": ...} (the text, or part of it, of the entries to forget) '
+                                     'or {"id": N}')
         try:
             self.reply({"removed": await self.app.services.forget(text)})
         except StoreError as exc:
@@ -234,5 +261,6 @@ ROUTES = [
     (r"/nbagent/api/files/?", FilesHandler),
     (r"/nbagent/api/memory/?", MemoryHandler),
     (r"/nbagent/api/memory/forget/?", ForgetHandler),
+    (r"/nbagent/api/memory/search/?", MemorySearchHandler),
     (r"/nbagent/api/settings/?", SettingsHandler),
 ]

@@ -23,7 +23,7 @@ import logging
 import threading
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Awaitable, Callable, Protocol
 
 from ...agent_state import AgentState, reduce
 from ...errors import NbagentError
@@ -73,6 +73,9 @@ class SessionHub:
         self.live: dict[str, LiveSession] = {}
         self._opening: dict[str, asyncio.Future] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.before_prompt: Callable[[str, Any], Awaitable[None]] | None = None
+        """Awaited with (session id, the prompt's OpenContext or None) before a prompt is queued: the
+        attached context offers the active notebook there. It must not raise."""
 
     # ----- clients -----------------------------------------------------------------------
     async def attach(self, session_id: str, client: Client) -> LiveSession:
@@ -109,6 +112,8 @@ class SessionHub:
                 context = OpenContext.from_dict(message.get("context"))
             except BadContext as exc:
                 return _error(str(exc), "bad_request")
+            if self.before_prompt is not None:
+                await self.before_prompt(session_id, context)
             future = live.agent.submit(with_context(text, context), keep_deltas=False)
             future.add_done_callback(_log_failure)
         elif kind == "approval":

@@ -48,8 +48,11 @@ class ServerNotebooks:
         return self.workspace.rel(real)
 
     async def live_document(self, rel: str) -> Any:
-        ext = self.serverapp.web_app.settings.get("jupyter_server_ydoc")
-        if ext is None:
+        settings = self.serverapp.web_app.settings
+        ext = settings.get("jupyter_server_ydoc")
+        if ext is None or "yroom_manager" in settings:
+            # jupyter-server-documents registers the same key but always creates the room it is asked
+            # for (rooms that are never cleaned up): there, the open tab applies the edit instead.
             return None
         try:
             return await ext.get_document(path=rel, content_type="notebook", file_format="json", copy=False)

@@ -27,6 +27,7 @@ class WorkspaceServices:
         self.executor = executor
         self.workspace = Workspace(self.root)
         self._store: SessionStore | None = None
+        self._memory: ProjectMemory | None = None
         self._lock = threading.Lock()
 
     # ----- sessions ----------------------------------------------------------------------
@@ -63,6 +64,19 @@ class WorkspaceServices:
     async def forget(self, text: str) -> list[dict[str, Any]]:
         return await self._run(lambda: [e.to_dict() for e in self.memory().forget(text)])
 
+    async def forget_id(self, entry_id: int) -> list[dict[str, Any]]:
+        return await self._run(lambda: [r.to_dict() for r in self.memory().index.forget_ids([entry_id])])
+
+    async def memory_rows(self) -> list[dict[str, Any]]:
+        """Every row of the hybrid memory (category, tags, counts, expiry) for the panel's Memory tab."""
+        return await self._run(lambda: [r.to_dict() for r in self.memory().index.rows()])
+
+    async def memory_search(self, query: str, k: int) -> list[dict[str, Any]]:
+        """The best rows for ``query`` with score and why (the query is embedded on the pool, not the loop)."""
+        from ...knowledge.memory_api import MemoryHandle
+
+        return await self._run(lambda: [h.to_dict() for h in MemoryHandle([self.memory().index]).hits(query, k)])
+
     # ----- files -------------------------------------------------------------------------
     async def pick(self, query: str, limit: int) -> list[str]:
         return await self._run(self.workspace.pick, query, limit)
@@ -78,7 +92,14 @@ class WorkspaceServices:
         store = self.store()
         if store.db is None:
             raise store.broken
-        return ProjectMemory(store.db)
+        if self._memory is None or self._memory.db is not store.db:
+            from ...config import AgentConfig
+            from ...knowledge.embeddings import shared_embedder
+            from ...knowledge.memory_index import MemoryIndex
+
+            embedder = shared_embedder(AgentConfig.load(workspace=self.root))
+            self._memory = ProjectMemory(store.db, MemoryIndex(store.db, embedder))
+        return self._memory
 
     def close(self) -> None:
         with self._lock:

@@ -7,6 +7,7 @@ which the panel sends from JupyterLab's settings registry.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -63,7 +64,8 @@ def _toolsets(value: Any) -> tuple[str, ...] | None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError("toolsets must be a list of tool set names")
-    unknown = [v for v in value if v not in DEFAULT_TOOLSETS]
+    # "mcp:<name>" switches on one MCP server's tool set (see docs/mcp.md)
+    unknown = [v for v in value if v not in DEFAULT_TOOLSETS and not re.fullmatch(r"mcp:[^\s:]{1,64}", v)]
     if unknown:
         raise ConfigError(f"unknown tool set(s): {', '.join(unknown)} (known: {', '.join(DEFAULT_TOOLSETS)})")
     return tuple(dict.fromkeys(["core", *value]))

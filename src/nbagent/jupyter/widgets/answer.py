@@ -1,12 +1,11 @@
-"""The answer: the streamed text rendered as Markdown (raw HTML in it is escaped, not run)."""
+"""The answer: the streamed text rendered as Markdown (raw HTML escaped, remote images behind a click)."""
 
 from __future__ import annotations
 
 import ipywidgets as widgets
-import mistune
 from traitlets import Unicode, observe
 
-_render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
+from ...safe_markdown import markdown_to_html
 
 
 class Answer(widgets.HTML):
@@ -22,4 +21,4 @@ class Answer(widgets.HTML):
 
     @observe("markdown")
     def _render(self, change=None) -> None:
-        self.value = _render(self.markdown) if self.markdown else ""
+        self.value = markdown_to_html(self.markdown)

@@ -51,6 +51,8 @@ class CheckpointBar(widgets.HBox):
 
     def click(self, action: str) -> None:
         """Undo or redo this turn; a refusal (a file changed since, another turn first) is shown."""
+        if self._act is None:
+            return
         try:
             restored = self._act(action, self.turn)
         except Exception as exc:  # CheckpointError, or a turn running: say why, change nothing

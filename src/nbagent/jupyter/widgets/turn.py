@@ -18,6 +18,8 @@ import ipywidgets as widgets
 from traitlets import Unicode
 
 from ... import events as ev
+from ...context.notes import note_line
+from .answer import Answer
 from .approval import ApprovalCard
 from .checkpoint import CheckpointBar
 from .coalesce import Stamped, coalesce
@@ -197,7 +199,7 @@ _HANDLERS: dict[type, Callable] = {
     ev.MemoryChanged: lambda v, at, e: v.memory.changed(e.action, e.entries),
     ev.Usage: TurnView._usage,
     ev.Compacted: lambda v, at, e: v._note(e.message or f"compacted: {e.before} → {e.after} messages"),
-    ev.ContextNote: lambda v, at, e: v._note(f"note from {e.source}: {e.text}"),
+    ev.ContextNote: lambda v, at, e: v._note(note_line(e.source, e.change, e.summary, e.changes)),
     ev.Checkpoint: lambda v, at, e: v.checkpoint.show(e),
     ev.Error: lambda v, at, e: v._note(f"error: {e.message}", "#cf222e"),
     ev.TurnEnd: TurnView._turn_end,

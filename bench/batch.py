@@ -1,0 +1,105 @@
+"""Batch throughput: 64 tasks against the scripted server (200 ms of model latency per step), locally and on Dask.
+
+    .venv/bin/python bench/batch.py [--tasks 64] [--latency 0.2] [--levels 1,4,16]
+
+Each task is two model steps (a write_file call, then the answer) in its own git worktree of a small
+repository, with approval "auto". Rows: tasks per second at each concurrency, locally (asyncio + a
+semaphore) and on a two-worker Dask LocalCluster, beside the linear ideal (the concurrency-1
+throughput times the concurrency). Goal: within 80% of linear up to 16. One run of each, so the
+per-task times inside it are what the median is taken over (printed as the median task time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import nbagent
+from nbagent.testing import Call, Reply, ScriptedServer, Stall
+
+
+def responder(latency: float):
+    def answer(body: dict):
+        messages = body["messages"]
+        task = next(m["content"] for m in messages if m["role"] == "user")
+        if messages[-1]["role"] == "user":
+            name = re.search(r"task (\d+)", task).group(1)
+            reply = Reply(tool_calls=[Call("write_file", {"path": f"out{name}.txt", "content": task})])
+        else:
+            reply = Reply(text=f"done: {task}")
+        return Stall(latency, reply)
+
+    return answer
+
+
+def make_repo(root: Path) -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+    for i in range(50):
+        (repo / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+    git = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "init"], cwd=repo, check=True)
+    return repo
+
+
+def one_run(repo: Path, tasks: int, concurrency: int, options: dict, client=None) -> tuple[float, float, int]:
+    started = time.perf_counter()
+    df = nbagent.batch([f"task {i}" for i in range(tasks)], workspace=repo, approval="auto",
+                       concurrency=concurrency, client=client, progress=False, **options)
+    seconds = time.perf_counter() - started
+    errors = [e for e in df["error"] if isinstance(e, str)]
+    for kind in sorted({e.split("\n")[0][-200:] for e in errors}):
+        print(f"        failure: {kind}")
+    return tasks / seconds, statistics.median(df["seconds"]), len(errors)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--levels", default="1,4,16")
+    args = parser.parse_args()
+    levels = [int(x) for x in args.levels.split(",")]
+    print(f"{args.tasks} tasks, {args.latency * 1000:.0f} ms model latency per step, 2 steps a task; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+    print(f"{'where':7} {'conc.':>5} | {'tasks/s':>8} {'linear':>8} {'of linear':>9} | {'median task s':>13} {'failed':>6}")
+    with tempfile.TemporaryDirectory() as tmp, ScriptedServer(responder=responder(args.latency)) as server:
+        repo = make_repo(Path(tmp))
+        options = {"model": "scripted-model", "base_url": server.url, "api_key": "sk-bench", "memory": False,
+                   "max_retries": 0}
+        runs = [("local", level, None) for level in levels]
+        client = cluster = None
+        try:
+            from dask.distributed import Client, LocalCluster
+
+            cluster = LocalCluster(n_workers=2, threads_per_worker=max(levels) // 2 or 1, processes=True,
+                                   dashboard_address=None, silence_logs=40)
+            client = Client(cluster)
+            runs += [("dask", level, client) for level in levels]
+        except ImportError:
+            print("(dask[distributed] is not installed: local runs only; pip install 'nbagent[batch]')")
+        base: dict[str, float] = {}
+        try:
+            for where, level, cl in runs:
+                rate, task_s, failed = one_run(repo, args.tasks, level, options, cl)
+                base.setdefault(where, rate / level)
+                linear = base[where] * level
+                print(f"{where:7} {level:5d} | {rate:8.2f} {linear:8.2f} {rate / linear:9.0%} | "
+                      f"{task_s:13.2f} {failed:6d}")
+        finally:
+            if client is not None:
+                client.close()
+                cluster.close()
+    print("\ngoal: within 80% of linear up to 16")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Batch runs: many prompts, each its own session in its own copy of the workspace, as one DataFrame.
+
+    import nbagent
+    df = nbagent.batch(["Add type hints to utils.py", "Write tests for io.py"],
+                       workspace=".", approval="auto")
+    df = nbagent.batch(files_df, prompt="Summarise {path}", workspace=".", approval="read-only",
+                       client=dask_client)
+
+Local runs use asyncio with a semaphore (``concurrency`` tasks at once); with ``client=`` a
+``dask.distributed.Client`` the tasks run on its workers (which need nbagent and the workspace on a
+shared filesystem) and stream back as they finish. See docs/batch.md.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import ConfigError
+from ..ids import short_id
+from .isolation import git, repository_top, snapshot
+from .progress import Progress, default_progress
+from .schedule import run_distributed, run_local
+from .task import BATCH_APPROVALS, TaskSpec, batch_dir
+
+COLUMNS = ["task", "prompt", "text", "reason", "tool_calls", "input_tokens", "output_tokens", "cost",
+           "files_changed", "diff", "session_id", "error", "seconds", "host", "pid"]
+
+__all__ = ["COLUMNS", "batch", "prompts_from"]
+
+
+def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concurrency: int = 4,
+          client: Any = None, progress: Callable[[int, int, dict], None] | bool | None = None,
+          **agent_options: Any):
+    """Run every task as its own session in its own copy of ``workspace``; a DataFrame, one row a task.
+
+    ``tasks`` is a list of prompts, or a DataFrame (or list of dicts) whose rows fill the template
+    ``prompt`` (``"Summarise {path}"``). ``approval`` must be given: "auto" or "read-only" (a batch
+    never waits on a prompt; anything that would still ask is denied). Other keyword arguments go
+    to each ``Agent`` (model, base_url, toolsets, max_steps, ...). A failed task is a row with
+    ``error`` set, never an exception that loses the finished ones.
+    """
+    import pandas as pd
+
+    approval = agent_options.get("approval")
+    if approval not in BATCH_APPROVALS:
+        raise ConfigError(f"batch runs need an explicit approval mode, approval='auto' or approval='read-only' "
+                          f"(got {approval!r}): a batch never waits on a prompt")
+    if concurrency < 1:
+        raise ConfigError("concurrency must be at least 1")
+    root = Path(workspace).expanduser().resolve()
+    if not root.is_dir():
+        raise ConfigError(f"workspace {root} is not a directory")
+    texts = prompts_from(tasks, prompt)
+    batch_id = short_id("batch_")
+    source = snapshot(root)  # every task starts from the same files, even if the user edits meanwhile
+    specs = [TaskSpec(index=i, prompt=text, workspace=str(root), batch_id=batch_id, source=source,
+                      agent_options=dict(agent_options)) for i, text in enumerate(texts)]
+    report = _progress(progress, len(specs))
+    try:
+        if client is not None:
+            rows = run_distributed(client, specs, concurrency, report)
+        else:
+            rows = run_local(specs, concurrency, report)
+    finally:
+        report.close()
+        _clean_up(root, batch_id)
+    rows.sort(key=lambda r: r["task"])
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame.attrs["batch_id"] = batch_id
+    return frame
+
+
+def prompts_from(tasks: Any, template: str | None) -> list[str]:
+    """The prompt of every task: the strings themselves, or each row filling ``template``."""
+    records = _records(tasks)
+    if template is None:
+        bad = [i for i, r in enumerate(records) if not isinstance(r, str)]
+        if bad:
+            raise ConfigError(f"task {bad[0]} is not a prompt string: rows of a table need prompt='...{{column}}...'")
+        return list(records)
+    out = []
+    for i, record in enumerate(records):
+        values = record if isinstance(record, dict) else {"task": record}
+        try:
+            out.append(template.format_map(values))
+        except KeyError as exc:
+            raise ConfigError(f"the prompt template names {exc.args[0]!r}, which task {i} does not have "
+                              f"(columns: {', '.join(map(str, values))})") from None
+        except (ValueError, IndexError, AttributeError) as exc:
+            raise ConfigError(f"the prompt template cannot be filled for task {i}: {exc}") from None
+    return out
+
+
+def _records(tasks: Any) -> Sequence[Any]:
+    if hasattr(tasks, "to_dict") and hasattr(tasks, "columns"):
+        return [{str(k): v for k, v in row.items()} for row in tasks.to_dict("records")]
+    if isinstance(tasks, (str, bytes)):
+        raise ConfigError("tasks must be a list of prompts or a DataFrame, not one string")
+    return list(tasks)
+
+
+def _progress(progress: Any, total: int) -> Progress:
+    if progress is None or progress is True:
+        return default_progress(total)
+    if progress is False:
+        return Progress(total)
+    return Progress(total, callback=progress)
+
+
+def _clean_up(root: Path, batch_id: str) -> None:
+    """Remove every copy of this batch, including those of a task whose worker died."""
+    shutil.rmtree(batch_dir(root, batch_id), ignore_errors=True)
+    top = repository_top(root)
+    if top is not None:
+        git(top, "worktree", "prune", check=False)

@@ -1,0 +1,185 @@
+"""Isolated copies of a workspace for batch tasks: a git worktree in a repository, a plain copy otherwise.
+
+A task edits its own copy, so parallel tasks never collide, and its changes come back as a diff
+against the snapshot it started from. The user's repository is treated as hostile and left as it
+is: the snapshot is written through a temporary index (the user's HEAD, index and working tree are
+never touched), and every git command runs with hooks, fsmonitor and the repository's filter
+drivers switched off, so a repository's configuration cannot run a program.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+IDENTITY = ["-c", "user.name=nbagent batch", "-c", "user.email=nbagent@localhost"]
+SAFE = ["-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false", "-c", "core.autocrlf=false",
+        "-c", "gc.auto=0", "-c", "maintenance.auto=false", "--no-pager"]
+
+
+class IsolationError(RuntimeError):
+    """The copy could not be made or read (the message says which git or file operation failed)."""
+
+
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True,
+        overrides: list[str] | None = None) -> str:
+    """Run git with a fixed argv and the repository's programs disabled; returns stdout.
+
+    ``overrides`` are the repository's filter drivers neutralised (``filter_overrides``), computed
+    once per repository by the caller; None looks them up for this call.
+    """
+    full_env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+    full_env.pop("GIT_DIR", None)
+    full_env.pop("GIT_WORK_TREE", None)
+    if overrides is None:
+        overrides = filter_overrides(cwd)
+    argv = ["git", *SAFE, *overrides, *IDENTITY, *args]
+    done = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+    if check and done.returncode != 0:
+        raise IsolationError(f"git {' '.join(args)} failed in {cwd}: {done.stderr.strip()[:500]}")
+    return done.stdout
+
+
+def filter_overrides(cwd: Path) -> list[str]:
+    """``-c`` options that neutralise every filter driver the repository's config names.
+
+    A clean/smudge/process filter is a command git runs on checkout and add; ``cat`` keeps the
+    bytes as they are stored, which is what an isolated copy wants anyway.
+    """
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}
+    argv = ["git", *SAFE, "config", "--get-regexp", r"^filter\..*\.(clean|smudge|process|required)$"]
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    names = {line.split(" ", 1)[0].rsplit(".", 1)[0] for line in done.stdout.splitlines() if line}
+    out: list[str] = []
+    for name in sorted(names):
+        out += ["-c", f"{name}.clean=cat", "-c", f"{name}.smudge=cat", "-c", f"{name}.process=",
+                "-c", f"{name}.required=false"]
+    return out
+
+
+def repository_top(path: Path) -> Path | None:
+    """The top of the git working tree holding ``path`` with at least one commit, else None."""
+    try:
+        top = git(path, "rev-parse", "--show-toplevel", "HEAD^{commit}", overrides=[]).splitlines()[0]
+    except (IsolationError, OSError, IndexError):
+        return None
+    return Path(top).resolve()
+
+
+@dataclass(frozen=True)
+class Source:
+    """What every copy of one batch starts from: a commit of the user's repository, or a folder."""
+
+    workspace: Path
+    top: Path | None = None
+    """The repository's top, when the workspace is inside a repository with a commit."""
+    commit: str = ""
+    """The snapshot commit (git), taken once so that every task starts from the same files."""
+    overrides: tuple[str, ...] = ()
+
+
+def snapshot(workspace: Path) -> Source:
+    """Take the batch's starting point: a snapshot commit in a repository, else the folder itself."""
+    workspace = workspace.resolve()
+    top = repository_top(workspace)
+    if top is None:
+        return Source(workspace=workspace)
+    overrides = filter_overrides(top)
+    return Source(workspace=workspace, top=top, commit=snapshot_commit(top, overrides), overrides=tuple(overrides))
+
+
+@dataclass
+class IsolatedCopy:
+    """One task's copy: ``workspace`` is where the agent works; ``changes()`` reads it."""
+
+    root: Path
+    """The copy's top (a worktree or a copied directory); removed by ``remove()``."""
+    workspace: Path
+    base: str
+    """The commit the copy started from."""
+    repo: Path | None
+    """The user's repository top when the copy is a worktree of it."""
+    overrides: list[str]
+
+    def changes(self) -> tuple[list[str], str]:
+        """The paths (relative to the copy's top) that differ from the snapshot, and the unified diff
+        (binary files as git binary patches)."""
+        git(self.root, "add", "-A", "--", ".", overrides=self.overrides)
+        names = git(self.root, "diff", "--cached", "--no-renames", "--name-only", "-z", self.base, "--",
+                    overrides=self.overrides)
+        diff = git(self.root, "diff", "--cached", "--no-ext-diff", "--no-textconv", "--binary", "--no-color",
+                   self.base, "--", overrides=self.overrides)
+        return [p for p in names.split("\0") if p], diff
+
+    def changed(self) -> list[str]:
+        return self.changes()[0]
+
+    def diff(self) -> str:
+        return self.changes()[1]
+
+    def remove(self) -> None:
+        if self.repo is not None:
+            git(self.repo, "worktree", "remove", "--force", "--force", str(self.root), check=False,
+                overrides=self.overrides)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def make_copy(source: Path | Source, dest: Path) -> IsolatedCopy:
+    """Make an isolated copy at ``dest`` (which must not exist yet) of a snapshot or a workspace."""
+    if isinstance(source, Path):
+        source = snapshot(source)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # The copies' folder holds nothing but copies: git must never see them (not in the user's
+    # status, not in the next task's snapshot).
+    ignore = dest.parent / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    if source.top is None:
+        return _plain_copy(source.workspace, dest)
+    overrides = list(source.overrides)
+    git(source.top, "worktree", "add", "--detach", str(dest), source.commit, overrides=overrides)
+    rel = source.workspace.relative_to(source.top)
+    return IsolatedCopy(root=dest, workspace=dest / rel, base=source.commit, repo=source.top, overrides=overrides)
+
+
+def snapshot_commit(top: Path, overrides: list[str] | None = None) -> str:
+    """A commit of the working tree as it is now (tracked changes and untracked, non-ignored files).
+
+    Written through a temporary index file, so the user's index, HEAD and branches stay as they are;
+    the commit is referenced by nothing and git's garbage collection drops it later.
+    """
+    with tempfile.TemporaryDirectory(prefix="nbagent-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git(top, "read-tree", "HEAD", env=env, overrides=overrides)
+        git(top, "add", "-A", "--", ".", env=env, overrides=overrides)
+        tree = git(top, "write-tree", env=env, overrides=overrides).strip()
+    head, head_tree = git(top, "rev-parse", "HEAD", "HEAD^{tree}", overrides=overrides).split()
+    if tree == head_tree:
+        return head
+    return git(top, "commit-tree", tree, "-p", head, "-m", "nbagent batch snapshot", overrides=overrides).strip()
+
+
+def _plain_copy(workspace: Path, dest: Path) -> IsolatedCopy:
+    """Copy regular files, directories and symlinks (as links); skip FIFOs, sockets and devices."""
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        skipped = {".nbagent", ".git"} if Path(directory).resolve() == workspace else {".git"}
+        for name in names:
+            mode = os.lstat(os.path.join(directory, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                skipped.add(name)
+        return skipped
+
+    shutil.copytree(workspace, dest, symlinks=True, ignore=ignore)
+    # A repository of our own in the copy: its baseline commit is what the task's diff is taken against.
+    git(dest, "init", "-q", overrides=[])
+    git(dest, "add", "-A", "--", ".", overrides=[])
+    git(dest, "commit", "-q", "--allow-empty", "--no-verify", "-m", "nbagent batch baseline", overrides=[])
+    base = git(dest, "rev-parse", "HEAD", overrides=[]).strip()
+    return IsolatedCopy(root=dest, workspace=dest, base=base, repo=None, overrides=[])

@@ -1,0 +1,103 @@
+"""One batch task, run to a result row: its own session in its own isolated copy of the workspace.
+
+``run_task`` is a plain top-level function of picklable arguments, so the same code runs in a
+local thread and on a Dask worker. It never raises for a task's own failure: a failed task is a
+row whose ``error`` says what went wrong, so a batch never loses the tasks that finished.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import traceback
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .isolation import Source, make_copy
+
+BATCH_APPROVALS = ("auto", "read-only")
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    index: int
+    prompt: str
+    workspace: str
+    """The user's workspace (absolute); the task's copy is made under its .nbagent/batch/."""
+    batch_id: str
+    source: Source
+    """The snapshot every task of the batch starts from (taken once, by the batch)."""
+    agent_options: dict[str, Any] = field(default_factory=dict)
+
+    def copy_dir(self) -> Path:
+        """A fresh folder for one attempt: a task rerun after its worker died must not meet the
+        copy the dead attempt left behind (the batch removes them all when it ends)."""
+        attempt = uuid.uuid4().hex[:8]
+        return batch_dir(Path(self.workspace), self.batch_id) / f"task-{self.index:05d}-{attempt}"
+
+
+def batch_dir(workspace: Path, batch_id: str) -> Path:
+    return workspace / ".nbagent" / "batch" / batch_id
+
+
+def empty_row(spec: TaskSpec) -> dict[str, Any]:
+    return {"task": spec.index, "prompt": spec.prompt, "text": "", "reason": "error", "tool_calls": 0,
+            "input_tokens": 0, "output_tokens": 0, "cost": None, "files_changed": [], "diff": "",
+            "session_id": None, "error": None, "seconds": 0.0, "host": socket.gethostname(),
+            "pid": os.getpid()}
+
+
+def deny_approval(request: Any) -> str:
+    """A batch never waits on a person: whatever would ask is denied."""
+    return "deny"
+
+
+def run_task(spec: TaskSpec) -> dict[str, Any]:
+    """Run one task to a row (see ``nbagent.batch``); failures are reported in ``error``."""
+    started = time.perf_counter()
+    row = empty_row(spec)
+    copy = None
+    try:
+        if not Path(spec.workspace).is_dir():
+            raise FileNotFoundError(f"workspace {spec.workspace} is not reachable from {row['host']}: "
+                                    "batch workers need it on a shared filesystem")
+        copy = make_copy(spec.source, spec.copy_dir())
+        row.update(_run_agent(spec, copy.workspace))
+        row["files_changed"], row["diff"] = copy.changes()
+    except Exception as exc:  # one task's failure is its row, never the batch's end
+        row["error"] = f"{type(exc).__name__}: {exc}"
+        row["traceback"] = traceback.format_exc(limit=8)
+    finally:
+        if copy is not None:
+            copy.remove()
+        row["seconds"] = time.perf_counter() - started
+    return row
+
+
+def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
+    from ..agent import Agent
+    from ..store.sessions import SessionStore
+
+    options = dict(spec.agent_options)
+    options.setdefault("origin", f"batch:{spec.batch_id}")
+    agent = Agent(workspace=workspace, approver=deny_approval, session="new", **options)
+    try:
+        result = agent.run(spec.prompt)
+        persisted = bool(agent.config.persist)
+    finally:
+        agent.close()
+    out: dict[str, Any] = {
+        "text": result.text, "reason": result.reason, "tool_calls": len(result.tool_calls),
+        "input_tokens": result.usage.get("input_tokens", 0), "output_tokens": result.usage.get("output_tokens", 0),
+        "cost": result.usage.get("cost"), "session_id": result.session_id,
+        "error": "; ".join(result.errors) or None,
+    }
+    if persisted:  # the copy goes away: its session moves into the user's workspace
+        with SessionStore(workspace) as store:
+            exported = store.export_json(result.session_id)
+        with SessionStore(Path(spec.workspace)) as store:
+            out["session_id"] = store.import_json(exported)
+    return out

@@ -1,0 +1,147 @@
+"""``/nbagent/mcp``: nbagent's notebook tools over MCP (streamable HTTP) inside the Jupyter server.
+
+An agent running elsewhere works on the notebooks open in JupyterLab: the served notebook tools
+go through the server's notebook stores (the live document when a notebook is open). The route is
+authenticated like the extension's other routes (a Jupyter token or login; Jupyter's authorizer
+for the "nbagent" resource). Writes are gated by ``c.NbAgentServer.mcp_approval``: "ask" (the
+default) has no one to ask here yet, so it denies them and says how to allow them; "auto" runs them;
+"read-only" denies them.
+
+The SDK's session manager is an ASGI application; ``_asgi_call`` hands it one tornado request.
+It is written by hand because no maintained package runs an ASGI app inside a tornado handler,
+and the part used here (one request, a streamed response, a disconnect) is small.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.extension.handler import ExtensionHandlerMixin
+from tornado import web
+
+from ...events import ApprovalRequest
+from .handlers import AUTH_RESOURCE
+
+UNATTENDED = ("the Jupyter server has no one to ask for MCP writes: set c.NbAgentServer.mcp_approval = "
+              "\"auto\" to let outside agents change notebooks")
+
+
+class MCPRoute:
+    """The served tools and the SDK's session manager, run for the server's lifetime on its loop."""
+
+    def __init__(self, root: Path, *, approval: str, toolsets: tuple[str, ...]):
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        from ...mcp.serve import ServedTools, build_server
+
+        self.served = ServedTools(root, toolsets=toolsets, approval=approval, approver=_deny_unattended,
+                                  deny_note=UNATTENDED if approval == "ask" else "")
+        self.manager = StreamableHTTPSessionManager(app=build_server(self.served), json_response=True)
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self._started: asyncio.Future | None = None
+
+    async def ensure_started(self) -> None:
+        """Start the session manager on the server's loop at the first request; later ones just wait."""
+        if self._started is None:
+            self._started = asyncio.get_running_loop().create_future()
+            self._task = asyncio.ensure_future(self._run(self._started))
+        await asyncio.shield(self._started)
+
+    async def _run(self, started: asyncio.Future) -> None:
+        async with self.manager.run():
+            started.set_result(None)
+            await self._stop.wait()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 5)
+
+
+def _deny_unattended(request: ApprovalRequest) -> str:
+    return "deny"
+
+
+class MCPHandler(ExtensionHandlerMixin, APIHandler):
+    """GET, POST and DELETE of the streamable HTTP transport, for a logged-in user only."""
+
+    auth_resource = AUTH_RESOURCE
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self._serve()
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        await self._serve()
+
+    @web.authenticated
+    @authorized
+    async def delete(self) -> None:
+        await self._serve()
+
+    def on_connection_close(self) -> None:
+        self._gone.set()
+
+    @property
+    def _gone(self) -> asyncio.Event:
+        if not hasattr(self, "_gone_event"):
+            self._gone_event = asyncio.Event()
+        return self._gone_event
+
+    async def _serve(self) -> None:
+        route: MCPRoute | None = getattr(self.extensionapp, "mcp_route", None)
+        if route is None:
+            raise web.HTTPError(503, "the MCP route is off (the mcp package is not installed)")
+        await route.ensure_started()
+        await _asgi_call(self, route.manager.handle_request)
+
+
+async def _asgi_call(handler: Any, app: Any) -> None:
+    """Run one request of ``handler`` (tornado) through the ASGI ``app``, streaming its response."""
+    request = handler.request
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": request.method,
+        "scheme": request.protocol, "path": "/mcp", "raw_path": b"/mcp", "root_path": "",
+        "query_string": (request.query or "").encode("latin-1"),
+        "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.get_all()],
+        "client": (request.remote_ip, 0), "server": (request.host_name, 0),
+    }
+    sent_body = False
+
+    async def receive() -> dict:
+        nonlocal sent_body
+        if not sent_body:
+            sent_body = True
+            return {"type": "http.request", "body": request.body or b"", "more_body": False}
+        await handler._gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            handler.set_status(message["status"])
+            handler.clear_header("Content-Type")
+            for key, value in message.get("headers") or []:
+                handler.add_header(key.decode("latin-1"), value.decode("latin-1"))
+        elif message["type"] == "http.response.body":
+            body = message.get("body") or b""
+            if body:
+                handler.write(body)
+            if message.get("more_body"):
+                await handler.flush()
+
+    await app(scope, receive, send)
+    if not handler._finished:
+        handler.finish()
+
+
+ROUTES = [(r"/nbagent/mcp", MCPHandler)]

@@ -1,0 +1,179 @@
+"""An MCP server's tools as nbagent Tools: unique names, inlined schemas, trust, and results as text.
+
+Everything here comes from an outside server and is treated as hostile: names
+are reduced to what model APIs accept, descriptions are capped, schemas may be
+recursive or invalid, and images, audio and binary resources are summarised
+instead of being put on the wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CommandKilled, ToolError
+from ..tools.base import Tool, _clean_schema
+
+if TYPE_CHECKING:
+    from .manager import MCPManager
+
+MAX_DESCRIPTION = 2000
+NAME_LIMIT = 64
+ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def tool_name(server: str, tool: str) -> str:
+    """``mcp__<server>__<tool>`` in the characters model APIs accept, at most 64 of them."""
+    name = f"mcp__{_safe(server)}__{_safe(tool)}"
+    if len(name) <= NAME_LIMIT:
+        return name
+    digest = hashlib.sha1(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{name[:NAME_LIMIT - 9]}_{digest}"
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", text) or "_"
+
+
+@dataclass
+class MCPTool(Tool):
+    """A tool of an MCP server; arguments are checked against the server's JSON schema."""
+
+    server: str = ""
+    remote_name: str = ""
+    annotations: dict[str, Any] | None = None
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        if self.validator is None:
+            return arguments
+        problems = sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if problems:
+            text = "; ".join(f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}"
+                             for e in problems[:5])
+            raise ToolError(f"invalid arguments for {self.name}: {text}")
+        return arguments
+
+
+def make_tools(manager: "MCPManager", server: str, listed: list[Any], taken: set[str]) -> list[Tool]:
+    """nbagent Tools for ``listed`` (the server's mcp Tool objects); names stay unique within ``taken``."""
+    config = manager.servers[server]
+    tools: list[Tool] = []
+    for remote in listed:
+        name = _unique(tool_name(server, remote.name), taken)
+        taken.add(name)
+        trust = config.trust_for(remote.name)
+        schema = _input_schema(getattr(remote, "input_schema", None))
+        description = (remote.description or remote.name).strip()
+        if len(description) > MAX_DESCRIPTION:
+            description = description[:MAX_DESCRIPTION] + "…"
+        tools.append(MCPTool(
+            name=name, description=f"{description}\n(MCP server {server!r}, tool {remote.name!r})",
+            parameters=schema, fn=_caller(manager, server, remote.name), toolset=f"mcp:{server}",
+            read_only=trust == "read", needs_approval=trust != "read", always_ask=trust == "ask",
+            takes_context=True, is_async=True, validator=_validator(schema),
+            server=server, remote_name=remote.name, annotations=_annotations(remote),
+        ))
+    return tools
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    n = 2
+    candidate = name
+    while candidate in taken:
+        suffix = f"_{n}"
+        candidate = name[:NAME_LIMIT - len(suffix)] + suffix
+        n += 1
+    return candidate
+
+
+def _input_schema(schema: Any) -> dict[str, Any]:
+    if not isinstance(schema, dict):
+        return {"type": "object", "properties": {}}
+    cleaned = _clean_schema(schema)
+    if cleaned.get("type") != "object":
+        return {"type": "object", "properties": {}}
+    cleaned.setdefault("properties", {})
+    return cleaned
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A jsonschema validator for the schema, or None when the server's schema is itself invalid."""
+    from jsonschema import Draft202012Validator, SchemaError, validators
+
+    cls = validators.validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError:
+        return None  # the server checks its own arguments; an invalid schema must not block every call
+    return cls(schema)
+
+
+def _annotations(remote: Any) -> dict[str, Any] | None:
+    raw = getattr(remote, "annotations", None)
+    if raw is None:
+        return None
+    data = raw.model_dump(by_alias=True, exclude_none=True) if hasattr(raw, "model_dump") else dict(raw)
+    kept = {k: data[k] for k in ANNOTATION_KEYS if k in data}
+    return kept or None
+
+
+def _caller(manager: "MCPManager", server: str, remote: str):
+    async def call(ctx, **arguments: Any) -> str:
+        return await manager.call(server, remote, arguments, ctx)
+
+    return call
+
+
+async def run_cancellable(manager: "MCPManager", coro, server: str, on_cancel) -> Any:
+    """Await ``coro`` in its own task so Stop can cut it without cutting the turn."""
+    task = asyncio.ensure_future(coro)
+    stop = asyncio.get_running_loop().create_future()
+    manager.in_flight[task] = stop
+    try:
+        done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:  # Abort: the turn goes; the server is told and checked behind it
+        task.cancel()
+        asyncio.ensure_future(on_cancel())
+        raise
+    finally:
+        manager.in_flight.pop(task, None)
+    if task in done:
+        return task.result()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    killed = await on_cancel()
+    note = "; the server did not give up the call and was killed (it restarts on the next call)" if killed else ""
+    raise CommandKilled(f"MCP call to {server!r} stopped by the user{note}")
+
+
+def result_text(result: Any) -> str:
+    """A CallToolResult as text: text blocks as they are, binary blocks summarised."""
+    parts = [_block_text(block) for block in (getattr(result, "content", None) or [])]
+    structured = getattr(result, "structured_content", None)
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, ensure_ascii=False, indent=1, default=str))
+    text = "\n".join(p for p in parts if p) or "(no output)"
+    if getattr(result, "is_error", False):
+        raise ToolError(text)
+    return text
+
+
+def _block_text(block: Any) -> str:
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return block.text
+    if kind in ("image", "audio"):
+        return f"[{kind} {block.mime_type}, about {len(block.data) * 3 // 4} bytes: not shown to the model]"
+    if kind == "resource":
+        res = block.resource
+        if getattr(res, "text", None) is not None:
+            return f"[resource {res.uri}]\n{res.text}"
+        size = len(getattr(res, "blob", "") or "") * 3 // 4
+        return f"[resource {res.uri} ({res.mime_type or 'binary'}), about {size} bytes: not shown]"
+    if kind == "resource_link":
+        return f"[resource link {block.uri}" + (f" ({block.name})" if getattr(block, "name", None) else "") + "]"
+    return f"[{kind or 'unknown'} content: not shown]"

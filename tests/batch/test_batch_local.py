@@ -1,0 +1,84 @@
+"""nbagent.batch run locally against the scripted HTTP server: rows, diffs, sessions, failures, clean-up."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import nbagent
+from nbagent.errors import ConfigError
+from nbagent.store.sessions import SessionStore
+
+from .conftest import git
+
+
+def test_each_task_edits_its_own_copy_and_comes_back_as_a_row(repo, model_options):
+    head = git(repo, "rev-parse", "HEAD")
+    tasks = pd.DataFrame({"name": ["alpha", "beta", "gamma"]})
+    seen = []
+    df = nbagent.batch(tasks, prompt="write {name}", workspace=repo, concurrency=3, approval="auto",
+                       progress=lambda done, total, row: seen.append((done, total)), **model_options)
+    assert list(df["task"]) == [0, 1, 2] and list(df["prompt"]) == ["write alpha", "write beta", "write gamma"]
+    assert list(df["reason"]) == ["done"] * 3 and df["error"].isna().all()
+    assert list(df["text"]) == ["answered: write alpha", "answered: write beta", "answered: write gamma"]
+    assert list(df["files_changed"]) == [["alpha.txt"], ["beta.txt"], ["gamma.txt"]]
+    assert "+write beta" in df.loc[1, "diff"] and (df["tool_calls"] == 1).all()
+    assert (df["input_tokens"] > 0).all()
+    assert sorted(seen) == [(1, 3), (2, 3), (3, 3)]
+    # the user's checkout is untouched, the copies are gone, the sessions stayed in the workspace
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == ""
+    assert not (repo / "alpha.txt").exists()
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert not (repo / ".nbagent" / "batch" / df.attrs["batch_id"]).exists()
+    with SessionStore(repo) as store:
+        for sid, prompt in zip(df["session_id"], df["prompt"]):
+            assert store.messages(sid)[0]["message"]["content"] == prompt
+
+
+def test_read_only_denies_writes_and_a_failure_is_a_row(tmp_path, model_options):
+    (tmp_path / "data.txt").write_text("x\n")
+    df = nbagent.batch(["write one", "fail here"], workspace=tmp_path, approval="read-only", concurrency=2,
+                       progress=False, **model_options)
+    ok, failed = df.iloc[0], df.iloc[1]
+    assert ok["reason"] == "done" and ok["files_changed"] == [] and ok["diff"] == ""
+    assert failed["reason"] == "error" and "refuses" in failed["error"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".nbagent", "data.txt"]
+
+
+def test_approval_must_be_chosen(tmp_path):
+    with pytest.raises(ConfigError, match="explicit approval"):
+        nbagent.batch(["x"], workspace=tmp_path)
+    with pytest.raises(ConfigError, match="explicit approval"):
+        nbagent.batch(["x"], workspace=tmp_path, approval="ask")
+
+
+def test_a_template_naming_a_missing_column_fails_before_anything_runs(tmp_path):
+    with pytest.raises(ConfigError, match="'path'"):
+        nbagent.batch(pd.DataFrame({"name": ["a"]}), prompt="Summarise {path}", workspace=tmp_path,
+                      approval="auto")
+
+
+def test_the_cli_reads_a_csv_and_writes_the_results(repo, model_server, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tasks = tmp_path / "tasks.csv"
+    tasks.write_text("name\nalpha\nbeta\n")
+    out = tmp_path / "results.csv"
+    env = {**os.environ, "OPENAI_BASE_URL": model_server.url, "OPENAI_API_KEY": "sk-test",
+           "NBAGENT_MODEL": "scripted-model", "NBAGENT_LOCAL": "off", "NBAGENT_MEMORY": "0"}
+    nbagent_cli = Path(sys.executable).parent / "nbagent"
+    done = subprocess.run([str(nbagent_cli), "batch", str(tasks), "--prompt", "write {name}", "--out", str(out),
+                           "--workspace", str(repo), "--approval", "auto", "-j", "2"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "2 tasks, 0 failed" in done.stderr
+    df = pd.read_csv(out)
+    assert list(df["text"]) == ["answered: write alpha", "answered: write beta"]
+    assert list(df["files_changed"]) == ["['alpha.txt']", "['beta.txt']"]
+
+    refused = subprocess.run([str(nbagent_cli), "batch", str(tasks), "--prompt", "write {name}", "--out",
+                              str(out), "--workspace", str(repo)], env=env, capture_output=True, text=True)
+    assert refused.returncode == 2 and "--approval" in refused.stderr

@@ -1,0 +1,71 @@
+"""What the kernel already knows: %agent attaches the kernel's recent history (cells, last traceback)."""
+
+from __future__ import annotations
+
+from IPython.utils.capture import capture_output
+
+import nbagent.jupyter as nj
+from nbagent.testing.replies import Reply
+
+
+def run(shell, cell: str):
+    """Run a cell as a kernel does: numbered, in In/Out."""
+    with capture_output() as out:
+        result = shell.run_cell(cell, store_history=True)
+    return result, out.stdout + out.stderr
+
+
+def use(shell, make_agent, *replies, **options):
+    agent = make_agent(*replies, **options)
+    nj.use_agent(agent, shell)
+    return agent
+
+
+def test_agent_fix_it_gets_the_traceback_in_its_first_request_without_a_tool_call(shell, make_agent):
+    agent = use(shell, make_agent, Reply(text="Divide by a non-zero b."), context_poll=False)
+    run(shell, "def ratio(a, b):\n    return a / b\n")
+    run(shell, "total = 41 + 1\ntotal")
+    failed, _ = run(shell, "ratio(total, 0)")
+    assert not failed.success
+    result, text = run(shell, "%agent --wait fix it")
+    assert result.success, result.error_in_exec
+    first = agent.runtime.model.requests[0]
+    assert [m["role"] for m in first.messages] == ["system", "user"]
+    note = first.messages[0]["content"]
+    assert "ZeroDivisionError" in note and "return a / b" in note and "ratio(total, 0)" in note
+    assert "Out[2]: 42" in note and "%agent --wait" not in note
+    assert "Summary: error in In [3]: ZeroDivisionError: division by zero" in note
+    assert "context: kernel attached: error in In [3]" in text  # visibly: the view shows the note
+    # Seen once: the next prompt carries no second copy unless the kernel's history changed.
+    agent.runtime.model.enqueue("ok")
+    run(shell, "%agent --wait and now?")
+    assert sum(m["role"] == "system" for m in agent.runtime.model.requests[1].messages) == 1
+
+
+def test_kernel_history_can_be_removed_and_stays_declined(shell, make_agent):
+    agent = use(shell, make_agent, "one", "two", context_poll=False)
+    run(shell, "x = 1")
+    run(shell, "%agent --wait hi")
+    assert "removed kernel" in run(shell, "%agent /context remove kernel")[1]
+    run(shell, "y = 2")
+    run(shell, "%agent --wait again")
+    assert agent.context.store.get("kernel", agent.session_id) is None
+    second = agent.runtime.model.requests[1]
+    assert "was removed" in second.messages[-2]["content"]
+
+
+def test_context_slash_command_and_variable_sources(shell, make_agent):
+    from nbagent.jupyter.kernel_runner import bridge_from_shell
+
+    agent = use(shell, make_agent, "seen", context_poll=False, kernel=bridge_from_shell(shell))
+    run(shell, "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3]})")
+    said = run(shell, "%agent /context attach frame --variable df --why 'the data'")[1]
+    assert "attached frame (variable)" in said
+    run(shell, "df['b'] = df['a'] * 2")  # after each cell the variable's summary is refreshed
+    source = agent.context.store.get("frame", agent.session_id)
+    assert source.snapshot.serial == 2 and "b" in source.snapshot.text
+    listing, _ = run(shell, "%agent /context")
+    assert "frame" in list(listing.result["name"])
+    assert "muted frame" in run(shell, "%agent /context mute frame")[1]
+    bad, _ = run(shell, "%agent /context attach")
+    assert "UsageError" in type(bad.error_in_exec).__name__

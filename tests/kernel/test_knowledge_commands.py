@@ -1,0 +1,32 @@
+"""%agent /instructions, /map and /memory search|forget|status through a real InteractiveShell."""
+
+from __future__ import annotations
+
+from IPython.utils.capture import capture_output
+
+import nbagent.jupyter as nj
+
+
+def run(shell, cell: str):
+    with capture_output() as out:
+        result = shell.run_cell(cell)
+    return result, out.stdout + out.stderr
+
+
+def test_knowledge_slash_commands(shell, make_agent, workspace, monkeypatch):
+    monkeypatch.setenv("NBAGENT_CONFIG_DIR", str(workspace / "no-global"))
+    (workspace / "AGENTS.md").write_text("Use pytest.")
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "core.py").write_text("class Engine:\n    def start(self, fast: bool) -> None:\n        pass\n")
+    (workspace / "pkg" / "cli.py").write_text("from pkg.core import Engine\n\ndef main(argv):\n    Engine()\n")
+    agent = make_agent("ok", memory_embeddings="off")
+    nj.use_agent(agent, shell)
+    assert "AGENTS.md  11 bytes" in run(shell, "%agent /instructions")[1]
+    shown = run(shell, "%agent /map")[1]
+    assert shown.index("pkg/core.py") < shown.index("pkg/cli.py") and "def start(self, fast: bool) -> None" in shown
+    agent.runtime.knowledge.memory_handle().remember("Deploys use the release branch.", "decision")
+    found = run(shell, "%agent /memory search release branch")[0].result
+    assert list(found["category"]) == ["decision"] and "keywords" in found["why"].iloc[0]
+    assert run(shell, "%agent /memory status")[0].result["scopes"][0]["rows"] == 1
+    removed = run(shell, f"%agent /memory forget {int(found['id'].iloc[0])}")[0].result
+    assert len(removed) == 1 and "project memory is empty" in run(shell, "%agent /memory")[1]

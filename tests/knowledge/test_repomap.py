@@ -1,0 +1,86 @@
+"""The repo map: symbols by tree-sitter, notebooks included, import-graph order, ignore rules, mtime cache, budget."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from nbagent.knowledge.repomap import HEADER, RepoMap
+
+
+def write(root, rel, text):
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def project(root):
+    write(root, "src/app/models.py", "class User:\n    def name(self, full: bool = False) -> str:\n        return ''\n"
+                                     "    def _secret(self):\n        pass\n\ndef _helper():\n    pass\n")
+    write(root, "src/app/api.py", "from app.models import User\nfrom . import util\n\ndef get(uid: int) -> User:\n"
+                                  "    return User()\n")
+    write(root, "src/app/util.py", "from .models import User\n\ndef fmt(x): return x\n")
+    write(root, "src/app/__init__.py", "")
+    write(root, "web/main.ts", "import { api } from './api';\nexport class Shell { start(port: number): void {} }\n"
+                               "export function boot(): Shell { return new Shell(); }\n")
+    write(root, "web/api.ts", "export function api(path: string): Promise<string> { return fetch(path).then(r => r.text()); }\n")
+    nb = {"cells": [{"cell_type": "markdown", "source": "# def not_code(): pass"},
+                    {"cell_type": "code", "source": ["%matplotlib inline\n", "from app.models import User\n",
+                                                     "def plot_sales(df, region='EU'):\n", "    return df\n"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    write(root, "analysis.ipynb", json.dumps(nb))
+    write(root, ".gitignore", "build/\n")
+    write(root, "build/generated.py", "def generated_symbol(): pass\n")
+
+
+def test_symbols_order_notebooks_and_ignored_files(tmp_path):
+    project(tmp_path)
+    text = RepoMap(tmp_path).block()
+    lines = text.splitlines()
+    assert lines[0] == HEADER
+    assert lines[1] == "src/app/models.py", "the most imported file comes first"
+    assert "  class User" in lines and "    def name(self, full: bool = False) -> str" in lines
+    assert "_secret" not in text and "_helper" not in text
+    assert "  def plot_sales(df, region='EU')" in text and "not_code" not in text
+    assert "  export class Shell" not in text and "  class Shell" in text and "    start(port: number): void" in text
+    assert text.index("web/api.ts") < text.index("web/main.ts"), "imported by main.ts"
+    assert "generated" not in text, "ignored files are skipped"
+
+
+def test_the_cache_reparses_only_changed_files(tmp_path):
+    project(tmp_path)
+    first = RepoMap(tmp_path)
+    text = first.block()
+    assert first.last_stats["parsed"] == first.last_stats["files"] == 7
+    warm = RepoMap(tmp_path)
+    assert warm.block() == text and warm.last_stats["parsed"] == 0
+    path = write(tmp_path, "src/app/util.py", "from .models import User\n\ndef fmt(x, width: int = 3): return x\n")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    again = RepoMap(tmp_path)
+    assert "def fmt(x, width: int = 3)" in again.block() and again.last_stats["parsed"] == 1
+
+
+def test_the_budget_caps_characters_and_files(tmp_path):
+    for n in range(30):
+        write(tmp_path, f"pkg/m{n:02d}.py", "".join(f"def function_number_{k}(argument_{k}): pass\n" for k in range(10)))
+    text = RepoMap(tmp_path, budget=600, max_files=60).block()
+    assert len(text) <= 600 + 40 and text.endswith("more files)")
+    few = RepoMap(tmp_path, budget=100_000, max_files=5).block()
+    assert sum(1 for line in few.splitlines() if line.startswith("pkg/")) == 5
+
+
+def test_a_corrupt_cache_is_rebuilt(tmp_path):
+    project(tmp_path)
+    (tmp_path / ".nbagent").mkdir()
+    (tmp_path / ".nbagent" / "repomap.json").write_text("{not json")
+    assert "class User" in RepoMap(tmp_path).block()
+
+
+def test_a_new_file_is_seen_by_the_next_build(tmp_path):
+    project(tmp_path)
+    assert "brand_new" not in RepoMap(tmp_path).block()
+    write(tmp_path, "src/app/extra.py", "def brand_new(): pass\n")
+    write(tmp_path, "src/app/later/deep.py", "def deeper(): pass\n")
+    text = RepoMap(tmp_path).block()
+    assert "def brand_new()" in text and "def deeper()" in text

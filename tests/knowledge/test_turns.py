@@ -1,0 +1,141 @@
+"""Knowledge in real turns: relevant memory in the prompt, /compact's summary saved, traces, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+import nbagent
+from nbagent import Agent
+from nbagent.knowledge.relevant import HEADER as RELEVANT
+from nbagent.knowledge.telemetry import MAX_LINES, TraceRecorder, scrub
+from nbagent.testing.replies import call, calls, text
+from nbagent.testing.scripted import ScriptedModel
+
+
+def cli(workspace, *args, env=None):
+    environment = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "nbagent.cli", *args, "--workspace", str(workspace)],
+                          capture_output=True, text=True, env=environment, timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    monkeypatch.setenv("NBAGENT_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("NBAGENT_DATA_DIR", str(tmp_path / "data"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+def test_remembered_entries_come_back_as_relevant_memory_with_scores(workspace):
+    model = ScriptedModel([
+        calls(call("remember", text="Deploys go out from the release branch via deploy.yml.",
+                   category="decision", tags=["deploy"]),
+              call("remember", text="The office plants are watered on Tuesdays.")),
+        text("noted"),
+        text("answer"),
+    ])
+    with Agent(workspace=workspace, model=model, approval="auto", repo_map=False,
+               memory_embeddings="off") as agent:
+        agent.run("remember these")
+        result = agent.run("how do deploys work with deploy.yml?")
+    system = model.requests[-1].system
+    block = system[system.index(RELEVANT):]
+    assert "(decision) Deploys go out from the release branch" in block
+    assert "plants" not in block, "an unrelated entry is not injected"
+    assert result.text == "answer"
+
+
+def test_compact_saves_its_summary_into_memory_when_writes_need_no_approval(workspace):
+    summary = "Goal: fix the parser. " + "x" * 2_000
+    model = ScriptedModel([text("hi"), text(summary), text("hi again"), text("summary two")])
+    with Agent(workspace=workspace, model=model, approval="auto", repo_map=False,
+               memory_embeddings="off") as agent:
+        agent.run("start")
+        agent.compact()
+        rows = agent.runtime.state.memory.index.rows(category="summary")
+        assert len(rows) == 1 and len(rows[0].text) == 1_200 and rows[0].text.startswith("Goal: fix the parser")
+    with Agent(workspace=workspace, model=model, approval="read-only", repo_map=False,
+               memory_embeddings="off") as agent:
+        agent.run("again")
+        agent.compact()
+        assert len(agent.runtime.state.memory.index.rows(category="summary")) == 1, "read-only writes nothing"
+
+
+def test_each_turn_leaves_one_scrubbed_trace_line_with_mode_0600(workspace):
+    model = ScriptedModel([
+        calls(call("bash", command="echo hi"), call("read_file", path="missing.txt")),
+        text("done"),
+    ])
+    prompt = "use key sk-abcdefghijklmnopqrstuvwx and https://bob:hunter2@example.com/x"
+    with Agent(workspace=workspace, model=model, approval="read-only", repo_map=False,
+               memory_embeddings="off") as agent:
+        agent.run(prompt)
+    path = workspace / ".nbagent" / "traces.jsonl"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    (record,) = [json.loads(line) for line in path.read_text().splitlines()]
+    assert "sk-abcdef" not in record["prompt"] and "hunter2" not in record["prompt"]
+    assert "[api key]" in record["prompt"] and "bob:[password]@" in record["prompt"]
+    assert record["steps"] == 2 and record["reason"] == "done" and record["duration_s"] >= 0
+    outcomes = {c["name"]: c["status"] for c in record["tool_calls"]}
+    assert outcomes == {"bash": "denied", "read_file": "failed"} and record["denials"] == ["bash"]
+    frame = nbagent.stats(workspace)
+    assert frame.loc["bash", "deny_rate"] == 1.0 and frame.loc["read_file", "failed"] == 1
+    assert frame.attrs["turns"] == 1 and frame.attrs["deny_rate"] == 0.5
+    out = cli(workspace, "stats")
+    assert out.returncode == 0 and "turns 1" in out.stdout and "bash" in out.stdout
+
+
+def test_telemetry_off_by_environment(workspace, monkeypatch):
+    monkeypatch.setenv("NBAGENT_TELEMETRY", "0")
+    with Agent(workspace=workspace, model=ScriptedModel([text("ok")]), repo_map=False,
+               memory_embeddings="off") as agent:
+        agent.run("hello")
+    assert not (workspace / ".nbagent" / "traces.jsonl").exists()
+
+
+def test_traces_rotate_past_the_line_cap(tmp_path):
+    recorder = TraceRecorder(tmp_path / ".nbagent" / "traces.jsonl")
+    for n in range(MAX_LINES + 5):
+        recorder.write({"n": n})
+    rotated = tmp_path / ".nbagent" / "traces.jsonl.1"
+    assert len(rotated.read_text().splitlines()) == MAX_LINES
+    assert [json.loads(x)["n"] for x in recorder.path.read_text().splitlines()] == list(range(MAX_LINES, MAX_LINES + 5))
+
+
+@pytest.mark.parametrize("secret, marker", [
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", "[private key]"),
+    ("ghp_abcdefghijklmnopqrstuvwxyz0123", "[token]"),
+    ("Authorization: Bearer abcdefghijklmnop.qrs", "Bearer [token]"),
+    ("password = s3cr3t!", "password = [redacted]"),
+    ("AKIAABCDEFGHIJKLMNOP", "[aws key]"),
+])
+def test_scrub_replaces_secrets(secret, marker):
+    assert marker in scrub(f"before {secret} after") and "after" in scrub(secret + " after")
+
+
+def test_memory_cli_status_list_search_forget(workspace):
+    from nbagent.knowledge.memory_api import MemoryHandle
+
+    with MemoryHandle.open(workspace, config=nbagent.AgentConfig.load(workspace=workspace,
+                                                                      memory_embeddings="off")) as memory:
+        memory.remember("Run the slow tests with pytest -m integration.", "snippet", ["tests"])
+        memory.remember("Charts use \x1b[31mseaborn\x1b[0m styling.", "preference")
+    env = {"NBAGENT_MEMORY_EMBEDDINGS": "off"}
+    status = json.loads(cli(workspace, "memory", "status", "--json", env=env).stdout)
+    assert status["scopes"][0]["rows"] == 2 and status["scopes"][0]["fts5"] is True
+    listing = cli(workspace, "memory", "list", env=env).stdout
+    assert "pytest -m integration" in listing and "\x1b" not in listing and "\\x1b[31m" in listing
+    found = cli(workspace, "memory", "search", "integration tests", env=env).stdout
+    assert "pytest -m integration" in found and "keywords" in found
+    entry_id = found.split()[0]
+    assert cli(workspace, "memory", "forget", entry_id, env=env).returncode == 0
+    assert "integration" not in cli(workspace, "memory", "list", env=env).stdout
+    reindex = cli(workspace, "memory", "reindex", env=env)
+    assert reindex.returncode == 2 and "keyword-only" in reindex.stderr

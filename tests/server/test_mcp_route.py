@@ -1,0 +1,79 @@
+"""The server extension's /nbagent/mcp route, driven by the SDK's client against a real Jupyter server:
+authenticated like the other routes, a notebook read and edited by cell id, writes gated by mcp_approval."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+pytest.importorskip("mcp")
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def jp_server_config(model, request):
+    return {
+        "ServerApp": {"jpserver_extensions": {"nbagent.jupyter.server": True}},
+        "NbAgentServer": {"model_factory": lambda session_id: model, "idle_close_seconds": 0.2,
+                          "mcp_approval": getattr(request, "param", "auto")},
+    }
+
+
+@pytest.fixture
+def notebook(jp_root_dir):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1", id="setup")]
+    path = jp_root_dir / "open.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def mcp_url(jp_fetch, jp_http_port, jp_base_url):
+    # jp_fetch: pytest-jupyter starts the HTTP server (on jp_http_port) only for a test that asks for it
+    return f"http://localhost:{jp_http_port}{jp_base_url}nbagent/mcp"
+
+
+async def _session(url: str, headers: dict, *steps):
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers=headers) as http:
+        async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+            return [await step(client) for step in steps]
+
+
+def _text(result) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+async def test_an_outside_agent_reads_and_edits_a_notebook_by_cell_id(mcp_url, jp_auth_header, notebook):
+    names, read, edit = await _session(
+        mcp_url, jp_auth_header,
+        lambda c: c.list_tools(),
+        lambda c: c.call_tool("notebook_read", {"path": "open.ipynb"}),
+        lambda c: c.call_tool("notebook_edit", {"path": "open.ipynb", "cell_id": "setup", "source": "x = 2"}))
+    assert "notebook_edit" in {t.name for t in names.tools}
+    assert "x = 1" in _text(read)
+    assert not edit.is_error, _text(edit)
+    assert nbformat.read(notebook, as_version=4).cells[0].source == "x = 2"
+
+
+@pytest.mark.parametrize("jp_server_config", ["ask"], indirect=True)
+async def test_ask_mode_denies_writes_and_says_how_to_allow_them(mcp_url, jp_auth_header, notebook):
+    before = notebook.read_bytes()
+    _, edit = await _session(
+        mcp_url, jp_auth_header,
+        lambda c: c.call_tool("notebook_read", {"path": "open.ipynb"}),
+        lambda c: c.call_tool("notebook_edit", {"path": "open.ipynb", "cell_id": "setup", "source": "x = 3"}))
+    assert edit.is_error and "mcp_approval" in _text(edit)
+    assert notebook.read_bytes() == before
+
+
+async def test_the_route_needs_a_logged_in_user(jp_fetch, jp_serverapp):
+    from tornado.httpclient import HTTPClientError
+
+    with pytest.raises(HTTPClientError) as refused:
+        await jp_fetch("nbagent", "mcp", method="POST", body="{}", headers={"Authorization": ""})
+    assert refused.value.code == 403
