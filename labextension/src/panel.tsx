@@ -26,6 +26,7 @@ import {
   ToolItem
 } from './state';
 import { CheckpointBar } from './checkpoints';
+import { MemoryTab } from './memoryTab';
 import { ContextChip } from './openContext';
 import { ContextChips } from './contextChips';
 
@@ -68,12 +69,21 @@ interface ViewProps {
 function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
   const s = model.state;
   const todos = todosOf(s);
+  const [tab, setTab] = React.useState<'chat' | 'memory'>('chat');
   return (
     <div className="jp-nbagent-body">
       <Header model={model} />
       {model.problem && <div className="jp-nbagent-problem">{model.problem}</div>}
-      <ContextChips sessionId={s.session_id} version={s.transcript.length + (s.turn ? 1 : 0)} />
-      <Transcript
+      <div className="jp-nbagent-tabs">
+        {(['chat', 'memory'] as const).map(name => (
+          <button key={name} className={`jp-nbagent-tab${tab === name ? ' jp-mod-active' : ''}`} data-tab={name} onClick={() => setTab(name)}>
+            {name === 'chat' ? 'Chat' : 'Memory'}
+          </button>
+        ))}
+      </div>
+      {tab === 'memory' && <MemoryTab />}
+      {tab === 'chat' && <ContextChips sessionId={s.session_id} version={s.transcript.length + (s.turn ? 1 : 0)} />}
+      {tab === 'chat' && <Transcript
         items={rows(s, model.extras)}
         rendermime={rendermime}
         renderCheckpoint={item => (
@@ -87,7 +97,7 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
             onRedo={turn => model.redo(turn)}
           />
         )}
-      />
+      />}
       <Status state={s} connection={model.connection} />
       {todos.length > 0 && <Todos todos={todos} />}
       {s.approvals.map(a => (

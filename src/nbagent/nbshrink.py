@@ -294,7 +294,10 @@ class OutputBudget:
 
 def widget_models(notebook_metadata: dict) -> dict[str, str]:
     """model_id -> widget class name, from the widget state a notebook may store in its metadata."""
-    state = ((notebook_metadata.get("widgets") or {}).get("application/vnd.jupyter.widget-state+json") or {})
-    models = (state.get("state") or {}) if isinstance(state, dict) else {}
+    widgets = notebook_metadata.get("widgets") if isinstance(notebook_metadata, dict) else None
+    state = widgets.get("application/vnd.jupyter.widget-state+json") if isinstance(widgets, dict) else None
+    models = state.get("state") if isinstance(state, dict) else None
+    if not isinstance(models, dict):  # a file can hold anything here: no widget names then
+        return {}
     return {mid: str(m.get("model_name", "")).removesuffix("Model") for mid, m in models.items()
             if isinstance(m, dict)}

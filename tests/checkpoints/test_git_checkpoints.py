@@ -187,3 +187,10 @@ def test_state_dir_ignored_by_the_users_gitignore_and_without_its_own(project):
     assert entry.files == ["notes.txt"]
     tree = git(project, "ls-tree", "-r", "--name-only", entry.after)
     assert ".nbagent" not in tree and "node_modules" not in tree and "notes.txt" in tree
+
+
+def test_a_lock_left_by_a_killed_snapshot_does_not_block_the_next(project):
+    cp = checkpoints(project)
+    edit_turn(cp, 1, lambda: (project / "notes.txt").write_text("1\n"))
+    (project / ".nbagent" / "checkpoints" / "git" / "index.lock").write_text("")  # killed mid `git add`
+    assert edit_turn(cp, 2, lambda: (project / "notes.txt").write_text("2\n")) is not None

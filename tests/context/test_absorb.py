@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from nbagent import events as ev
 from nbagent.context.poller import Poller
 from nbagent.testing.replies import Call, Reply
@@ -29,7 +31,7 @@ def test_three_changes_between_turns_give_one_note_with_the_count(make_agent, tm
     assert [(n.source, n.change) for n in notes] == [("state", "attached")]
     for i, value in enumerate(("v1", "v2", "v3"), start=1):
         (tmp_path / "state.txt").write_text(value + "\n")
-        assert poll(agent, now=10**10 + i) == {"state": "new"}
+        assert poll(agent, now=time.time() + 100 * i) == {"state": "new"}
     second = agent.run("again")
     notes = [e for e in second.events if isinstance(e, ev.ContextNote)]
     assert len(notes) == 1 and notes[0].change == "updated" and notes[0].changes == 3
@@ -51,7 +53,7 @@ def test_a_failing_command_gives_an_error_note_and_keeps_the_last_good_text(make
     agent.context.attach("check", command="cat flag")
     agent.run("start")
     (tmp_path / "flag").unlink()
-    assert poll(agent, now=10**10) == {"check": "error"}
+    assert poll(agent, now=time.time() + 100) == {"check": "error"}
     result = agent.run("go on")
     notes = [e for e in result.events if isinstance(e, ev.ContextNote)]
     assert [(n.source, n.change) for n in notes] == [("check", "failing")]
@@ -59,7 +61,7 @@ def test_a_failing_command_gives_an_error_note_and_keeps_the_last_good_text(make
     read = [e for e in result.events if isinstance(e, ev.ToolResult)][0]
     assert read.status == "done" and "good text" in read.output and "failing since" in read.output
     # The same failure is told once; the next failure run (after a success) is a new note.
-    assert poll(agent, now=10**10 + 1) == {"check": "error"}
+    assert poll(agent, now=time.time() + 200) == {"check": "error"}
     assert not agent.context.store.sources(agent.session_id)[0].snapshot.text is None
 
 
@@ -152,3 +154,12 @@ def test_the_output_of_a_long_running_block_is_a_source(make_agent, capsys):
     assert source.kind == "cell" and source.snapshot.text.endswith("epoch 2: loss 0.33\n")
     notes = [e for e in agent.run("how is training going?").events if isinstance(e, ev.ContextNote)]
     assert [(n.source, n.change) for n in notes] == [("training", "attached")]
+
+
+def test_an_old_sessions_command_sources_are_not_polled(make_agent):
+    agent = make_agent()
+    agent.context.attach("mine", command="echo session source")
+    agent.context.attach("shared", command="echo workspace source", workspace=True)
+    soon, later = time.time() + 60, time.time() + 3 * 24 * 3600
+    assert sorted(poll(agent, now=soon)) == ["mine", "shared"]
+    assert sorted(poll(agent, now=later)) == ["shared"]  # the session was not used for three days

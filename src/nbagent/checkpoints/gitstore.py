@@ -38,6 +38,9 @@ class GitStore:
     def snapshot(self) -> str:
         """The id (a tree) of the workspace's current state."""
         with self._locked():
+            # Only nbagent uses the private index and we hold its lock: an index.lock here was left
+            # by a process killed mid-snapshot, and would refuse every snapshot from now on.
+            (self.repo.private / "index.lock").unlink(missing_ok=True)
             scope = f":(top){self.prefix}" if self.prefix else ":(top)"
             self.repo.run("add", "-A", "--ignore-errors", "--", scope)
             return self.repo.run("write-tree").decode().strip()

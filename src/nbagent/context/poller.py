@@ -4,7 +4,8 @@ Every ``tick`` seconds (5) it tries a non-blocking ``flock`` on ``.nbagent/conte
 process holding it keeps it while its poller lives, so two kernels on one workspace run commands once.
 When the holder exits, the OS frees the lock and the next tick of another process takes over. A command
 source runs when its last try is older than its interval (``every``, floored at ``min_every``, 30 s);
-a watched file is read every tick. The poller writes only snapshots: it emits no events, holds no
+a watched file is read every tick. A session's own sources are polled while the session is in use
+(used in the last day), the workspace's always. The poller writes only snapshots: it emits no events, holds no
 agent busy and never waits for a turn, nor a turn for it.
 """
 
@@ -27,6 +28,9 @@ log = logging.getLogger("nbagent.context")
 TICK = 5.0
 MIN_EVERY = 30.0
 LOCK_NAME = "context-poller.lock"
+ACTIVE_SESSION_SECONDS = 24 * 3600.0
+"""A session's own command and file sources are polled while it was used in the last day; after that
+they wait (their snapshot stays) until the session is used again."""
 
 
 class Poller:
@@ -99,10 +103,11 @@ class Poller:
     def poll_once(self, now: float | None = None) -> dict[str, str]:
         """Refresh every due source; returns name -> "new", "same", "error" or "gone" for those run."""
         store, done = self.store(), {}
-        for source in store.polled():
+        moment = time.time() if now is None else now
+        for source in store.polled(active_since=moment - ACTIVE_SESSION_SECONDS):
             if self._stop.is_set():
                 break
-            if not self.due(source, time.time() if now is None else now):
+            if not self.due(source, moment):
                 continue
             done[source.name] = self._refresh(store, source)
         return done

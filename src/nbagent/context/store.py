@@ -58,11 +58,15 @@ class ContextStore:
             raise SourceError(f"no attached source named {name!r}; /context lists them")
         return source
 
-    def polled(self) -> list[Source]:
-        """Every command and file source of the workspace (all sessions), muted ones left out."""
+    def polled(self, active_since: float = 0.0) -> list[Source]:
+        """The command and file sources to keep fresh: the workspace's, and those of sessions used since
+        ``active_since`` (an old session's ``nvidia-smi`` must not run forever); muted ones left out."""
+        columns = ", ".join(f"s.{c}" for c in _COLUMNS.split(", "))
         with self.db.read() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM context_sources "
-                                "WHERE kind IN ('command', 'file') AND muted = 0").fetchall()
+            rows = conn.execute(
+                f"SELECT {columns} FROM context_sources s LEFT JOIN sessions ss ON ss.id = s.scope "
+                "WHERE s.kind IN ('command', 'file') AND s.muted = 0 AND (s.scope = '' OR ss.updated >= ?)",
+                (active_since,)).fetchall()
         return [_source(r) for r in rows]
 
     def seen(self, session_id: str) -> list[Seen]:

@@ -105,7 +105,45 @@ def _read_node(text: str) -> Any:
             if isinstance(output, dict) and isinstance(output.get("text"), list):
                 output["text"] = "".join(output["text"])
     major, minor = nbformat.reader.get_version(data)
-    return nbformat.versions[major].to_notebook_json(data, minor=minor)
+    if major != 4:
+        return nbformat.versions[major].to_notebook_json(data, minor=minor)
+    return _v4_node(nbformat, data)
+
+
+def _v4_node(nbformat: Any, data: dict) -> Any:
+    """nbformat 4's reader step by step, tolerating what real files hold: a cell without ``source``
+    (a 4.99 "future" cell), metadata or attachments of an unexpected type. Nothing is repaired:
+    validation judges the file when a change is saved."""
+    nb = nbformat.from_dict(data)
+    if isinstance(nb.get("metadata"), dict):
+        for key in ("orig_nbformat", "orig_nbformat_minor", "signature"):
+            nb.metadata.pop(key, None)
+    for cell in nb.get("cells") or ():
+        if not isinstance(cell, dict):
+            continue
+        source = cell.get("source")
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            cell["source"] = "".join(source)
+        if isinstance(cell.get("metadata"), dict):
+            cell["metadata"].pop("trusted", None)
+        _rejoin_bundles(cell)
+    return nb
+
+
+def _rejoin_bundles(cell: dict) -> None:
+    """Join the line lists of a cell's attachments and rich outputs, skipping anything malformed."""
+    attachments = cell.get("attachments")
+    bundles = list(attachments.values()) if isinstance(attachments, dict) else []
+    for output in cell.get("outputs") or () if cell.get("cell_type") == "code" else ():
+        if isinstance(output, dict) and isinstance(output.get("data"), dict):
+            bundles.append(output["data"])
+    for bundle in bundles:
+        if not isinstance(bundle, dict):
+            continue
+        for mime, value in bundle.items():
+            is_json = mime == "application/json" or (mime.startswith("application/") and mime.endswith("+json"))
+            if not is_json and isinstance(value, list) and all(isinstance(v, str) for v in value):
+                bundle[mime] = "".join(value)
 
 
 def new_notebook(path: Path, name: str) -> Snapshot:
@@ -141,6 +179,16 @@ def stable_id(index: int, source: str, taken: set[str]) -> str:
         salt += 1
 
 
+def _valid_on_disk(path: Path, name: str) -> bool:
+    """Whether the file as it is now passes nbformat's validation (unreadable counts as invalid)."""
+    nbformat = _nbformat()
+    try:
+        nbformat.validate(nbformat.reads(read_regular_bytes(path, name)[0].decode("utf-8"), nbformat.NO_CONVERT))
+        return True
+    except Exception:  # ValidationError, NotJSONError, a decode error: all mean "not valid before"
+        return False
+
+
 def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
     """Validate, then replace the file atomically if it still holds what was loaded."""
     nbformat = _nbformat()
@@ -150,6 +198,9 @@ def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
         nbformat.validate(node)
     except nbformat.ValidationError as exc:
         problem = str(exc).strip().splitlines()[0][:300]
+        if path.exists() and not _valid_on_disk(path, name):
+            raise ToolError(f"{name} was already invalid before this change ({problem}); nothing was written. "
+                            "Fix the file first (JupyterLab or nbformat can tell what is wrong), then retry.") from None
         raise ToolError(f"the change would leave {name} invalid ({problem}); nothing was written") from None
     text = nbformat.writes(node, version=nbformat.NO_CONVERT)
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8")

@@ -33,13 +33,21 @@ class Change:
 
 def header(name: str, snap: Snapshot) -> str:
     nb = snap.notebook
-    meta = nb.get("metadata") or {}
-    language = (meta.get("kernelspec") or {}).get("name") or (meta.get("language_info") or {}).get("name")
+    meta = nb.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    language = _name_in(meta.get("kernelspec")) or _name_in(meta.get("language_info"))
     facts = [f"{len(nb['cells'])} cells", f"nbformat {snap.source_format}"] + ([f"kernel {language}"] if language else [])
     lines = [f"{name}: {', '.join(facts)}",
              f"read from {WHERE.get(snap.where, snap.where)}; v= is each cell's version (the edit tools check it)"]
     note = ids_note(name, snap)
     return "\n".join(lines + ([note] if note else []))
+
+
+def _name_in(value: object) -> str:
+    """A kernelspec's or language_info's name; a file may hold a string (or anything) there instead."""
+    if isinstance(value, dict):
+        return str(value.get("name") or "")
+    return value if isinstance(value, str) else ""
 
 
 def ids_note(name: str, snap: Snapshot) -> str:
@@ -60,16 +68,20 @@ def written_note(name: str, snap: Snapshot) -> str:
     return ""
 
 
-def render_cell(cell: Any, number: int, include_outputs: bool, budget: OutputBudget) -> list[str]:
-    attrs = f'id="{cell["id"]}" n="{number}" type="{cell["cell_type"]}" v="{token_of(cell)}"'
+def render_cell(cell: Any, number: int, include_outputs: bool, budget: OutputBudget,
+                source_cap: int | None = None) -> list[str]:
+    """One cell for the model; a source longer than ``source_cap`` keeps its first lines and says how
+    to read the rest (the id, type and first line are always shown)."""
+    attrs = f'id="{cell["id"]}" n="{number}" type="{cell.get("cell_type", "?")}" v="{token_of(cell)}"'
     if cell.get("execution_count") is not None:
         attrs += f' exec="{cell["execution_count"]}"'
     source, elided = elide_data_uris(as_text(cell.get("source", "")))
-    lines = [f"<cell {attrs}>", source, "</cell>"]
+    lines = [f"<cell {attrs}>", _capped(source, source_cap, cell["id"]), "</cell>"]
     if elided:
         lines.append(f"({elided} base64 data URI(s) elided above: rewriting this cell would drop them)")
-    for attachment, bundle in (cell.get("attachments") or {}).items():
-        for mime, data in bundle.items():
+    attachments = cell.get("attachments")
+    for attachment, bundle in (attachments.items() if isinstance(attachments, dict) else ()):
+        for mime, data in (bundle.items() if isinstance(bundle, dict) else ()):
             lines.append(f"[attachment {attachment}: {describe_image(mime, data)}]")
     outputs = cell.get("outputs") or []
     if outputs and include_outputs:
@@ -78,6 +90,41 @@ def render_cell(cell: Any, number: int, include_outputs: bool, budget: OutputBud
         kinds = list(dict.fromkeys(output_kind(o) for o in outputs))
         lines.append(f"({len(outputs)} output(s): {', '.join(kinds[:6])}; include_outputs=true shows them)")
     return lines
+
+
+def _capped(source: str, cap: int | None, cell_id: str) -> str:
+    if cap is None or len(source) <= cap:
+        return source
+    lines = source.splitlines(keepends=True)
+    kept, used = [], 0
+    for line in lines:
+        if kept and used + len(line) > cap:
+            break
+        kept.append(line[:max(cap, 120)])
+        used += len(line)
+    hidden = len(lines) - len(kept)
+    shown = "".join(kept).rstrip("\n")
+    return f"{shown}\n[+{hidden} lines]"
+
+
+CELL_OVERHEAD = 75
+CUT_NOTE = "[+N lines] ends a cell cut to fit: notebook_read with cells=[its id] shows it whole"
+"""Characters around each cell's source: its <cell ...> line, </cell> and a cut note."""
+
+
+def source_caps(sizes: list[int], budget: int) -> int | None:
+    """The largest per-cell size so that the cells' sources, each cut to it, fit in ``budget``
+    (None: everything fits). Small cells stay whole; only the longest are cut."""
+    if sum(sizes) <= budget:
+        return None
+    remaining, left = budget, len(sizes)
+    for size in sorted(sizes):
+        fair = remaining // left
+        if size > fair:
+            return max(fair, 0)  # 0: only each cut cell's first line
+        remaining -= size
+        left -= 1
+    return None
 
 
 def report(name: str, before: Snapshot, after: Snapshot, ch: Change, token: str | None) -> str:

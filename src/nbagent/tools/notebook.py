@@ -21,7 +21,7 @@ from ..nbshrink import OutputBudget, as_text, widget_models
 from . import nbdoc
 from .base import ToolSet, function_tool
 from .nbdoc import Snapshot, cell_token, find, range_source, token_of
-from .nbreport import Change, cell_diff, header, render_cell, report
+from .nbreport import Change, cell_diff, header, render_cell, report, source_caps, CELL_OVERHEAD, CUT_NOTE
 
 TOKENS_KEY = "notebook_tokens"
 """ctx.extras[TOKENS_KEY]: resolved path -> {cell id: the version this agent last read or wrote}."""
@@ -175,10 +175,16 @@ def notebook_read(ctx, path: str, cells: list[str] | None = None, include_output
     budget = OutputBudget(max(400, limit // 10), max(2000, limit // 2),
                           widget_models(snap.notebook.get("metadata") or {}))
     out = [header(name, snap)]
-    for number, cell in enumerate(all_cells, 1):
-        if not chosen or cell["id"] in chosen:
-            tokens[cell["id"]] = token_of(cell)
-            out += render_cell(cell, number, include_outputs, budget)
+    shown = [(n, c) for n, c in enumerate(all_cells, 1) if not chosen or c["id"] in chosen]
+    # Sources share most of the output limit, so a notebook of hundreds of cells still shows every
+    # cell's id, type and first line instead of being cut in the middle by the generic limit.
+    overhead = len(shown) * CELL_OVERHEAD + len(out[0])
+    cap = source_caps([len(as_text(c.get("source", ""))) for _, c in shown], limit * 9 // 10 - overhead)
+    if cap is not None:
+        out.append(CUT_NOTE)
+    for number, cell in shown:
+        tokens[cell["id"]] = token_of(cell)
+        out += render_cell(cell, number, include_outputs, budget, cap)
     if not all_cells:
         out.append("(no cells)")
     return "\n".join(out)
