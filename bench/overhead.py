@@ -4,7 +4,9 @@
 
 Part 1: a 200-step scripted session with a trivial tool. Overhead per step = wall time minus the
 time spent inside the model's stream and inside the tool. Measured with a 10-message and a
-2,000-message history, with sessions in memory and persisted to SQLite (the default).
+2,000-message history, with sessions in memory and persisted to SQLite (the default), beside the
+peers run in this same process on the same session (bench/peers.py: openai-agents, pydantic-ai,
+mini-swe-agent, each with its own scripted model; `pip install -e '.[bench]'`).
 Goal: at most 1 ms per step, flat as history grows.
 
 Part 2: time from request to the first streamed text, through nbagent vs a bare `openai` client
@@ -27,7 +29,6 @@ from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
 from nbagent.testing.server import ScriptedServer
 
-PEERS = [("openai-agents", 9.6, 18.0), ("pydantic-ai", 4.7, 36.0), ("mini-swe-agent", 1.3, 1.3)]
 TOOL_TIME = [0.0]
 
 
@@ -97,6 +98,20 @@ def part_one(steps: int, runs: int) -> dict[tuple[int, bool], float]:
     return medians
 
 
+def peer_medians(steps: int, runs: int) -> dict[str, tuple[float, float] | str]:
+    """Each peer's median overhead at 10 and 2,000 messages, or why it did not run."""
+    import peers
+
+    out: dict[str, tuple[float, float] | str] = {}
+    for name, missing in peers.available().items():
+        if missing:
+            out[name] = missing
+            continue
+        run = peers.PEERS[name]
+        out[name] = tuple(statistics.median(run(steps, prior) for _ in range(runs)) for prior in (10, 2000))
+    return out
+
+
 async def first_text_bare(client, model: str) -> float:
     started = time.perf_counter()
     stream = await client.chat.completions.create(
@@ -149,16 +164,23 @@ def main() -> int:
     args = parser.parse_args()
 
     medians = part_one(args.steps, args.runs)
+    peers = peer_medians(args.steps, args.runs)
     print(f"Loop overhead per step, {args.steps}-step scripted session, median of {args.runs} runs (ms)")
     print(f"{'':34}{'10 msgs':>10}{'2,000 msgs':>12}{'2000/10':>9}")
     for persist, label in ((False, "nbagent, sessions in memory"), (True, "nbagent, sessions in SQLite")):
         small, large = medians[(10, persist)], medians[(2000, persist)]
         print(f"{label:34}{small:>10.3f}{large:>12.3f}{large / small:>9.2f}")
-    for name, small, large in PEERS:
-        print(f"{name + ' (measured earlier here)':34}{small:>10.1f}{large:>12.1f}{large / small:>9.2f}")
-    best = medians[(10, True)]
-    print("ratios, peer / nbagent (SQLite, 10 msgs): "
-          + ", ".join(f"{name} {small / best:.1f}x" for name, small, _ in PEERS))
+    for name, figures in peers.items():
+        if isinstance(figures, str):
+            print(f"{name:34}{figures}")
+            continue
+        small, large = figures
+        print(f"{name + ' (in memory)':34}{small:>10.3f}{large:>12.3f}{large / small:>9.2f}")
+    ours = (medians[(10, True)], medians[(2000, True)])
+    ran = {n: f for n, f in peers.items() if not isinstance(f, str)}
+    if ran:
+        print("ratios, peer / nbagent in SQLite (10 msgs; 2,000 msgs): "
+              + ", ".join(f"{n} {f[0] / ours[0]:.1f}x; {f[1] / ours[1]:.1f}x" for n, f in ran.items()))
     print("goal: <= 1 ms per step, flat as history grows")
 
     bare, ours = part_two(args.first_text_runs)
@@ -169,5 +191,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())

@@ -1,4 +1,4 @@
-"""nbval runs these notebooks with the scripted stand-in for the model (see nbagent.jupyter.demo),
+"""nbval runs these notebooks with the scripted stand-in for the model (see nbagent.testing.notebooks),
 so their outputs are the stored ones. The kernels nbval starts inherit this environment."""
 
 import os

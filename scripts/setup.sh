@@ -31,4 +31,10 @@ fi
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 echo "setup: installing nbagent with its test, jupyter and local extras"
 .venv/bin/python -m pip install -q -e '.[test,local]'
+# The JupyterHub test's proxy (tests/hub/): configurable-http-proxy from npm, kept out of the repository.
+if [ ! -x .cache/chp/node_modules/.bin/configurable-http-proxy ]; then
+  echo "setup: installing configurable-http-proxy (npm) for the JupyterHub test"
+  mkdir -p .cache/chp
+  npm install --silent --no-audit --no-fund --prefix .cache/chp configurable-http-proxy@5 >/dev/null
+fi
 echo "setup: done"

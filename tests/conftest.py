@@ -1,4 +1,6 @@
-"""Shared test setup: no test reads the developer's model settings or starts a real model by accident."""
+"""Shared test setup: no test reads the developer's model settings or starts a real model by accident;
+one ``make_agent`` factory for every folder (a folder may override ``agent_workspace`` and
+``agent_defaults``)."""
 
 from __future__ import annotations
 
@@ -15,3 +17,26 @@ def _isolated_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NBAGENT_LOCAL", "off")
     yield
+
+
+@pytest.fixture
+def agent_workspace(tmp_path):
+    """The workspace ``make_agent``'s agents work on."""
+    return tmp_path
+
+
+@pytest.fixture
+def agent_defaults():
+    """Options every agent made by ``make_agent`` gets unless the test gives its own."""
+    return {}
+
+
+@pytest.fixture
+def make_agent(agent_workspace, agent_defaults):
+    """``make_agent(*replies, **options)``: an Agent with a ScriptedModel of ``replies`` (or ``model=``);
+    every agent made is closed after the test."""
+    from nbagent.testing import agent_factory
+
+    make, close_all = agent_factory(agent_workspace, **agent_defaults)
+    yield make
+    close_all()

@@ -89,9 +89,24 @@ export const api = {
   putSettings: (s: Partial<AgentSettings>) => request<AgentSettings>('settings', json('PUT', s))
 };
 
+export type SocketStatus = 'connecting' | 'open' | 'closed' | 'gone';
+
+/**
+ * After a drop: reconnect, unless the session no longer exists (deleted in another tab or from the
+ * CLI), where retrying would go on forever. A failed check (the server is restarting) means retry.
+ */
+export async function afterDrop(sessionId: string, list: () => Promise<SessionInfo[]>): Promise<'retry' | 'gone'> {
+  try {
+    const sessions = await list();
+    return sessions.some(s => s.id === sessionId) ? 'retry' : 'gone';
+  } catch {
+    return 'retry';
+  }
+}
+
 /**
  * One session's WebSocket. It reconnects after a drop (each connection starts with a snapshot,
- * so nothing is lost), and stops for good on close().
+ * so nothing is lost), stops when the session is gone, and stops for good on close().
  */
 export class SessionSocket {
   private ws: WebSocket | null = null;
@@ -102,7 +117,7 @@ export class SessionSocket {
   constructor(
     readonly sessionId: string,
     private readonly onMessage: (msg: ServerMessage) => void,
-    private readonly onStatus: (status: 'connecting' | 'open' | 'closed') => void
+    private readonly onStatus: (status: SocketStatus) => void
   ) {
     this.connect();
   }
@@ -142,13 +157,19 @@ export class SessionSocket {
         this.onMessage(JSON.parse(line));
       }
     };
-    ws.onclose = () => {
+    ws.onclose = async () => {
       this.onStatus('closed');
-      if (!this.closed) {
-        // Back off 0.5 s, 1 s, 2 s ... up to 10 s: a restarting server is not hammered.
-        const delay = Math.min(10_000, 500 * 2 ** this.retry++);
-        window.setTimeout(() => !this.closed && this.connect(), delay);
+      if (this.closed) {
+        return;
       }
+      if ((await afterDrop(this.sessionId, api.listSessions)) === 'gone') {
+        this.closed = true;
+        this.onStatus('gone');
+        return;
+      }
+      // Back off 0.5 s, 1 s, 2 s ... up to 10 s: a restarting server is not hammered.
+      const delay = Math.min(10_000, 500 * 2 ** this.retry++);
+      window.setTimeout(() => !this.closed && this.connect(), delay);
     };
   }
 }

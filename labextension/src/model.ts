@@ -5,7 +5,7 @@
 
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { api, AgentSettings, SessionInfo, SessionSocket, ServerMessage } from './api';
+import { api, AgentSettings, SessionInfo, SessionSocket, ServerMessage, SocketStatus } from './api';
 import { AgentState, initialExtras, initialState, PanelExtras, reduce, reduceExtras } from './state';
 import { newHistory, PromptHistory, remember } from './input';
 import type { OpenContextTracker } from './openContext';
@@ -19,7 +19,7 @@ export class PanelModel {
   /** Checkpoints and context notes, beside the state (state.ts, PanelExtras). */
   extras: PanelExtras = initialExtras();
   sessions: SessionInfo[] = [];
-  connection: 'connecting' | 'open' | 'closed' = 'closed';
+  connection: SocketStatus = 'closed';
   problem: string | null = null;
   history: PromptHistory = newHistory(loadJSON<string[]>(HISTORY_KEY, []));
   private socket: SessionSocket | null = null;
@@ -57,6 +57,10 @@ export class PanelModel {
     localStorage.setItem(LAST_SESSION_KEY, sessionId);
     this.socket = new SessionSocket(sessionId, msg => this.receive(msg), status => {
       this.connection = status;
+      if (status === 'gone') {
+        this.problem = 'This session no longer exists (it was deleted elsewhere): pick another from the session list or start a new one.';
+        void this.refreshSessions();
+      }
       this.emit();
     });
     this.emit();

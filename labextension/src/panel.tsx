@@ -283,7 +283,8 @@ function Diff({ diff }: { diff: string }): React.ReactElement {
 
 function Status({ state, connection }: { state: AgentState; connection: string }): React.ReactElement | null {
   if (connection !== 'open') {
-    return <div className="jp-nbagent-status">{connection === 'connecting' ? 'Connecting…' : 'Disconnected, reconnecting…'}</div>;
+    const label = { connecting: 'Connecting…', gone: 'Session deleted' }[connection] ?? 'Disconnected, reconnecting…';
+    return <div className="jp-nbagent-status">{label}</div>;
   }
   const flying = inFlight(state);
   if (flying) {
@@ -334,6 +335,11 @@ function ApprovalCard({ approval, model }: { approval: PendingApproval; model: P
         Allow <b>{approval.name}</b>?
       </div>
       {approval.diff ? <Diff diff={approval.diff} /> : <pre className="jp-nbagent-tool-args">{JSON.stringify(approval.arguments, null, 2)}</pre>}
+      {approval.annotations ? (
+        <div className="jp-nbagent-approval-hints" title="What the MCP server says about this tool; nbagent does not rely on it">
+          {"server's hints (unverified): " + Object.entries(approval.annotations).map(([k, v]) => `${k}=${String(v)}`).join(', ')}
+        </div>
+      ) : null}
       <div className="jp-nbagent-approval-buttons">
         <button className="jp-mod-accept" onClick={decide('approve')}>
           Approve

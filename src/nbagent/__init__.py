@@ -24,6 +24,9 @@ __all__ = ["Agent", "AgentConfig", "Event", "RunResult", "Tool", "ToolSet", "bat
 def __getattr__(name: str) -> Any:
     # Lazy: importing nbagent stays cheap, and the Agent's dependencies load on first use.
     if name == "Agent":
+        from .warmup import settle
+
+        settle()  # never import the engine beside a running warm-up (see nbagent.warmup)
         from .agent import Agent
 
         return Agent

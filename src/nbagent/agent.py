@@ -3,22 +3,35 @@
 It owns a worker thread running its own asyncio loop, so it behaves the same
 in a script, in a Jupyter kernel (whose main thread already runs a loop) and
 in the Jupyter server. Prompts queue and run one turn at a time; events go to
-subscribers (called on the worker thread) and into each turn's RunResult.
+subscribers (called on the worker thread), into each turn's RunResult, and
+through ``agent_state.reduce`` into the state that ``snapshot()`` returns.
+Every prompt ends with exactly one turn_end, a queued prompt dropped by Abort
+included. An agent closes itself at interpreter exit; a closed agent refuses
+new prompts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
+import dataclasses
+import logging
 import queue
 import threading
+import weakref
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from . import events as ev
+from .agent_state import AgentState, Counters, reduce, turns_from_messages
+from .approvals import check_decision
 from .config import AgentConfig
+from .errors import AgentClosed
 from .ids import short_id
 from .result import RunResult
 from .runtime import AgentRuntime
+
+log = logging.getLogger("nbagent")
 
 
 class Agent:
@@ -32,14 +45,12 @@ class Agent:
                         base_url=base_url, api_key=api_key, api=api, toolsets=toolsets, approval=approval,
                         max_steps=max_steps, session=session, memory=memory, origin=origin, **more_config)
         if config is not None:
-            self.config = config.with_changes(**{k: v for k, v in settings.items() if v is not None})
+            config = config.with_changes(**{k: v for k, v in settings.items() if v is not None})
         else:
-            self.config = AgentConfig.load(**settings)
+            config = AgentConfig.load(**settings)
         self._subscribers: list[Callable[[ev.Event], None]] = []
         self._sub_lock = threading.Lock()
-        self._thread_loop = _LoopThread(name=f"nbagent-{id(self):x}")
-        self.runtime = AgentRuntime(self.config, emit=self._emit, model=model_obj, extra_tools=tools or (),
-                                    approver=approver, kernel=kernel)
+        self._state = AgentState()
         self._jobs: asyncio.Queue | None = None
         self._waiting: list[tuple[str, str, concurrent.futures.Future]] = []
         self._current: asyncio.Task | None = None
@@ -47,8 +58,19 @@ class Agent:
         self._skip_deltas: set[str] = set()
         self._idle = threading.Event()
         self._idle.set()
+        self._thread_loop = _LoopThread(name=f"nbagent-{id(self):x}")
+        try:
+            self.runtime = AgentRuntime(config, emit=self._emit, model=model_obj, extra_tools=tools or (),
+                                        approver=approver, kernel=kernel)
+        except BaseException:
+            self._thread_loop.stop()  # a failed construction leaves no thread behind
+            raise
+        self._stored_messages = list(self.runtime.session.messages)
+        self._state = self._fresh_state()
+        self._stored_turns: tuple[str, tuple] | None = None
         self._thread_loop.call(self._start_worker)
         self.runtime.context.start_waker(self._context_wake)
+        _LIVE_AGENTS.add(self)
 
     # ----- running prompts -------------------------------------------------------------------
     def submit(self, prompt: str, *, turn_id: str | None = None, keep_deltas: bool = True
@@ -58,6 +80,8 @@ class Agent:
         ``keep_deltas=False`` leaves the streamed deltas out of ``RunResult.events``: a front end
         that renders them live (the server, the widgets) need not keep thousands per turn.
         """
+        if self._closed:
+            raise AgentClosed("this agent is closed: make a new Agent to go on")
         future: concurrent.futures.Future = concurrent.futures.Future()
         turn_id = turn_id or short_id("turn_")
         self._idle.clear()
@@ -118,8 +142,7 @@ class Agent:
 
     def decide(self, call_id: str, decision: str) -> None:
         """Answer an approval_request: "approve", "deny" or "always"."""
-        if decision not in ("approve", "deny", "always"):
-            raise ValueError(f"decision must be approve, deny or always, not {decision!r}")
+        check_decision(decision)
         self._thread_loop.loop.call_soon_threadsafe(self.runtime.approvals.resolve, call_id, decision)
 
     def subscribe(self, callback: Callable[[ev.Event], None]) -> Callable[[], None]:
@@ -169,6 +192,53 @@ class Agent:
     def todos(self) -> list[dict[str, Any]]:
         return list(self.runtime.session.todos)
 
+    @property
+    def config(self) -> AgentConfig:
+        """The configuration in force now (``reconfigure`` changes it)."""
+        return self.runtime.config
+
+    @property
+    def memory(self):
+        """The project memory of this agent's scopes, for people (nbagent.knowledge.memory_api.MemoryHandle:
+        ``list()``, ``search(q)`` and ``forget(x)`` give DataFrames; ``remember``, ``status``), or None when
+        memory is off."""
+        if self.runtime.state.memory is None:
+            return None
+        return self.runtime.knowledge.memory_handle()
+
+    @property
+    def tasks(self):
+        """The workspace's background tasks (nbagent.tools.tasks.TaskManager)."""
+        from .tools.tasks import TaskManager
+
+        return TaskManager.for_workspace(self.runtime.workspace)
+
+    def approval_policy(self, tool_name: str) -> str:
+        """The approval policy in force for a tool: never, ask or always_ask."""
+        tool = self.registry.get(tool_name)
+        if tool is None:
+            raise KeyError(f"no tool named {tool_name!r}")
+        return self.runtime.approvals.policy_of(tool)
+
+    def snapshot(self) -> AgentState:
+        """The agent's state now: session, settings, queue, turn in flight, approvals, todos, counters and
+        the finished transcript. Front ends start from it and apply later events with ``reduce``."""
+        state = self._state
+        stored = self._stored_transcript(state.session_id)
+        return dataclasses.replace(state, transcript=stored + state.transcript) if stored else state
+
+    def reconfigure(self, **changes: Any) -> dict[str, Any]:
+        """Change settings of the live agent on the same session: model, approval, toolsets, max_steps,
+        memory, tool_approvals, temperature, ... A change made while a turn runs applies to its next
+        step (the approval mode to the very next decision). Returns what changed; emits
+        settings_changed."""
+        if self._closed:
+            raise AgentClosed("this agent is closed")
+        changes = {k: v for k, v in changes.items() if v is not None}
+        if threading.current_thread() is self._thread_loop.thread:  # a subscriber, between two steps
+            return self._apply_settings(changes)
+        return self._thread_loop.run(_as_coro(self._apply_settings, changes)).result()
+
     def mcp_status(self, start: bool = False) -> list[dict[str, Any]]:
         """The configured MCP servers: name, source, transport, target, enabled (its tool set is on),
         status, error, trust and tools. ``start=True`` first starts the enabled ones not started yet."""
@@ -177,18 +247,20 @@ class Agent:
         return self.runtime.mcp.status()
 
     def new_session(self) -> str:
-        return self._call_idle(self.runtime.switch_session, "new")
+        return self._switch(self.runtime.switch_session, "new")
 
     def resume(self, selector: str) -> str:
-        return self._call_idle(self.runtime.switch_session, selector)
+        return self._switch(self.runtime.switch_session, selector)
 
     def fork(self, up_to_turn: int | None = None) -> str:
         """Continue in a new session that starts with a copy of this one up to ``up_to_turn``."""
-        return self._call_idle(self.runtime.fork_session, up_to_turn)
+        return self._switch(self.runtime.fork_session, up_to_turn)
 
     def compact(self) -> RunResult:
         """Have the model summarise the transcript; the summary replaces it on the wire."""
-        return self._thread_loop.run(self.runtime.compact()).result()
+        events = self._thread_loop.run(self.runtime.compact()).result()
+        end = events[-1]
+        return RunResult.from_events(events, end, self.session_id)
 
     def instruction_files(self) -> list:
         """The instruction files in the system prompt, in order: source, path, size, characters included.
@@ -230,21 +302,24 @@ class Agent:
         return self.runtime.guard.checkpoints.diff(turn)
 
     def set_model(self, name: str) -> None:
-        self._call_idle(self.runtime.set_model, name)
+        self.reconfigure(model=name)
 
     def close(self) -> None:
         """Abort what runs, release the model client and the session, and stop the worker thread."""
         if self._closed:
             return
         self._closed = True
+        _LIVE_AGENTS.discard(self)
         self.abort()
         try:
             self._thread_loop.run(self._shutdown()).result(10)
         except Exception:  # closing must not raise: it runs in finally blocks and at exit
-            import logging
-
-            logging.getLogger("nbagent").debug("error while closing the agent", exc_info=True)
+            log.debug("error while closing the agent", exc_info=True)
         self._thread_loop.stop()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     _closed = False
 
@@ -278,10 +353,44 @@ class Agent:
         return True
 
     # ----- internals (on the worker thread) ------------------------------------------------
+    def _fresh_state(self) -> AgentState:
+        session = self.runtime.session
+        return AgentState(session_id=session.id, title=session.title, settings=self.runtime.settings(),
+                          todos=tuple(session.todos),
+                          counters=Counters(session.input_tokens, session.output_tokens, session.cost))
+
+    def _stored_transcript(self, session_id: str | None) -> tuple:
+        """The turns stored before this agent opened the session (rebuilt once per session)."""
+        cached = self._stored_turns
+        if cached is None or cached[0] != session_id:
+            cached = (session_id, turns_from_messages(self._stored_messages))
+            self._stored_turns = cached
+        return cached[1]
+
     def _call_idle(self, fn, *args):
         if self.busy:
             raise RuntimeError("a turn is running: wait for it or abort it first")
         return self._thread_loop.run(_as_coro(fn, *args)).result()
+
+    def _switch(self, fn, *args) -> str:
+        session_id = self._call_idle(fn, *args)
+        self._thread_loop.run(_as_coro(self._session_switched)).result()
+        return session_id
+
+    def _session_switched(self) -> None:
+        self._stored_messages = list(self.runtime.session.messages)
+        fresh = self._fresh_state()
+        whole = dataclasses.replace(fresh, transcript=self._stored_transcript(fresh.session_id))
+        self._emit(ev.SessionChanged(session_id=fresh.session_id or "", state=whole.to_dict()))
+
+    def _apply_settings(self, changes: dict[str, Any]) -> dict[str, Any]:
+        changed = self.runtime.reconfigure(changes)
+        if changed:
+            shown = self.runtime.settings()
+            self._emit(ev.SettingsChanged(settings={k: shown.get(k, v) for k, v in changed.items()
+                                                    if k in shown} or {k: v for k, v in changed.items()
+                                                                       if _jsonable(v)}))
+        return changed
 
     def _start_worker(self) -> None:
         self._jobs = asyncio.Queue()
@@ -324,6 +433,7 @@ class Agent:
         waiting, self._waiting = self._waiting, []
         for prompt, turn_id, future in waiting:
             end = ev.TurnEnd(reason="aborted", turn_id=turn_id)
+            self._emit(end)  # every prompt ends with a turn_end, a dropped one too
             if not future.done():
                 future.set_result(RunResult.from_events([end], end, self.session_id))
         if self._current is not None:
@@ -332,6 +442,7 @@ class Agent:
             self._idle.set()
 
     def _emit(self, event: ev.Event) -> None:
+        self._state = reduce(self._state, event)
         collected = self._collectors.get(event.turn_id)
         if collected is not None and not (type(event) in _DELTAS and event.turn_id in self._skip_deltas):
             collected.append(event)
@@ -339,12 +450,22 @@ class Agent:
             try:
                 callback(event)
             except Exception:  # a broken front end must not break the turn
-                import logging
-
-                logging.getLogger("nbagent").exception("event subscriber failed")
+                log.exception("event subscriber failed")
 
 
 _DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputDelta)
+_LIVE_AGENTS: "weakref.WeakSet[Agent]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_agents() -> None:
+    """At interpreter exit, close what is still open: no turn left half-written, no pending-task noise."""
+    for agent in list(_LIVE_AGENTS):
+        agent.close()
+
+
+def _jsonable(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool, list, tuple, dict, type(None)))
 
 
 async def _as_coro(fn, *args):

@@ -81,6 +81,18 @@ def plain(text: str) -> str:
     return escape_controls(str(text), keep_newlines=False)
 
 
+def _through_jupyter_server() -> None:
+    """Started inside JupyterLab (a terminal of a server running nbagent's extension, which passes
+    NBAGENT_SERVER_INFO down): notebook reads, edits and runs go to that server, the one writer of
+    notebooks (the live document when a notebook is open), exactly as a kernel's agent does."""
+    from .jupyter.server_link import connect
+
+    store = connect()
+    if store is not None:
+        print(f"nbagent mcp: notebooks go through the Jupyter server at {store.url.rsplit('/nbagent/', 1)[0]}",
+              file=sys.stderr, flush=True)
+
+
 def _serve(args: argparse.Namespace) -> int:
     import os
 
@@ -89,6 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
     toolsets = tuple(t.strip() for t in args.toolsets.split(",") if t.strip())
     served = ServedTools(Path(getattr(args, "workspace", None) or "."), toolsets=toolsets, approval=args.approval,
                          approver=terminal_approver)
+    _through_jupyter_server()
     if not args.http:
         asyncio.run(serve_stdio(served))
         return 0

@@ -16,6 +16,7 @@ from .errors import ConfigError
 
 DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel", "mcp")
 APPROVAL_MODES = ("ask", "auto", "read-only")
+POLICIES = ("never", "ask", "always_ask")
 APIS = ("chat", "responses")
 
 
@@ -88,7 +89,12 @@ class AgentConfig:
 
     kernel_run_auto: bool = False
     """Let kernel_run (code in the user's live kernel) run without asking in "auto" mode. Off by default:
-    even in "auto" mode kernel_run asks. Env: NBAGENT_KERNEL_RUN_AUTO."""
+    even in "auto" mode kernel_run asks. Env: NBAGENT_KERNEL_RUN_AUTO. (The same as
+    ``tool_approvals={"kernel_run": "ask"}``.)"""
+
+    tool_approvals: dict[str, str] = field(default_factory=dict)
+    """Approval policy per tool name, over the tool's own: "never", "ask" or "always_ask" (see
+    nbagent.approvals), such as ``{"bash": "always_ask"}``. Env: NBAGENT_TOOL_APPROVALS ("bash=always_ask,kernel_run=ask")."""
 
     extra_instructions: str = ""
     """Appended to the system prompt."""
@@ -184,6 +190,12 @@ class AgentConfig:
             raise ConfigError(f"memory_scope must be workspace, global or all, not {self.memory_scope!r}")
         if "core" not in self.toolsets:
             self.toolsets = ("core", *self.toolsets)
+        self.tool_approvals = dict(self.tool_approvals or {})
+        for tool_name, policy in self.tool_approvals.items():
+            if policy not in POLICIES:
+                raise ConfigError(f"tool_approvals[{tool_name!r}] must be one of {POLICIES}, not {policy!r}")
+        if self.kernel_run_auto:
+            self.tool_approvals.setdefault("kernel_run", "ask")
         return self
 
 
@@ -207,6 +219,7 @@ _ENV = {
     "NBAGENT_PERSIST": "persist",
     "NBAGENT_WORKSPACE": "workspace",
     "NBAGENT_KERNEL_RUN_AUTO": "kernel_run_auto",
+    "NBAGENT_TOOL_APPROVALS": "tool_approvals",
     "NBAGENT_INSTRUCTIONS": "instructions",
     "NBAGENT_MEMORY_EMBEDDINGS": "memory_embeddings",
     "NBAGENT_EMBED_MODEL": "memory_embed_model",
@@ -246,6 +259,9 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
                 value = value.strip().lower() not in ("0", "false", "no", "off", "")
             elif kind.startswith("tuple"):
                 value = tuple(s.strip() for s in value.split(",") if s.strip())
+            elif kind.startswith("dict"):
+                pairs = (item.split("=", 1) for item in value.split(",") if "=" in item)
+                value = {k.strip(): v.strip() for k, v in pairs}
         elif kind.startswith("tuple") and isinstance(value, (list, set)):
             value = tuple(value)
         out[name] = value

@@ -42,3 +42,7 @@ class TurnAborted(NbagentError):
 
 class StoreError(NbagentError):
     """The state database cannot be used (newer schema, corrupt file)."""
+
+
+class AgentClosed(NbagentError, RuntimeError):
+    """The agent was closed: it takes no more prompts or settings."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 TurnEndReason = Literal["done", "aborted", "error", "max_steps"]
-ToolStatus = Literal["done", "failed", "denied", "killed"]
+ToolStatus = Literal["done", "failed", "denied", "killed", "interrupted"]
 Decision = Literal["approve", "deny", "always"]
 
 
@@ -51,6 +51,8 @@ EVENT_TYPES: dict[str, type[Event]] = {}
 class TurnStart(Event):
     prompt: str = ""
     session_id: str | None = None
+    title: str | None = None
+    """The session's title once this turn has begun (the first prompt names a session)."""
 
 
 @_event("prompt_queued")
@@ -117,6 +119,9 @@ class ApprovalDecision(Event):
 
 @_event("tool_result")
 class ToolResult(Event):
+    """The end of a call, exactly once per call: ``status`` is done, failed, denied, killed (Stop), or
+    interrupted (the turn was aborted before the call finished)."""
+
     name: str = ""
     call_id: str = ""
     output: str = ""
@@ -134,6 +139,30 @@ class TodosChanged(Event):
 class MemoryChanged(Event):
     action: str = ""
     entries: list[dict[str, Any]] = field(default_factory=list)
+
+
+@_event("memory_injected")
+class MemoryInjected(Event):
+    """The project-memory entries this turn's prompt carries (each a dict: id, kind, text, and where
+    known ``score`` and ``why``)."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+
+@_event("settings_changed")
+class SettingsChanged(Event):
+    """``Agent.reconfigure`` changed settings of the live agent: the new values of what changed."""
+
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@_event("session_changed")
+class SessionChanged(Event):
+    """The agent moved to another session (new, resume, fork): ``state`` is the whole new AgentState
+    (as ``to_dict()``), which replaces the old one in every front end."""
+
+    session_id: str = ""
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 @_event("usage")
@@ -189,6 +218,9 @@ class Checkpoint(Event):
 
 @_event("turn_end")
 class TurnEnd(Event):
+    """The end of a prompt, exactly once per prompt: a queued prompt dropped by Abort ends with
+    ``reason="aborted"`` and no turn_start before it."""
+
     reason: str = "done"
     text: str = ""
     steps: int = 0
@@ -215,5 +247,5 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 AnyEvent = (
     TurnStart | PromptQueued | ReasoningDelta | TextDelta | ToolInputStart | ToolInputDelta
     | ToolCall | ApprovalRequest | ApprovalDecision | ToolResult | TodosChanged | MemoryChanged
-    | Usage | Compacted | ContextNote | Checkpoint | TurnEnd | Error
+    | MemoryInjected | SettingsChanged | SessionChanged | Usage | Compacted | TurnEnd | Error
 )

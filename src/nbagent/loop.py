@@ -19,8 +19,8 @@ from .model.base import (
 )
 from .cost import cost_of
 from .prompt import system_prompt
-from .prune import message_chars, prune
-from .toolrun import ToolRunner
+from .compaction import message_chars, prune
+from .tools.runner import ToolRunner
 
 
 @dataclass
@@ -32,13 +32,16 @@ class TurnState:
     steps: int = 0
     partial: dict[str, Any] | None = None
     """The assistant message being streamed, kept if the turn is cut mid-stream."""
+    streaming_calls: dict[str, str] = field(default_factory=dict)
+    """Calls (id: name) whose arguments are still streaming: cut there, they end as interrupted."""
 
 
 class Loop:
     """Runs turns for one session. Owned by an Agent; runs on the agent's event loop."""
 
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
-                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]], guard=None,
+                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]],
+                 before_steps: Callable[[str], None] = lambda turn_id: None, guard=None,
                  before_prompt: Callable[[str], list[dict[str, Any]]] | None = None):
         self.model = model
         self.session = session
@@ -47,6 +50,8 @@ class Loop:
         self.emit = emit
         self.runner = runner
         self.prompt_parts = prompt_parts
+        self.before_steps = before_steps
+        """Called with the turn id after turn_start, before the first request (memory injection)."""
         self.guard = guard
         """nbagent.turn_guard.TurnGuard: checkpoints and the recovery journal (None: neither)."""
         self.before_prompt = before_prompt
@@ -59,8 +64,9 @@ class Loop:
 
     async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
         state = TurnState(turn_id)
-        self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, turn_id=turn_id))
         self.session.begin_turn(prompt)
+        self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, title=self.session.title,
+                               turn_id=turn_id))
         if self.guard is not None:
             self.guard.begin_turn(self.session.turns, turn_id)
         if self.before_prompt is not None:
@@ -68,6 +74,7 @@ class Loop:
         self.session.defer_records = True  # records ride along with each step's commit
         self._append([{"role": "user", "content": prompt}])
         try:
+            self.before_steps(turn_id)
             reason = await self._steps(state)
         except asyncio.CancelledError:
             self._keep_partial(state)
@@ -108,6 +115,7 @@ class Loop:
                 emit(ev.ReasoningDelta(text=chunk.text, turn_id=tid))
             elif isinstance(chunk, ToolCallBegin):
                 names[chunk.index] = (chunk.name, chunk.call_id)
+                state.streaming_calls[chunk.call_id] = chunk.name
                 emit(ev.ToolInputStart(name=chunk.name, call_id=chunk.call_id, turn_id=tid))
             elif isinstance(chunk, ToolCallArgs):
                 name, call_id = names.get(chunk.index, ("", ""))
@@ -119,6 +127,7 @@ class Loop:
         if done is None:
             raise ModelError("the model stream ended without a final response", kind="stream_broken")
         state.text.append("".join(streamed))
+        state.streaming_calls.clear()
         return done.message
 
     def _request(self, turn_id: str) -> ModelRequest:
@@ -174,13 +183,15 @@ class Loop:
 
     def _keep_partial(self, state: TurnState) -> None:
         """Keep what was already said; a tool call without a result must not reach the history."""
+        for call_id, name in state.streaming_calls.items():
+            self._interrupted({"id": call_id, "name": name}, state.turn_id)
+        state.streaming_calls.clear()
         partial = state.partial
         if not partial:
             return
         if partial.get("tool_calls"):
-            done_ids = set(self.runner.finished_results)
-            results = [self.runner.finished_results[c["id"]] if c["id"] in done_ids else _interrupted(c)
-                       for c in partial["tool_calls"]]
+            finished = self.runner.finished_results
+            results = [finished.get(c["id"]) or self._interrupted(c, state.turn_id) for c in partial["tool_calls"]]
             self._append([partial, *results])
         elif partial.get("content"):
             state.text.append(partial["content"])
@@ -203,7 +214,10 @@ class Loop:
         self._last_input_tokens = None
         self._chars_since_usage = 0
 
-
-def _interrupted(call: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call["id"], "name": call["name"],
-            "content": "interrupted: the turn was aborted before this call finished", "is_error": True}
+    def _interrupted(self, call: dict[str, Any], turn_id: str) -> dict[str, Any]:
+        """The result of a call cut by Abort: in the history for the model, and as its tool_result."""
+        output = "interrupted: the turn was aborted before this call finished"
+        self.emit(ev.ToolResult(name=call["name"], call_id=call["id"], output=output, is_error=True,
+                                status="interrupted", turn_id=turn_id))
+        return {"role": "tool", "tool_call_id": call["id"], "name": call["name"], "content": output,
+                "is_error": True}

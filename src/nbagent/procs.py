@@ -302,3 +302,18 @@ class ProcessTracker:
     def running(self) -> list[int]:
         with self._lock:
             return list(self._running)
+
+
+def shell_env() -> dict[str, str]:
+    """What every command gets on top of the inherited environment.
+
+    No pager and no credential prompt (stdin is closed: they would only
+    hang), unbuffered Python so a handed-over task's log shows progress, and
+    no colour codes to spend tokens on. Inside a kernel, matplotlib's inline
+    backend would be inherited by scripts that cannot show it.
+    """
+    env = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "PYTHONUNBUFFERED": "1",
+           "NO_COLOR": "1"}
+    if os.environ.get("MPLBACKEND", "").startswith("module://"):
+        env["MPLBACKEND"] = "Agg"
+    return env

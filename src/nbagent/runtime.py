@@ -1,34 +1,37 @@
 """AgentRuntime: the parts of an agent wired together (runs on the agent's worker thread).
 
-Agent is the thread-safe facade; this is where the configuration becomes a
-model, a workspace, a session, a tool registry and a loop.
+Agent is the thread-safe facade; this is where the configuration becomes a model, a workspace, a
+session, a tool registry and a loop, and where a live change of settings is applied to all of them.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Callable
 
 from . import events as ev
+from .approvals import Approvals
+from .compaction import summarize_session
 from .config import AgentConfig
+from .errors import ConfigError
 from .context.live import LiveContext
 from .loop import Loop
 from .mcp.manager import MCPManager
 from .model.factory import make_model
 from .procs import ProcessTracker
 from .prompt import static_prompt
-from .session import Session
-from .toolrun import Approvals, ToolRunner
+from .session import Session, SessionState, open_state
 from .tools import build_registry
 from .tools.context import ToolContext
+from .tools.limits import limit_output
+from .tools.runner import ToolRunner
+from .tools.todos import render_todos
 from .turn_guard import TurnGuard, diverged_note, undo_note
 from .checkpoints import Restored
 from .tempfiles import sweep_in_background
 from .workspace import Workspace
 
-SUMMARY_PROMPT = """Write a summary of this conversation that can replace it entirely, so that the work can
-go on from the summary alone. Use these headings: Goal; Files touched; Decisions; Commands and their
-outcomes; What remains. Be specific (paths, names, numbers). Answer with the summary only."""
+FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_key", "api", "local")
+"""Settings a live agent cannot change: they make a different agent (build a new one)."""
 
 
 class AgentRuntime:
@@ -45,11 +48,8 @@ class AgentRuntime:
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
         self.mcp = MCPManager(config, self.workspace, self.processes)
         self.mcp.install(self.registry)
-        # kernel_run_auto lets code in the user's kernel run unasked in auto mode; an MCP tool still asks.
-        self.approvals = Approvals(
-            config.approval, emit, approver,
-            auto_allowed=lambda tool: config.kernel_run_auto and not tool.toolset.startswith("mcp:"))
-        self.state = _open_state(self)
+        self.approvals = Approvals(lambda: self.config, emit, approver)
+        self.state: SessionState = open_state(config, self.model, config.session)
         sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
         self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = static_prompt(config, self.registry)
@@ -78,12 +78,10 @@ class AgentRuntime:
                                  emit=self.emit, session=self.session, output_limit=self._limit,
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
-                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts, guard=self.guard,
-                         before_prompt=self.context.absorb)
+                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts,
+                         before_steps=self._inject_memory, guard=self.guard, before_prompt=self.context.absorb)
 
     def _limit(self, text: str, name: str) -> str:
-        from .limits import limit_output
-
         return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_subdir("outputs"),
                             name=name)
 
@@ -105,7 +103,15 @@ class AgentRuntime:
         static = "\n\n".join(p for p in (self._static_prompt, self._knowledge_block) if p)
         relevant = self.knowledge.relevant_block(self._turn_id)
         memory = "\n\n".join(p for p in (self._memory_block, relevant) if p)
-        return static, self.state.todos_block(), memory
+        return static, render_todos(self.session.todos), memory
+
+    def _inject_memory(self, turn_id: str) -> None:
+        """Read this turn's memory block (another kernel may have changed it) and say what it holds."""
+        memory = self.state.memory
+        entries = memory.top() if memory is not None else []
+        self._memory_block = memory.render_memory() if memory is not None else ""
+        if entries:
+            self.emit(ev.MemoryInjected(entries=[e.to_dict() for e in entries], turn_id=turn_id))
 
     _problems_reported = False
 
@@ -113,18 +119,61 @@ class AgentRuntime:
         if not self._problems_reported:
             # A corrupt or newer database leaves the session in memory: say so once, plainly.
             self._problems_reported = True
-            for problem in getattr(self.state, "problems", ()) or ():
+            for problem in self.state.problems:
                 self.emit(ev.Error(message=problem, kind="store", turn_id=turn_id))
             if self._diverged:
                 self.emit(ev.Checkpoint(action="diverged", files=self._diverged, turn_id=turn_id))
                 self._diverged = []
         self.state.remember_prompt(prompt)
-        self._memory_block = None  # another kernel may have changed the project's memory
         self._turn_id = turn_id
         self.knowledge.begin_turn(prompt, turn_id)
         self._knowledge_block = await self.knowledge.static_block_for_turn()
         await self.start_mcp(turn_id)
         return await self.loop.run_turn(prompt, turn_id)
+
+    # ----- settings ----------------------------------------------------------------------------
+    def reconfigure(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """Apply setting changes to the live agent; returns what changed. Safe between two steps of a
+        turn (it runs on the agent's loop): the next model call and the next decision use them."""
+        fixed = sorted(set(changes) & set(FIXED_SETTINGS))
+        if fixed:
+            raise ConfigError(f"{', '.join(fixed)} cannot change on a live agent: make a new Agent")
+        new = self.config.with_changes(**changes)
+        changed = {k: getattr(new, k) for k in changes if getattr(new, k) != getattr(self.config, k)}
+        if not changed:
+            return {}
+        self.config = new
+        self.loop.config = new
+        self.runner.base_context.config = new
+        self.knowledge.config = new
+        if "model" in changed:
+            self._set_model(new.model)
+        if {"toolsets", "memory", "extra_instructions"} & set(changed):
+            self._rebuild_tools()
+        return changed
+
+    def _set_model(self, name: str | None) -> None:
+        if name and hasattr(self.model, "set_name"):
+            self.model.set_name(name)
+        self.session.model = name or ""
+        self.session.backend.update_session(self.session.id, model=name or "")
+
+    def _rebuild_tools(self) -> None:
+        self.registry = build_registry(self.config, extra_tools=self.extra_tools, kernel=self.kernel)
+        self.loop.registry = self.runner.registry = self.registry
+        self._static_prompt = static_prompt(self.config, self.registry)
+        if self.config.memory and self.state.memory is None:
+            self.state.memory = self.state.open_memory()
+        elif not self.config.memory:
+            self.state.memory = None
+        self._memory_block = None
+
+    def settings(self) -> dict[str, Any]:
+        """What ``reconfigure`` can change, as front ends show it."""
+        c = self.config
+        return {"model": self.session.model or c.model or "", "approval": c.approval, "toolsets": list(c.toolsets),
+                "max_steps": c.max_steps, "memory": c.memory, "workspace": str(c.workspace),
+                "enabled_toolsets": list(self.registry.enabled)}
 
     async def start_mcp(self, turn_id: str = "") -> None:
         """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""
@@ -134,7 +183,7 @@ class AgentRuntime:
     # ----- sessions --------------------------------------------------------------------------
     def switch_session(self, selector: str) -> str:
         old = self.state
-        self.state = _open_state(self, selector)
+        self.state = open_state(self.config, self.model, selector)
         old.close()
         self.context.rebind(self.state)
         self._problems_reported = False
@@ -180,45 +229,12 @@ class AgentRuntime:
         self._build_loop()
         return self.session.id
 
-    def set_model(self, name: str) -> None:
-        self.config = self.config.with_changes(model=name)
-        if hasattr(self.model, "set_name"):
-            self.model.set_name(name)
-        self.session.model = name
-        self.session.backend.update_session(self.session.id, model=name)
-
-    async def compact(self):
-        """Replace the transcript on the wire by a model-written summary; a failure changes nothing."""
-        from .model.base import ModelRequest, ResponseDone
-        from .result import RunResult
-
-        messages = [*self.session.wire_messages(), {"role": "user", "content": SUMMARY_PROMPT}]
-        request = ModelRequest(system="You summarise coding sessions.", messages=messages, tools=[])
-        summary = ""
-        try:
-            async for chunk in self.model.stream(request):
-                if isinstance(chunk, ResponseDone):
-                    summary = chunk.message.get("content") or ""
-        except Exception as exc:
-            error = ev.Error(message=f"compaction failed, nothing changed: {exc}", kind="compact")
-            self.emit(error)
-            end = ev.TurnEnd(reason="error")
-            return RunResult.from_events([error, end], end, self.session.id)
-        if not summary.strip():
-            end = ev.TurnEnd(reason="error", text="")
-            self.emit(ev.Error(message="compaction failed: the model wrote no summary; nothing changed",
-                               kind="compact"))
-            return RunResult.from_events([end], end, self.session.id)
-        before = len(self.session.wire_messages())
-        self.knowledge.save_summary(summary)
-        self.session.set_summary({"role": "user", "summary": True,
-                                  "content": "Summary of the conversation so far:\n\n" + summary.strip()})
-        self.loop.reset_estimates()
-        event = ev.Compacted(before=before, after=1, message=f"transcript of {before} messages replaced "
-                                                              "by a summary")
-        self.emit(event)
-        end = ev.TurnEnd(reason="done", text=summary.strip())
-        return RunResult.from_events([event, end], end, self.session.id)
+    async def compact(self) -> list[ev.Event]:
+        events = await summarize_session(self.model, self.session, self.emit)
+        if events[-1].reason == "done":
+            self.knowledge.save_summary(events[-1].text)
+            self.loop.reset_estimates()
+        return events
 
     async def aclose(self) -> None:
         self.processes.kill_all()
@@ -236,9 +252,3 @@ def _notebook_stores(context: ToolContext) -> list:
     from .tools.nbdoc import stores
 
     return stores(context)
-
-
-def _open_state(runtime: AgentRuntime, selector: str | None = None):
-    from .state import open_state
-
-    return open_state(runtime.config, runtime.model, selector or runtime.config.session)

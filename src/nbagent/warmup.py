@@ -4,7 +4,8 @@ A fresh process spends 2-2.5 s importing before its first model request can leav
 the openai SDK (which loads every type module on first use). ``%load_ext nbagent`` and the server
 extension call ``start()``: a daemon thread does those imports while the user types, so the first
 ``%agent`` only pays for what is left. It never delays its caller (it returns at once), and a
-failure here only means the first turn imports the usual way.
+failure here only means the first turn imports the usual way. Whoever builds the first agent calls
+``settle()`` first, so that the engine is never imported by two threads at once.
 """
 
 from __future__ import annotations
@@ -35,6 +36,17 @@ def start() -> threading.Thread:
 def wait(timeout: float | None = None) -> bool:
     """Block until warming finished (True) or ``timeout`` passed (False)."""
     return _done.wait(timeout)
+
+
+def settle() -> None:
+    """Before importing the engine on another thread: let a running warm-up finish first.
+
+    Two threads importing modules that import each other (openai and httpx do) can hand one of
+    them a partially initialised module ("partially initialized module 'httpx' has no attribute
+    'URL'"). Waiting costs nothing extra: the warm-up is doing the imports the caller needs.
+    """
+    if _started is not None:
+        _done.wait()
 
 
 def _warm() -> None:

@@ -82,3 +82,12 @@ def test_the_cli_reads_a_csv_and_writes_the_results(repo, model_server, tmp_path
     refused = subprocess.run([str(nbagent_cli), "batch", str(tasks), "--prompt", "write {name}", "--out",
                               str(out), "--workspace", str(repo)], env=env, capture_output=True, text=True)
     assert refused.returncode == 2 and "--approval" in refused.stderr
+
+
+def test_a_state_folder_that_is_a_link_gets_no_copies(tmp_path, model_options):
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    (work / ".nbagent").symlink_to(elsewhere)
+    df = nbagent.batch(["write one"], workspace=work, approval="auto", progress=False, **model_options)
+    assert df.loc[0, "error"] and list(elsewhere.iterdir()) == []

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 FRONT_END = ("IPython", "ipywidgets", "traitlets", "tornado", "jupyter_server")
-CORE = ["nbagent", "nbagent.agent", "nbagent.loop", "nbagent.runtime", "nbagent.toolrun", "nbagent.cli",
+CORE = ["nbagent", "nbagent.agent", "nbagent.loop", "nbagent.runtime", "nbagent.tools.runner", "nbagent.cli",
         "nbagent.model.chat", "nbagent.model.responses", "nbagent.tools", "nbagent.testing.scripted",
         "nbagent.testing.server"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nbagent.model.chat import to_chat_message
 from nbagent.model.responses import to_input_items
-from nbagent.prune import prune, repair
+from nbagent.compaction import prune, repair
 
 
 def assert_valid_chat(messages):

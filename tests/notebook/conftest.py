@@ -7,15 +7,12 @@ import json
 import nbformat
 import pytest
 
-from nbagent.config import AgentConfig
-from nbagent.tools.context import ToolContext
-from nbagent.workspace import Workspace
+from nbagent.testing import tool_context
 
 
 @pytest.fixture
 def ctx(tmp_path):
-    return ToolContext(workspace=Workspace(tmp_path), config=AgentConfig.load(workspace=tmp_path),
-                       emit=lambda event: None, processes=None)
+    return tool_context(tmp_path, state=False)
 
 
 @pytest.fixture

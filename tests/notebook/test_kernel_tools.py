@@ -10,7 +10,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent.errors import ToolError
-from nbagent.jupyter.kernel_runner import RESULT_NAME, bridge_from_shell
+from nbagent.jupyter.kernel_bridge import RESULT_NAME, bridge_from_shell
 from nbagent.tools import kernel as kt
 from nbagent.tools.kernel import KernelBridge
 
@@ -152,9 +152,9 @@ def test_runs_do_not_touch_the_history(kctx, shell):
 def test_kernel_run_always_asks_and_the_read_tools_do_not():
     tools = {t.name: t for t in kt.KERNEL.tools}
     assert list(tools) == ["kernel_variables", "kernel_inspect", "kernel_run"]
-    assert tools["kernel_run"].always_ask and tools["kernel_run"].asks and not tools["kernel_run"].read_only
+    assert tools["kernel_run"].approval == "always_ask" and not tools["kernel_run"].read_only
     assert tools["kernel_variables"].read_only and tools["kernel_inspect"].read_only
-    assert not tools["kernel_inspect"].always_ask
+    assert tools["kernel_inspect"].approval == "never"
 
 
 def test_without_a_runner_or_a_kernel(ctx):
@@ -164,3 +164,25 @@ def test_without_a_runner_or_a_kernel(ctx):
     assert "x" in kt.kernel_variables(ctx)
     with pytest.raises(ToolError, match="does not let the agent run code"):
         kt.kernel_run(ctx, "x")
+
+
+def test_a_runaway_kernel_run_is_interrupted_by_stop_and_by_its_timeout(kctx, shell):
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    from nbagent.errors import CommandKilled
+    from nbagent.procs import ProcessTracker
+
+    kctx.processes = ProcessTracker()
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(kt.kernel_run, kctx, "spins = 0\nwhile True:\n    spins += 1")
+        while not running.done() and shell.user_ns.get("spins", 0) < 1000:
+            pass  # the loop has started: now Stop
+        while not running.done():
+            kctx.processes.kill_all()
+            wait([running], timeout=0.2)
+        with pytest.raises(CommandKilled, match="killed by the user"):
+            running.result()
+    assert shell.user_ns["spins"] > 0
+    with pytest.raises(ToolError, match=r"(?s)interrupted after 0.5 s .*KeyboardInterrupt"):
+        kt.kernel_run(kctx, "while True:\n    pass", timeout=0.5)
+    assert "3" in kt.kernel_run(kctx, "1 + 2")  # the shell still runs code afterwards

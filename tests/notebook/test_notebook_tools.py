@@ -292,11 +292,11 @@ def test_the_tool_set():
     tools = {t.name: t for t in nbt.NOTEBOOK.tools}
     assert list(tools) == ["notebook_read", "notebook_edit", "notebook_insert", "notebook_delete", "notebook_move",
                            "notebook_run"]
-    assert tools["notebook_run"].asks and tools["notebook_run"].always_ask
+    assert tools["notebook_run"].approval == "always_ask"
     assert set(tools["notebook_run"].parameters["properties"]) == {"path", "cell_ids"}
-    assert tools["notebook_read"].read_only and not tools["notebook_read"].asks
+    assert tools["notebook_read"].read_only and tools["notebook_read"].approval == "never"
     for name in ("notebook_edit", "notebook_insert", "notebook_delete", "notebook_move"):
-        assert tools[name].asks and tools[name].preview is not None and not tools[name].always_ask
+        assert tools[name].approval == "ask" and tools[name].preview is not None
         assert "version" in tools[name].parameters["properties"]
     assert tools["notebook_edit"].parameters["required"] == ["path", "cell_id", "source"]
     assert set(tools["notebook_read"].parameters["properties"]) == {"path", "cells", "include_outputs"}

@@ -10,7 +10,7 @@ import nbformat
 import numpy as np
 import pandas as pd
 
-from nbagent import nbshrink
+from nbagent.tools import nbshrink
 from nbagent.tools import notebook as nbt
 
 from .conftest import cell_ids

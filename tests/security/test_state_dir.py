@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.limits import KEEP_SAVED, limit_output
+from nbagent.tools.limits import KEEP_SAVED, limit_output
 from nbagent.statedir import StateDirRefused
 from nbagent.store.db import workspace_db_path
 from nbagent.tools.tasks import TaskManager

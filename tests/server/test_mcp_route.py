@@ -77,3 +77,41 @@ async def test_the_route_needs_a_logged_in_user(jp_fetch, jp_serverapp):
     with pytest.raises(HTTPClientError) as refused:
         await jp_fetch("nbagent", "mcp", method="POST", body="{}", headers={"Authorization": ""})
     assert refused.value.code == 403
+
+
+async def test_the_panel_lists_the_configured_servers(jp_fetch, jp_root_dir):
+    import json
+
+    (jp_root_dir / ".nbagent").mkdir(exist_ok=True)
+    (jp_root_dir / ".nbagent" / "mcp.json").write_text(json.dumps(
+        {"mcpServers": {"repo": {"command": "mcp-server-git", "trust": "read"}}}))
+    response = await jp_fetch("nbagent", "api", "mcp")
+    (row,) = json.loads(response.body)["servers"]
+    assert row["name"] == "repo" and row["source"] == "workspace" and row["status"] == "stopped"
+    assert row["enabled"] is False and row["trust"] == {"*": "ask"}  # a workspace's own trust is ignored
+
+
+async def test_mcp_serve_started_inside_jupyterlab_edits_through_the_server(jp_fetch, jp_root_dir, notebook):
+    """A terminal of the server inherits NBAGENT_SERVER_INFO: ``nbagent mcp serve`` there sends its
+    notebook edits to the server (the one writer of notebooks), as a kernel's agent does."""
+    import os
+    import sys
+
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from nbagent.jupyter.server.kernel_link import ENV_VAR
+
+    await jp_fetch("nbagent", "api", "settings")
+    assert os.environ.get(ENV_VAR)  # the extension put its runtime file's path in the environment
+    errlog = jp_root_dir / "serve.err"
+    params = StdioServerParameters(command=sys.executable, env={ENV_VAR: os.environ[ENV_VAR]}, args=[
+        "-m", "nbagent.cli", "mcp", "serve", "--workspace", str(jp_root_dir), "--approval", "auto"])
+    with open(errlog, "w") as err:
+        async with Client(stdio_client(params, errlog=err), mode="legacy") as client:
+            await client.call_tool("notebook_read", {"path": "open.ipynb"})
+            edit = await client.call_tool("notebook_edit", {"path": "open.ipynb", "cell_id": "setup",
+                                                            "source": "x = 5"})
+    assert not edit.is_error, _text(edit)
+    assert nbformat.read(notebook, as_version=4).cells[0].source == "x = 5"
+    assert "notebooks go through the Jupyter server at http" in errlog.read_text()

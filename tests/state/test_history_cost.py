@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nbagent.cost import cost_of
-from nbagent.history import PromptHistory
+from nbagent.store.history import PromptHistory
 
 
 def test_history_is_per_origin_capped_and_skips_a_repeat(store):

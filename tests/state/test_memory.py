@@ -9,7 +9,7 @@ import pytest
 from nbagent.errors import ToolError
 from nbagent.events import MemoryChanged
 from nbagent.knowledge import memory_index as index_module
-from nbagent.memory import HEADER, MAX_ENTRIES, ProjectMemory
+from nbagent.store.memory import HEADER, MAX_ENTRIES, ProjectMemory
 from nbagent.store.sessions import SessionStore
 from nbagent.tools.memory import MEMORY
 
@@ -136,5 +136,5 @@ def test_memory_off_neither_loads_nor_writes(workspace):
 
 def test_memory_tool_approval_and_read_only_flags():
     # Writing memory steers later sessions: it asks like any change (tests/security/test_memory_approval.py).
-    assert (REMEMBER.asks, RECALL.asks, FORGET.asks) == (True, False, True)
+    assert (REMEMBER.approval, RECALL.approval, FORGET.approval) == ("ask", "never", "ask")
     assert RECALL.read_only and not REMEMBER.read_only

@@ -64,4 +64,4 @@ def test_render_todos_for_the_system_prompt():
 
 
 def test_todo_write_needs_no_approval():
-    assert TODO_WRITE.name == "todo_write" and not TODO_WRITE.asks
+    assert TODO_WRITE.name == "todo_write" and TODO_WRITE.approval == "never"

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from nbagent.config import AgentConfig
-from nbagent.procs import ProcessTracker
-from nbagent.state import open_state
+from nbagent.testing import tool_context
 from nbagent.tools.context import ToolContext
-from nbagent.workspace import Workspace
 
 
 def make_context(workspace, **config) -> ToolContext:
-    cfg = AgentConfig.load(workspace=workspace, **config)
-    events: list = []
-    ctx = ToolContext(workspace=Workspace(cfg.workspace), config=cfg, emit=events.append,
-                      processes=ProcessTracker(), state=open_state(cfg), turn_id="t1")
-    ctx.extras["events"] = events
-    return ctx
+    return tool_context(workspace, **config)
 
 
 def call(ctx: ToolContext, tool, **arguments) -> str:

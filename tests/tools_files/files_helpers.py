@@ -6,19 +6,12 @@ import inspect
 import subprocess
 from pathlib import Path
 
-from nbagent.config import AgentConfig
+from nbagent.testing import tool_context
 from nbagent.tools.context import ToolContext
-from nbagent.workspace import Workspace
 
 
 def make_ctx(root: Path, **config) -> ToolContext:
-    events: list = []
-    return ToolContext(
-        workspace=Workspace(root),
-        config=AgentConfig.load(workspace=root, **config),
-        emit=events.append,
-        processes=None,
-    )
+    return tool_context(root, state=False, **config)
 
 
 async def call(ctx: ToolContext, tool, **args):

@@ -36,7 +36,7 @@ def test_names_and_arguments_match_the_contract():
 
 def test_writers_ask_and_have_previews_readers_do_not():
     for t in all_tools():
-        assert t.asks == (t.name in WRITERS), t.name
+        assert t.approval == ("ask" if t.name in WRITERS else "never"), t.name
         assert t.read_only == (t.name not in WRITERS), t.name
         assert (t.preview is not None) == (t.name in WRITERS), t.name
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from files_helpers import call, make_ctx
-from nbagent import limits
-from nbagent.limits import limit_output, limit_tool_output
+from nbagent.tools import limits
+from nbagent.tools.limits import limit_output, limit_tool_output
 from nbagent.tools.files import READ_FILE
 
 LOG = "".join(f"step {i}: ok\n" for i in range(1, 5001))

@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent.config import AgentConfig
-from nbagent.procs import ProcessTracker
-from nbagent.tools.context import ToolContext
-from nbagent.tools.tasks import TaskManager
-from nbagent.workspace import Workspace
+from nbagent.testing import close_tool_context, tool_context
 
 
 @pytest.fixture
 def ctx(tmp_path):
-    events: list = []
-    context = ToolContext(workspace=Workspace(tmp_path), config=AgentConfig.load(workspace=tmp_path),
-                          emit=events.append, processes=ProcessTracker())
-    context.extras["events"] = events
+    context = tool_context(tmp_path, state=False)
     yield context
-    context.processes.kill_all()
-    TaskManager.for_workspace(context.workspace).stop_all()
+    close_tool_context(context)

@@ -79,6 +79,6 @@ async def test_bad_arguments(ctx):
 
 
 def test_bash_asks_before_running():
-    assert BASH_TOOL.asks and not BASH_TOOL.read_only and BASH_TOOL.is_async
+    assert BASH_TOOL.approval == "ask" and not BASH_TOOL.read_only and BASH_TOOL.is_async
     assert set(BASH_TOOL.parameters["properties"]) == {"command", "timeout", "description"}
     assert BASH_TOOL.parameters["required"] == ["command"]

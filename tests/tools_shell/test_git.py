@@ -5,12 +5,9 @@ from __future__ import annotations
 import git
 import pytest
 
-from nbagent.config import AgentConfig
 from nbagent.errors import ToolError
-from nbagent.procs import ProcessTracker
-from nbagent.tools.context import ToolContext
+from nbagent.testing import tool_context
 from nbagent.tools.git import GIT, git_blame, git_diff, git_log, git_show, git_status
-from nbagent.workspace import Workspace
 
 
 @pytest.fixture
@@ -80,8 +77,7 @@ def test_a_workspace_below_the_repository_top_sees_its_own_part(ctx, repo):
     sub.mkdir()
     (sub / "mod.py").write_text("x = 1\n")
     (ctx.workspace.root / "outside.txt").write_text("not ours\n")
-    inner = ToolContext(workspace=Workspace(sub), config=AgentConfig.load(workspace=sub), emit=print,
-                        processes=ProcessTracker())
+    inner = tool_context(sub, state=False)
     assert git_status(inner).splitlines() == ["## main", "?? pkg/"]  # not outside.txt
     assert git_log(inner) == "no commits match"  # nothing under pkg/ was ever committed
     with pytest.raises(ToolError, match="outside the workspace"):
@@ -99,4 +95,4 @@ def test_empty_repository_and_no_repository(ctx):
 
 def test_git_tools_run_without_asking():
     assert {t.name for t in GIT.tools} == {"git_status", "git_diff", "git_log", "git_show", "git_blame"}
-    assert not any(t.asks for t in GIT.tools)
+    assert {t.approval for t in GIT.tools} == {"never"}

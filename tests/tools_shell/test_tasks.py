@@ -132,7 +132,7 @@ async def test_bad_done_pattern(ctx):
 
 
 def test_which_task_tools_ask():
-    asks = {t.name: t.asks for t in TASKS.tools}
+    asks = {t.name: t.approval != "never" for t in TASKS.tools}
     assert asks == {"task_create": True, "task_wait": False, "task_get": False, "task_list": False,
                     "task_stop": True}
 

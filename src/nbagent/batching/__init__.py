@@ -111,7 +111,11 @@ def _progress(progress: Any, total: int) -> Progress:
 
 def _clean_up(root: Path, batch_id: str) -> None:
     """Remove every copy of this batch, including those of a task whose worker died."""
-    shutil.rmtree(batch_dir(root, batch_id), ignore_errors=True)
+    try:
+        folder = batch_dir(root, batch_id)
+    except OSError:  # .nbagent is not a real folder (refused): no copy was ever made there
+        return
+    shutil.rmtree(folder, ignore_errors=True)
     top = repository_top(root)
     if top is not None:
         git(top, "worktree", "prune", check=False)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..statedir import state_dir
 from .isolation import Source, make_copy
 
 BATCH_APPROVALS = ("auto", "read-only")
@@ -40,7 +41,9 @@ class TaskSpec:
 
 
 def batch_dir(workspace: Path, batch_id: str) -> Path:
-    return workspace / ".nbagent" / "batch" / batch_id
+    """``<workspace>/.nbagent/batch/<id>``, made private and refused if any level is a link (a hostile
+    repository's ``.nbagent`` link must not send the copies, or their removal, elsewhere)."""
+    return state_dir(workspace, "batch", batch_id)
 
 
 def empty_row(spec: TaskSpec) -> dict[str, Any]:

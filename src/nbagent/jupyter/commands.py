@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .context_command import context_command
-from .keeper import AgentKeeper, KeeperError
+from .kernel_agent import AgentKeeper, KeeperError
 from .widgets.format import TODO_MARKS, counts_line_for
 
 HELP = """Slash commands (also as %agent /name):
@@ -60,7 +60,7 @@ def _resume(keeper, arg):
 
 def _fork(keeper, arg):
     agent = keeper.get()
-    keeper._ensure_idle()
+    keeper.ensure_idle()
     old = agent.session_id
     return f"forked {old} into {agent.fork(int(arg) if arg else None)}"
 
@@ -83,18 +83,17 @@ def _todos(keeper, arg):
 
 
 def _memory(keeper, arg):
-    agent = keeper.get()
-    memory = agent.runtime.state.memory
+    memory = keeper.get().memory
     if memory is None:
         return "project memory is off (--no-memory)"
     action, _, rest = arg.partition(" ")
     if action in ("search", "forget", "status", "list"):
-        return _memory_action(agent.runtime.knowledge.memory_handle(), action, rest.strip())
-    entries = memory.entries()
-    if not entries:
+        return _memory_action(memory, action, rest.strip())
+    entries = memory.list()
+    if entries.empty:
         return "project memory is empty"
     return "\n".join([f"project memory ({len(entries)} entries):"]
-                     + [f"  [{e.kind}] {e.text}  (used {e.hits}×)" for e in entries])
+                     + [f"  [{e.category}] {e.text}  (used {e.hits}×)" for e in entries.itertuples()])
 
 
 def _memory_action(handle, action: str, rest: str) -> Any:
@@ -132,17 +131,18 @@ def _notes(keeper, arg):
 
 def _compact(keeper, arg):
     agent = keeper.get()
-    keeper._ensure_idle()
+    keeper.ensure_idle()
     result = agent.compact()
     return result.events[0].message if result.ok and result.events else \
         ("; ".join(result.errors) or "compaction failed; nothing changed")
 
 
 def _tools(keeper, arg):
-    registry = keeper.get().registry
+    agent = keeper.get()
+    registry = agent.registry
     lines = [f"tool sets on: {', '.join(registry.enabled) or 'core'}"]
     for tool in registry:
-        flags = "read-only" if tool.read_only else ("asks" if tool.asks else "runs")
+        flags = {"never": "runs", "ask": "asks", "always_ask": "always asks"}[agent.approval_policy(tool.name)]
         lines.append(f"  {tool.name:<16} {flags}")
     return "\n".join(lines)
 
@@ -153,7 +153,7 @@ def _mcp(keeper, arg):
     if arg not in ("", "start"):
         raise KeeperError("/mcp takes no argument, or \"start\" to start the enabled servers now")
     if arg == "start":
-        keeper._ensure_idle()
+        keeper.ensure_idle()
     rows = keeper.get().mcp_status(start=arg == "start")
     if not rows:
         return "no MCP servers configured (see docs/mcp.md)"
@@ -182,7 +182,7 @@ def _restore(keeper, arg, action: str):
     if arg not in ("", "force"):
         raise KeeperError(f"/{action} takes nothing or 'force', not {arg!r}")
     agent = keeper.get()
-    keeper._ensure_idle()
+    keeper.ensure_idle()
     try:
         restored = getattr(agent, action)(force=arg == "force")
     except CheckpointError as exc:
@@ -196,9 +196,9 @@ def _checkpoints(keeper, arg):
 
 
 def _tasks(keeper, arg):
-    from ..tools.tasks import TaskManager, task_table
+    from ..tools.tasks import task_table
 
-    table = task_table(TaskManager.for_workspace(keeper.get().runtime.workspace))
+    table = task_table(keeper.get().tasks)
     if table == "no background tasks":
         return table
     return "background tasks:\n" + "\n".join("  " + line for line in table.splitlines())

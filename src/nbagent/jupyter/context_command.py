@@ -20,7 +20,7 @@ USAGE = """/context                          list the attached sources (status, 
 
 
 def context_command(keeper, arg: str) -> Any:
-    from .keeper import KeeperError
+    from .kernel_agent import KeeperError
 
     try:
         words = shlex.split(arg)

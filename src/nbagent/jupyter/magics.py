@@ -20,8 +20,8 @@ from ..ids import short_id
 from ..open_context import with_context
 from .commands import run_command
 from .frontend import use_widgets
-from .hub import hub_for
-from .keeper import AgentKeeper, KeeperError
+from .view_registry import hub_for
+from .kernel_agent import AgentKeeper, KeeperError
 from .kernel_context import KernelHistory
 from .notebook_path import own_context
 from .options import split_options

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import events as ev
+from ..approvals import Approvals
 from ..config import AgentConfig
 from ..errors import ConfigError, ToolError
 from ..procs import ProcessTracker
 from ..tools import builtin_toolsets
 from ..tools.base import Registry, Tool
 from ..tools.context import ToolContext
-from ..toolrun import Approvals
 from ..workspace import Workspace
 
 DEFAULT_SERVED = ("notebook",)
@@ -47,8 +47,7 @@ class ServedTools:
         self.deny_note = deny_note
         self.registry = self._registry(toolsets)
         # Tools that always ask (notebook_run: code in a kernel) ask here even with --approval auto.
-        self.approvals = Approvals(self.config.approval, self.on_event, approver or deny_all,
-                                   auto_allowed=lambda tool: False)
+        self.approvals = Approvals(lambda: self.config, self.on_event, approver or deny_all)
         self.context = ToolContext(workspace=Workspace(self.config.workspace), config=self.config,
                                    emit=self.on_event, processes=ProcessTracker())
 
@@ -63,7 +62,7 @@ class ServedTools:
 
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """Run one call; returns (text, is_error). Denials and failures are errors the caller sees."""
-        from ..limits import limit_output
+        from ..tools.limits import limit_output
 
         tool = self.registry.get(name)
         if tool is None:
@@ -82,7 +81,7 @@ class ServedTools:
         except Exception as exc:  # a tool's bug is the caller's error result, not a dead server
             return f"{name} failed: {type(exc).__name__}: {exc}", True
         text = result if isinstance(result, str) else str(result)
-        save_dir = self.context.workspace.state_dir / "outputs"
+        save_dir = self.context.workspace.state_subdir("outputs")  # None: a read-only or linked .nbagent
         return limit_output(text, self.config.output_limit, save_dir=save_dir, name=name), False
 
 

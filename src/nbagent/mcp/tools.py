@@ -73,7 +73,9 @@ def make_tools(manager: "MCPManager", server: str, listed: list[Any], taken: set
         tools.append(MCPTool(
             name=name, description=f"{description}\n(MCP server {server!r}, tool {remote.name!r})",
             parameters=schema, fn=_caller(manager, server, remote.name), toolset=f"mcp:{server}",
-            read_only=trust == "read", needs_approval=trust != "read", always_ask=trust == "ask",
+            # Side effects unknown: ask even in auto mode, unless the server is trusted ("read": never
+            # ask; "always": ask only in ask mode).
+            read_only=trust == "read", approval={"read": "never", "ask": "always_ask"}.get(trust, "ask"),
             takes_context=True, is_async=True, validator=_validator(schema),
             server=server, remote_name=remote.name, annotations=_annotations(remote),
         ))

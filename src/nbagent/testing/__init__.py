@@ -1,4 +1,7 @@
-"""Test doubles shipped with the package: an in-process scripted model and a scripted HTTP server.
+"""Test doubles and helpers shipped with the package: scripted models, a scripted server, a ToolContext.
+
+A scripted model and HTTP server stand in for real endpoints; ``tool_context`` gives a real
+ToolContext that records the events its tools emit.
 
     from nbagent.testing import ScriptedModel, Reply, Call
     agent = Agent(model=ScriptedModel([Reply(tool_calls=[Call("glob", {"pattern": "*.py"})]), "Done."]))
@@ -11,8 +14,11 @@ from typing import Any
 from .replies import BreakStream, Call, Fail, Recorded, Reply, Slow, Stall, call, calls, context_overflow, text
 from .scripted import ScriptedModel
 
-__all__ = ["BreakStream", "Call", "Fail", "Recorded", "Reply", "ScriptedModel", "ScriptedServer", "Slow", "Stall", "call",
-           "calls", "context_overflow", "text"]
+__all__ = ["BreakStream", "Call", "Fail", "Recorded", "Reply", "ScriptedModel", "ScriptedServer", "Slow", "Stall",
+           "agent_factory", "arun_tool", "call", "calls", "close_tool_context", "context_overflow", "run_tool",
+           "text", "tool_context"]
+
+_HELPERS = ("agent_factory", "arun_tool", "close_tool_context", "run_tool", "tool_context")
 
 
 def __getattr__(name: str) -> Any:
@@ -20,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from .server import ScriptedServer
 
         return ScriptedServer
+    if name in _HELPERS:  # they import the session and the tools: not needed to script a model
+        from . import context
+
+        return getattr(context, name)
     raise AttributeError(name)

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import pydantic
 
+from ..approvals import check_policy
 from ..errors import ToolError, ToolRegistrationError
 
 if typing.TYPE_CHECKING:
@@ -30,9 +31,9 @@ class Tool:
     fn: Callable[..., Any]
     toolset: str = "custom"
     read_only: bool = False
-    """Read-only tools run without asking and may run concurrently."""
-    needs_approval: bool | None = None
-    """None: ask exactly when the tool is not read-only."""
+    """Changes nothing: calls of read-only tools in one response may run concurrently."""
+    approval: str = "ask"
+    """The approval policy (nbagent.approvals): "never", "ask" or "always_ask"."""
     preview: Callable[..., str | None] | None = None
     """``preview(ctx, **args)`` returns the diff an approval card shows, computed before any write."""
     takes_context: bool = False
@@ -40,13 +41,6 @@ class Tool:
     validator: Any = field(default=None, repr=False)
     prompt_hint: str = ""
     """One line for the system prompt on when to use the tool."""
-    always_ask: bool = False
-    """Ask even in "auto" approval mode (kernel_run: code in the user's live kernel), unless the
-    configuration explicitly allows it."""
-
-    @property
-    def asks(self) -> bool:
-        return (not self.read_only) if self.needs_approval is None else self.needs_approval
 
     def spec(self) -> dict[str, Any]:
         """The tool as the model sees it (provider-neutral)."""
@@ -74,14 +68,24 @@ def function_tool(
     name: str | None = None,
     toolset: str = "custom",
     read_only: bool = False,
-    needs_approval: bool | None = None,
+    approval: str | None = None,
     preview: Callable[..., str | None] | None = None,
     prompt_hint: str = "",
+    needs_approval: bool | None = None,
 ):
-    """Make a Tool from a typed function; usable bare or with options, as a decorator or a call."""
+    """Make a Tool from a typed function; usable bare or with options, as a decorator or a call.
+
+    ``approval`` is the tool's policy ("never", "ask", "always_ask"); by default a read-only tool
+    never asks and any other asks. ``needs_approval`` (True: "ask", False: "never") is the older
+    spelling of the same choice, still accepted.
+    """
+    if approval is None:
+        approval = ("ask" if needs_approval else "never") if needs_approval is not None else (
+            "never" if read_only else "ask")
+    check_policy(approval)
 
     def build(func: Callable[..., Any]) -> Tool:
-        return _build_tool(func, name, toolset, read_only, needs_approval, preview, prompt_hint)
+        return _build_tool(func, name, toolset, read_only, approval, preview, prompt_hint)
 
     return build(fn) if fn is not None else build
 
@@ -89,7 +93,7 @@ def function_tool(
 tool = function_tool
 
 
-def _build_tool(func, name, toolset, read_only, needs_approval, preview, prompt_hint) -> Tool:
+def _build_tool(func, name, toolset, read_only, approval, preview, prompt_hint) -> Tool:
     tool_name = name or func.__name__
     doc = inspect.getdoc(func)
     if not doc:
@@ -112,7 +116,7 @@ def _build_tool(func, name, toolset, read_only, needs_approval, preview, prompt_
     schema = _clean_schema(validator.model_json_schema())
     return Tool(
         name=tool_name, description=summary, parameters=schema, fn=func, toolset=toolset,
-        read_only=read_only, needs_approval=needs_approval, preview=preview,
+        read_only=read_only, approval=approval, preview=preview,
         takes_context=takes_context, is_async=inspect.iscoroutinefunction(func),
         validator=validator, prompt_hint=prompt_hint,
     )

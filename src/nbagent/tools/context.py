@@ -22,7 +22,7 @@ class ToolContext:
     call_id: str = ""
     turn_id: str = ""
     state: Any = None
-    """The session's state (todos, memory, tasks, store); see nbagent.state.SessionState."""
+    """The session's state (todos, memory, tasks, store); see nbagent.session.SessionState."""
     kernel: Any = None
     """A bridge to the live kernel's namespace when the agent runs inside one, else None."""
     extras: dict[str, Any] = field(default_factory=dict)

@@ -19,8 +19,9 @@ from ..errors import ToolError
 from .base import ToolSet, function_tool
 from .context import ToolContext
 from .edits import Edit, apply_edits
+from ..atomic import atomic_write
 from .listing import Tree, glob_match, glob_regex, left_out
-from .textfile import atomic_write, read_text, read_window, unified_diff
+from .textfile import read_text, read_window, unified_diff
 
 DEFAULT_READ_LINES = 2000
 MAX_MANY_FILES = 20

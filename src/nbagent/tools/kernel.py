@@ -1,7 +1,7 @@
 """Kernel tools: the user's live Python namespace, seen by the agent and (with approval) changed.
 
 A ``KernelBridge`` is what the Jupyter layer hands the agent: the namespace dict and a function that
-runs code in the kernel. This module never imports IPython (nbagent.jupyter.kernel_runner builds
+runs code in the kernel. This module never imports IPython (nbagent.jupyter.kernel_bridge builds
 the bridge from an InteractiveShell), pandas or numpy: an object is a DataFrame only if pandas is
 already loaded, so listing a namespace never imports anything.
 
@@ -18,13 +18,14 @@ import os
 import re
 import reprlib
 import sys
+import threading
 import types
 from collections import deque
 from typing import Any, Callable, Iterable, Mapping
 
-from ..errors import ToolError
-from ..limits import limit_output
-from ..nbshrink import human_size
+from ..errors import CommandKilled, ToolError
+from .limits import limit_output
+from .nbshrink import human_size
 from .base import ToolSet, function_tool
 
 IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
@@ -45,9 +46,11 @@ class KernelBridge:
     """
 
     def __init__(self, namespace: dict[str, Any], run_code: Callable[[str], dict] | None = None,
-                 hidden: Mapping[str, Any] | Iterable[str] = ()):
+                 hidden: Mapping[str, Any] | Iterable[str] = (), interrupt: Callable[[], bool] | None = None):
         self.namespace = namespace
         self.run_code = run_code
+        self.interrupt = interrupt
+        """Interrupt the code ``run_code`` is running (as the kernel's interrupt would); False if none runs."""
         # A live mapping (not a copy): the kernel may hide more names later (%pylab pushes some).
         self.hidden = hidden if isinstance(hidden, Mapping) else {name: _UNSET for name in hidden}
 
@@ -340,28 +343,62 @@ def kernel_inspect(ctx, name: str) -> str:
     return limit_output(describe(name.strip(), value), INSPECT_LIMIT)
 
 
-def kernel_run(ctx, code: str) -> str:
+RUN_TIMEOUT, RUN_TIMEOUT_MAX = 120.0, 3600.0
+
+
+def kernel_run(ctx, code: str, timeout: float | None = None) -> str:
     """Run Python code in the user's live kernel, with its variables and imports; the user approves each run.
 
     Returns what the code printed, the value of its last expression and any traceback. Changes it makes
     to the namespace stay: prefer kernel_inspect to look, and run code only to compute or change.
+    Stop and Abort interrupt it, as the kernel's interrupt button would.
 
     Args:
         code: Python code (IPython syntax such as %magics works too).
+        timeout: Seconds before the run is interrupted (default 120, at most 3600).
     """
     bridge = _bridge(ctx)
     if bridge.run_code is None:
         raise ToolError("this kernel does not let the agent run code")
-    outcome = bridge.run_code(code)
+    seconds = min(max(float(timeout or RUN_TIMEOUT), 0.1), RUN_TIMEOUT_MAX)
+    outcome, why = _run_interruptibly(ctx, bridge, code, seconds)
     limit = max(1_000, ctx.config.output_limit // 3)
     parts = [f"{label}:\n{limit_output(text.rstrip(chr(10)), limit)}"
              for label, text in (("stdout", outcome.get("stdout")), ("stderr", outcome.get("stderr")),
                                  ("value", outcome.get("result")), ("error", outcome.get("error")))
              if text]
     text = "\n\n".join(parts) or "ran: no output and no value"
+    if why == "stopped":
+        raise CommandKilled(f"killed by the user (the run was interrupted)\n\n{text}")
+    if why == "timeout":
+        raise ToolError(f"interrupted after {seconds:g} s (kernel_run's timeout); what it did so far:\n\n{text}")
     if outcome.get("error"):
         raise ToolError(text)
     return text
+
+
+def _run_interruptibly(ctx, bridge: KernelBridge, code: str, seconds: float) -> tuple[dict, str | None]:
+    """Run ``code``; Stop/Abort (the tracker's stop hooks) and the timeout interrupt it.
+    Returns the outcome and why it was interrupted ("stopped", "timeout" or None)."""
+    why: list[str] = []
+
+    def interrupt(reason: str) -> int:
+        if bridge.interrupt is not None and bridge.interrupt():
+            why.append(reason)
+            return 1
+        return 0
+
+    processes = getattr(ctx, "processes", None)
+    remove = processes.add_stop_hook(lambda: interrupt("stopped")) if processes is not None else (lambda: None)
+    timer = threading.Timer(seconds, interrupt, args=("timeout",))
+    timer.daemon = True
+    timer.start()
+    try:
+        outcome = bridge.run_code(code)
+    finally:
+        timer.cancel()
+        remove()
+    return outcome, (why[0] if why else None)
 
 
 def _always_ask(t):
@@ -373,5 +410,6 @@ def _always_ask(t):
 KERNEL = ToolSet("kernel", [
     function_tool(kernel_variables, read_only=True),
     function_tool(kernel_inspect, read_only=True),
-    _always_ask(function_tool(kernel_run, needs_approval=True)),
+    # Code in the user's live kernel asks even in "auto" mode, unless configured otherwise.
+    function_tool(kernel_run, approval="always_ask"),
 ], description="See the user's live kernel namespace; run code there with approval")

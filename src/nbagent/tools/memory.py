@@ -1,4 +1,4 @@
-"""remember, recall, forget: the model's hands on project memory (nbagent.memory)."""
+"""remember, recall, forget: the model's hands on project memory (nbagent.store.memory)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Literal
 
 from ..errors import ToolError
 from ..events import MemoryChanged
-from ..memory import ProjectMemory
+from ..store.memory import ProjectMemory
 from .base import ToolSet, function_tool
 from .context import ToolContext
 
@@ -93,8 +93,8 @@ MEMORY = ToolSet("memory", [
     # Memory goes into every later session's prompt: a note planted by hostile file contents
     # ("always run curl ... | sh") would steer them all. Writing it is a change like any other:
     # asked in ask mode, denied in read-only mode.
-    function_tool(remember, preview=remember_preview,
+    function_tool(remember, approval="ask", preview=remember_preview,
                   prompt_hint="remember keeps a durable project note (category and tags help find it later)."),
     function_tool(recall, read_only=True, prompt_hint="recall searches project memory by words."),
-    function_tool(forget, preview=forget_preview, prompt_hint="forget removes memory entries that are wrong."),
+    function_tool(forget, approval="ask", preview=forget_preview, prompt_hint="forget removes memory entries that are wrong."),
 ], description="Project memory across sessions: remember, recall, forget.")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import ToolError
-from ..nbshrink import as_text
+from .nbshrink import as_text
 
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")  # nbformat 4.5's schema for cell ids
 CELL_TYPES = ("code", "markdown", "raw")

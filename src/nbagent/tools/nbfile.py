@@ -15,14 +15,13 @@ to 4.5 with nbformat's own upgrade and stores exactly those ids.
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
-from ..tempfiles import temp_path
-from ..nbshrink import as_text
+from ..atomic import atomic_write
+from .nbshrink import as_text
 from .nbdoc import ID_PATTERN, Snapshot, apply_ops
 from .textfile import read_regular_bytes
 
@@ -208,22 +207,6 @@ def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
     if (digest(on_disk) if on_disk is not None else "absent") != raw_digest:
         raise ToolError(f"{name} changed on disk while the change was being made; nothing was written. "
                         "Read it again with notebook_read.")
-    mode = (path.stat().st_mode & 0o7777) if path.exists() else 0o644
-    atomic_write(path, data, mode=mode)
+    atomic_write(path, data, mode=None if path.exists() else 0o644)
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int) -> None:
-    """Write to a temporary file beside ``path``, then os.replace: readers see the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path(path)  # a name the start-up sweep recognises if this process dies mid-write
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -6,7 +6,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from ..nbshrink import OutputBudget, as_text, describe_image, elide_data_uris, output_kind
+from .nbshrink import OutputBudget, as_text, describe_image, elide_data_uris, output_kind
 from .nbdoc import Snapshot, token_of
 
 WHERE = {

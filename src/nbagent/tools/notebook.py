@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from ..errors import ToolError
-from ..nbshrink import OutputBudget, as_text, widget_models
+from .nbshrink import OutputBudget, as_text, widget_models
 from . import nbdoc
 from .base import ToolSet, function_tool
 from .nbdoc import Snapshot, cell_token, find, range_source, token_of
@@ -297,12 +297,6 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
     return "\n".join(out)
 
 
-def _always_ask(t):
-    """notebook_run runs code in the user's kernel: it asks even in "auto" mode unless configured."""
-    t.always_ask = True
-    return t
-
-
 NOTEBOOK = ToolSet("notebook", [
     function_tool(notebook_read, read_only=True,
                   prompt_hint="cell ids and versions (v=) come from here; outputs only with include_outputs=true"),
@@ -310,5 +304,6 @@ NOTEBOOK = ToolSet("notebook", [
     function_tool(notebook_insert, preview=notebook_insert_preview),
     function_tool(notebook_delete, preview=notebook_delete_preview),
     function_tool(notebook_move, preview=notebook_move_preview),
-    _always_ask(function_tool(notebook_run, needs_approval=True)),
+    # notebook_run runs code in the user's kernel: it asks even in "auto" mode unless configured.
+    function_tool(notebook_run, approval="always_ask"),
 ], description="Read and change Jupyter notebooks cell by cell, by cell id; run cells of an open notebook")

@@ -10,13 +10,13 @@ process keeps writing to the same log, now a task's.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import threading
 import time
 
 
 from ..errors import CommandKilled, ToolError
+from ..procs import shell_env
 from .base import function_tool
 from .context import ToolContext
 from .tasks import TaskManager, exit_code_of, task_manager
@@ -25,21 +25,6 @@ from .tasks import TaskManager, exit_code_of, task_manager
 CAPTURE_LIMIT = 2_000_000
 """Bytes of a finished command's log read into the result; past it, head and tail and the log is kept."""
 HANDOVER_TAIL_LINES = 50
-
-
-def shell_env() -> dict[str, str]:
-    """What every command gets on top of the inherited environment.
-
-    No pager and no credential prompt (stdin is closed: they would only
-    hang), unbuffered Python so a handed-over task's log shows progress, and
-    no colour codes to spend tokens on. Inside a kernel, matplotlib's inline
-    backend would be inherited by scripts that cannot show it.
-    """
-    env = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "PYTHONUNBUFFERED": "1",
-           "NO_COLOR": "1"}
-    if os.environ.get("MPLBACKEND", "").startswith("module://"):
-        env["MPLBACKEND"] = "Agg"
-    return env
 
 
 async def bash(ctx: ToolContext, command: str, timeout: float | None = None,

@@ -30,8 +30,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
+from ..atomic import atomic_write
 from ..errors import ToolError
-from ..procs import ProcessRef, kill_tree, start_shell
+from ..procs import ProcessRef, kill_tree, shell_env, start_shell
 from .base import ToolSet, function_tool
 from .context import ToolContext
 
@@ -182,7 +183,7 @@ class TaskManager:
         # The shell's trap wrote its status already, except when a signal
         # killed it; the waiter's code is the shell's true status either way.
         code = exit_code_of(proc.wait())
-        _write_atomic(self.exit_path(task_id), f"{code}\n")
+        atomic_write(self.exit_path(task_id), f"{code}\n", mode=0o600)
         with self._lock:
             self._own[task_id].ended_at = time.time()
             self._save(self._own[task_id])
@@ -282,7 +283,7 @@ class TaskManager:
 
     # Housekeeping ---------------------------------------------------------
     def _save(self, task: Task) -> None:
-        _write_atomic(self._record_path(task.id), json.dumps(asdict(task), indent=1))
+        atomic_write(self._record_path(task.id), json.dumps(asdict(task), indent=1), mode=0o600)
 
     def _sweep(self) -> None:
         """Remove finished tasks' files after two weeks and orphaned bash logs after a day."""
@@ -308,14 +309,6 @@ def _tasks_dir(workspace: "Workspace") -> Path:
     """.nbagent/tasks, or a fresh private temp folder (this process only) when the workspace cannot hold it."""
     found = workspace.state_subdir("tasks")
     return found if found is not None else Path(tempfile.mkdtemp(prefix="nbagent-tasks-"))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def _mtime(path: Path) -> float | None:
@@ -396,8 +389,6 @@ def task_create(ctx: ToolContext, command: str, cwd: str | None = None) -> str:
         command: The bash command to run.
         cwd: Directory to run in, relative to the workspace root (default: the root).
     """
-    from .shell import shell_env
-
     if not command.strip():
         raise ToolError("command is empty")
     directory = ctx.workspace.resolve(cwd) if cwd else ctx.workspace.root

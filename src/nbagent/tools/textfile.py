@@ -7,13 +7,12 @@ the way in and out), and what the model sees is always valid text.
 from __future__ import annotations
 
 import difflib
-import mimetypes
 import os
 import stat
+import mimetypes
 from pathlib import Path
 
 from ..errors import ToolError
-from ..tempfiles import temp_path
 
 MAX_LINE_CHARS = 2000
 """A longer line is shown cut, with the count of what was left out."""
@@ -141,34 +140,6 @@ def read_text(path: Path, shown: str) -> str:
     if is_binary(data[:_SNIFF_BYTES]):
         raise ToolError(binary_message(shown, path))
     return data.decode("utf-8", "surrogateescape")
-
-
-def atomic_write(path: Path, text: str) -> bool:
-    """Write ``text`` through a temporary file and os.replace, keeping an existing file's mode.
-
-    Returns whether the file is new. A reader sees the old file or the new one,
-    never half of either.
-    """
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path(path)
-    # A new file gets 0o666 minus the umask, as open() would give it.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if mode is not None else 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8", "surrogateescape"))
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return mode is None
 
 
 def unified_diff(shown: str, before: str | None, after: str) -> str:

@@ -80,6 +80,6 @@ def render_todos(todos: list[dict[str, Any]]) -> str:
 TODOS = ToolSet("todos", [
     # The list is the agent's own plan and never touches the workspace: no approval, even in
     # approval="read-only" mode. Not read_only, so two calls in one step run in order, not at once.
-    function_tool(todo_write, read_only=False, needs_approval=False,
+    function_tool(todo_write, read_only=False, approval="never",
                   prompt_hint="todo_write keeps the task list for work of three steps or more."),
 ], description="A task list rendered into the system prompt on every step.")

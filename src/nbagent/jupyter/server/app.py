@@ -112,6 +112,9 @@ class NbAgentServer(ExtensionApp):
 
     def make_agent(self, session_id: str):
         """The Agent of one session (blocking: the hub calls it on a worker thread)."""
+        from ...warmup import settle
+
+        settle()  # the engine's imports, if the start-up warm-up is still doing them
         from ...agent import Agent
 
         options = {**self.agent_options, **self.agent_settings.agent_options()}

@@ -14,7 +14,7 @@ from typing import Any
 import nbformat
 
 from ...errors import ToolError
-from ...nbshrink import as_text
+from ...tools.nbshrink import as_text
 from ...tools.nbdoc import find
 
 CELL_TIMEOUT = 300.0

@@ -17,7 +17,7 @@ from typing import Any
 from pycrdt import Map, Text
 
 from ...errors import ToolError
-from ...nbshrink import as_text
+from ...tools.nbshrink import as_text
 from ...tools.nbdoc import Snapshot, check_token, new_cell, range_source
 
 ORIGIN = "nbagent"

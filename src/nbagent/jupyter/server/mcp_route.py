@@ -144,4 +144,34 @@ async def _asgi_call(handler: Any, app: Any) -> None:
         handler.finish()
 
 
-ROUTES = [(r"/nbagent/mcp", MCPHandler)]
+ROUTES: list[tuple[str, type[APIHandler]]] = [(r"/nbagent/mcp", MCPHandler)]
+
+
+class MCPServersHandler(ExtensionHandlerMixin, APIHandler):
+    """GET /nbagent/api/mcp: the MCP servers the panel's agents would use (configuration and whether their
+    tool set is on; nothing is started), for the panel's settings."""
+
+    auth_resource = AUTH_RESOURCE
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        import json
+
+        from ...config import AgentConfig
+        from ...errors import ConfigError
+        from ...mcp import MCPManager
+        from ...workspace import Workspace
+
+        app: Any = self.extensionapp  # the NbAgentServer (typed as a plain ExtensionApp by the mixin)
+        options = {**app.agent_options, **app.agent_settings.agent_options()}
+        try:
+            config = AgentConfig.load(workspace=app.services.root, toolsets=options.get("toolsets"),
+                                      mcp_servers=options.get("mcp_servers"), persist=False)
+            manager = MCPManager(config, Workspace(config.workspace))
+        except ConfigError as exc:
+            raise web.HTTPError(400, str(exc).replace("%", "%%")) from exc
+        self.finish(json.dumps({"servers": manager.status(), "problems": manager.problems}))
+
+
+ROUTES.append((r"/nbagent/api/mcp", MCPServersHandler))

@@ -14,7 +14,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from ...memory import ProjectMemory
+from ...store.memory import ProjectMemory
 from ...store import SessionStore
 from ...workspace import Workspace
 

@@ -6,7 +6,7 @@ import threading
 
 import ipywidgets as widgets
 
-from ..hub import hub_for
+from ..view_registry import hub_for
 
 
 class AgentView(widgets.VBox):

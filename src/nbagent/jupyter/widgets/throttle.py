@@ -2,7 +2,9 @@
 
 The first request after a quiet spell flushes at once (a tool name or an approval card shows
 without delay); requests during the interval fold into one trailing flush, so nothing is lost and
-a fast stream costs a bounded number of frontend messages. One shared daemon thread runs the
+a fast stream costs a bounded number of frontend messages. A flush may send several widget
+messages: when the flush function says how many (it returns the count), the next flush waits
+until the message budget (MESSAGES_PER_SECOND) allows them, so the rate holds on any machine. One shared daemon thread runs the
 timers of every view (a thread per view would pile up in a long notebook); it is hand-written
 because threading.Timer starts a thread per call and sched.scheduler cannot be woken early.
 """
@@ -18,15 +20,22 @@ from typing import Callable
 
 log = logging.getLogger("nbagent.jupyter")
 
+MESSAGES_PER_SECOND = 24.0
+"""Frontend messages per second a view may send while streaming (the budget is 30: this keeps a margin
+for the flushes that must not wait, the turn's end and an approval card)."""
+
 
 class Throttle:
-    def __init__(self, flush: Callable[[], None], interval: float = 0.1):
+    def __init__(self, flush: Callable[[], int | None], interval: float = 0.1,
+                 messages_per_second: float = MESSAGES_PER_SECOND):
         self._flush = flush
         self.interval = interval
+        self.messages_per_second = messages_per_second
         self._lock = threading.Lock()
         self._flush_lock = threading.RLock()
         self._scheduled = False
-        self._last = 0.0
+        self._next = 0.0
+        """When the next timed flush may run."""
 
     def request(self) -> None:
         """Ask for a flush soon (thread-safe, cheap: called on every event)."""
@@ -34,7 +43,7 @@ class Throttle:
             if self._scheduled:
                 return
             self._scheduled = True
-            due = max(time.monotonic(), self._last + self.interval)
+            due = max(time.monotonic(), self._next)
         _timers().schedule(due, self._run)
 
     def flush_now(self) -> None:
@@ -52,13 +61,15 @@ class Throttle:
 
     def _run_flush(self) -> None:
         with self._flush_lock:
+            sent = None
             try:
-                self._flush()
+                sent = self._flush()
             except Exception:  # a broken view must not kill the shared timer thread
                 log.exception("live view flush failed")
             finally:
+                wait = max(self.interval, (sent or 0) / self.messages_per_second)
                 with self._lock:
-                    self._last = time.monotonic()
+                    self._next = time.monotonic() + wait
 
 
 class _TimerThread:

@@ -105,15 +105,17 @@ class TurnView(widgets.VBox):
         return self._ended.wait(timeout)
 
     # ----- output (the throttle's thread, or a caller's) -------------------------------------
-    def flush(self) -> None:
+    def flush(self) -> int:
+        """Apply what is pending; returns the number of widget messages it sends (one per changed widget)."""
         with self._lock:
             batch, self._pending = self._pending, []
         if not batch:
-            return
+            return 0
         self.flushes += 1
-        with _held(self):
+        with _held(self) as held:
             for at, event in coalesce(batch):
                 self._apply(at, event)
+            return sum(1 for widget in held if getattr(widget, "_states_to_send", None))
 
     def _apply(self, at: float, event) -> None:
         if not isinstance(event, (ev.ReasoningDelta, _QueueCount, _HeaderFields, ev.Usage)):
@@ -197,6 +199,7 @@ _HANDLERS: dict[type, Callable] = {
     ev.ToolResult: lambda v, at, e: v.tools.finished(e.call_id, e.name, e.status, e.output),
     ev.TodosChanged: lambda v, at, e: setattr(v.todos, "todos", list(e.todos)),
     ev.MemoryChanged: lambda v, at, e: v.memory.changed(e.action, e.entries),
+    ev.MemoryInjected: lambda v, at, e: v.memory.changed("injected", e.entries),
     ev.Usage: TurnView._usage,
     ev.Compacted: lambda v, at, e: v._note(e.message or f"compacted: {e.before} → {e.after} messages"),
     ev.ContextNote: lambda v, at, e: v._note(note_line(e.source, e.change, e.summary, e.changes)),
@@ -212,9 +215,10 @@ _HANDLERS: dict[type, Callable] = {
 def _held(root: widgets.Widget):
     """hold_sync on every widget of the tree: each one sends at most one update when this exits."""
     with contextlib.ExitStack() as stack:
-        for widget in _tree(root):
+        held = list(_tree(root))
+        for widget in held:
             stack.enter_context(widget.hold_sync())
-        yield
+        yield held
 
 
 def _tree(widget: widgets.Widget):

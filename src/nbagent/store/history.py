@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from .store.db import Database
+from .db import Database
 
 MAX_ENTRIES = 200
 

@@ -58,7 +58,7 @@ def _last_segment(line: str) -> str:
 
 
 def cut_middle(text: str, limit: int) -> str:
-    """Head and tail within ``limit`` characters: nbagent.limits' cut, with nothing saved (the notebook
+    """Head and tail within ``limit`` characters: nbagent.tools.limits' cut, with nothing saved (the notebook
     holds the whole output)."""
     return limit_output(text, limit)
 

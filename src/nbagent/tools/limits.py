@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .redaction import redact
-from .statedir import write_private
+from ..redaction import redact
+from ..statedir import write_private
 
 
 if TYPE_CHECKING:
-    from .tools.context import ToolContext
+    from .context import ToolContext
 
 DEFAULT_LIMIT = 30_000
 KEEP_SAVED = 200

@@ -1,4 +1,4 @@
-"""Running one model response's tool calls: parse, validate, approve, execute, report.
+"""The tool runner: one model response's tool calls parsed, validated, approved, executed and reported.
 
 Read-only calls of one response run concurrently; as soon as one call may
 change something, all run in order. Every failure becomes a tool result the
@@ -12,13 +12,14 @@ import json
 import time
 from typing import Any, Callable
 
-from . import events as ev
-from .errors import CommandKilled, ToolError
-from .tools.base import Tool
-from .tools.context import ToolContext
+from .. import events as ev
+from ..approvals import Approvals
+from ..errors import CommandKilled, ToolError
+from .base import Tool
+from .context import ToolContext
 
 class ToolRunner:
-    def __init__(self, *, registry, base_context: ToolContext, approvals: "Approvals",
+    def __init__(self, *, registry, base_context: ToolContext, approvals: Approvals,
                  emit: Callable[[ev.Event], None], session, output_limit: Callable[[str, str], str],
                  guard=None):
         self.registry = registry
@@ -144,80 +145,3 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError("the arguments must be a JSON object")
     return value
-
-
-class Approvals:
-    """Decides whether a call may run: by mode, by earlier "always", or by asking.
-
-    In "ask" mode the request goes out as an approval_request event and the
-    call waits for ``resolve(call_id, decision)`` from a front end, or for the
-    ``approver`` callable when one was given.
-    """
-
-    def __init__(self, mode: str, emit: Callable[[ev.Event], None], approver=None,
-                 auto_allowed: Callable[[Tool], bool] = lambda tool: True):
-        self.mode = mode
-        self.emit = emit
-        self.approver = approver
-        self.auto_allowed = auto_allowed
-        self.always: set[str] = set()
-        self._pending: dict[str, asyncio.Future] = {}
-
-    async def decide(self, tool: Tool, ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        always_ask = tool.always_ask
-        if not tool.asks and not always_ask:
-            return "approve"
-        if tool.name in self.always:
-            return self._record(tool, ctx, "approve", "always")
-        if self.mode == "read-only":
-            return self._record(tool, ctx, "deny", "read-only mode")
-        if self.mode == "auto" and (not always_ask or self.auto_allowed(tool)):
-            return "approve"
-        return await self._ask(tool, ctx, arguments)
-
-    async def _ask(self, tool: Tool, ctx: ToolContext, arguments: dict[str, Any]) -> str:
-        diff = None
-        if tool.preview is not None:
-            try:
-                diff = await asyncio.to_thread(tool.preview, ctx, **arguments)
-            except ToolError:
-                raise  # the edit cannot apply (no match...): tell the model now, ask nobody
-        request = ev.ApprovalRequest(name=tool.name, call_id=ctx.call_id, arguments=arguments, diff=diff,
-                                     annotations=getattr(tool, "annotations", None), turn_id=ctx.turn_id)
-        future = asyncio.get_running_loop().create_future()
-        self._pending[ctx.call_id] = future
-        self.emit(request)
-        try:
-            if self.approver is not None:
-                decision = await _call_approver(self.approver, request)
-            else:
-                decision = await future
-        finally:
-            self._pending.pop(ctx.call_id, None)
-        decision = decision if decision in ("approve", "deny", "always") else "deny"
-        if decision == "always":
-            self.always.add(tool.name)
-        return self._record(tool, ctx, "deny" if decision == "deny" else "approve", "user", decision)
-
-    def _record(self, tool, ctx, outcome: str, by: str, decision: str | None = None) -> str:
-        self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=decision or outcome,
-                                      by=by, turn_id=ctx.turn_id))
-        return outcome
-
-    def resolve(self, call_id: str, decision: str) -> bool:
-        """Answer a pending request (called on the agent's loop). False if none is pending."""
-        future = self._pending.get(call_id)
-        if future is None or future.done():
-            return False
-        future.set_result(decision)
-        return True
-
-    @property
-    def pending(self) -> list[str]:
-        return list(self._pending)
-
-
-async def _call_approver(approver, request: ev.ApprovalRequest) -> str:
-    if asyncio.iscoroutinefunction(approver):
-        return await approver(request)
-    return await asyncio.to_thread(approver, request)

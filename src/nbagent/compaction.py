@@ -1,16 +1,22 @@
-"""Pruning what goes on the wire, and the two repairs that keep a pruned request valid.
+"""Compaction: automatic pruning of what goes on the wire, and the /compact summary that replaces it.
+
+Automatic pruning (``prune``) runs before a request whose estimated size is over the threshold; the
+stored history is never touched. ``/compact`` (``summarize_session``) has the model write a summary
+that replaces the transcript on the wire; the older messages stay stored.
 
 Pruning counts messages, so a cut can land between an assistant's tool call
 and the tool message answering it; providers then answer 400 ("No tool call
 found for function call output with call_id ..."). And the Responses API
 refuses a function_call item whose reasoning item is gone. ``repair`` fixes
 both; a call still awaiting its result is left alone (that is what a
-suspended approval looks like). The stored history is never touched.
+suspended approval looks like).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+from . import events as ev
 
 Message = dict[str, Any]
 
@@ -96,3 +102,41 @@ def _drop_orphaned_calls(m: Message) -> Message | None:
         if not m.get("content") and not m.get("reasoning_items"):
             return None
     return m
+
+
+SUMMARY_PROMPT = """Write a summary of this conversation that can replace it entirely, so that the work can
+go on from the summary alone. Use these headings: Goal; Files touched; Decisions; Commands and their
+outcomes; What remains. Be specific (paths, names, numbers). Answer with the summary only."""
+
+
+async def summarize_session(model, session, emit: Callable[[ev.Event], None]) -> list[ev.Event]:
+    """Replace the transcript on the wire by a model-written summary; a failure changes nothing.
+
+    Returns the events it emitted, the last being a turn_end (reason done or error) whose text is
+    the summary.
+    """
+    from .model.base import ModelRequest, ResponseDone
+
+    messages = [*session.wire_messages(), {"role": "user", "content": SUMMARY_PROMPT}]
+    request = ModelRequest(system="You summarise coding sessions.", messages=messages, tools=[])
+    summary = ""
+    try:
+        async for chunk in model.stream(request):
+            if isinstance(chunk, ResponseDone):
+                summary = chunk.message.get("content") or ""
+    except Exception as exc:
+        return _failed(emit, f"compaction failed, nothing changed: {exc}")
+    if not summary.strip():
+        return _failed(emit, "compaction failed: the model wrote no summary; nothing changed")
+    before = len(session.wire_messages())
+    session.set_summary({"role": "user", "summary": True,
+                         "content": "Summary of the conversation so far:\n\n" + summary.strip()})
+    event = ev.Compacted(before=before, after=1, message=f"transcript of {before} messages replaced by a summary")
+    emit(event)
+    return [event, ev.TurnEnd(reason="done", text=summary.strip())]
+
+
+def _failed(emit: Callable[[ev.Event], None], message: str) -> list[ev.Event]:
+    error = ev.Error(message=message, kind="compact")
+    emit(error)
+    return [error, ev.TurnEnd(reason="error")]

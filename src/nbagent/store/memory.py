@@ -18,9 +18,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from . import events as ev
-from .knowledge.memory_index import CATEGORIES, MAX_ROWS, MemoryIndex, normalise_category
-from .store.db import Database
+from .. import events as ev
+from ..knowledge.memory_index import CATEGORIES, MAX_ROWS, MemoryIndex, normalise_category
+from .db import Database
 
 KINDS = (*CATEGORIES, "gotcha", "command")
 MAX_TEXT = 400
@@ -168,7 +168,7 @@ def _clip(text: str) -> str:
 
 
 def ttl_seconds(category: str) -> float:
-    from .knowledge.memory_index import TTL_DAYS
+    from ..knowledge.memory_index import TTL_DAYS
 
     return TTL_DAYS[category] * 86_400
 

@@ -1,8 +1,9 @@
-"""AgentKeeper: the one Agent of this kernel and notebook, built on first use and kept.
+"""The kernel's agent (AgentKeeper): the one Agent of this kernel and notebook, built on first use and kept.
 
-Options that change how the agent is built (--toolsets, --approval, --no-memory, --workspace) stick:
-the agent is rebuilt on the same session, so the conversation goes on. --model reconfigures the
-running agent. -n/-c/-r switch sessions. An agent given with ``use_agent()`` is kept as it is.
+Options stick (--model, --toolsets, --approval, --no-memory) and go to the live agent through
+``Agent.reconfigure``, on the same session; only --workspace makes a new agent (on the same session
+when sessions are stored). -n/-c/-r switch sessions. An agent given with ``use_agent()`` is
+reconfigured like any other.
 """
 
 from __future__ import annotations
@@ -10,11 +11,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from .. import events as ev
 from .config import NbAgent
 from .notebook_path import Place, find_place, find_workspace
 
-REBUILD_OPTIONS = ("toolsets", "approval", "memory", "workspace")
 
 
 class KeeperError(Exception):
@@ -30,7 +29,8 @@ class AgentKeeper:
         self.given = False
         self.place: Place | None = None
         self.last_result = None
-        self.notes: list[ev.ContextNote] = []
+        self.notes: list = []
+        """Context notes (ev.ContextNote) this kernel's agent received, for /notes."""
         self._lock = threading.Lock()
         self._unsubscribe = None
 
@@ -52,25 +52,23 @@ class AgentKeeper:
         """Apply option changes; returns what changed, for the user."""
         changes = {k: v for k, v in changes.items() if v is not None}
         said: list[str] = []
-        model = changes.pop("model", None)
-        rebuild = {k: v for k, v in changes.items() if self.settings.get(k) != v}
-        if rebuild and self.agent is not None:
-            said += self._rebuild(rebuild)
+        workspace = changes.pop("workspace", None)
+        if workspace is not None and self.settings.get("workspace") != workspace and self.agent is not None:
+            said += self._rebuild({"workspace": workspace})
+        if workspace is not None:
+            self.settings["workspace"] = workspace
+        if changes and self.agent is not None:
+            changed = self.agent.reconfigure(**changes)
+            said += [f"{k}: {_shown(v)}" for k, v in changed.items()]
         self.settings.update(changes)
-        if model:
-            self.settings["model"] = model
-            if self.agent is not None:
-                self._ensure_idle()
-                self.agent.set_model(model)
-                said.append(f"model: {model}")
         return said
 
     def _rebuild(self, changes: dict[str, Any]) -> list[str]:
-        """A new agent with ``changes``, on the same session when sessions are stored."""
+        """A new agent with ``changes`` (a new workspace), on the same session when sessions are stored."""
         if self.given:
             raise KeeperError("this agent was given with use_agent(): build a new Agent with "
                               f"{', '.join(changes)} changed and pass it to use_agent()")
-        self._ensure_idle()
+        self.ensure_idle()
         old, before = self.agent, dict(self.settings)
         stored = old.config.persist
         self.settings.update(changes)
@@ -87,7 +85,7 @@ class AgentKeeper:
         """new, continue or a session id; returns the session id now in use."""
         if self.agent is None:
             return self.get(selector).session_id
-        self._ensure_idle()
+        self.ensure_idle()
         if selector == "new":
             return self.agent.new_session()
         return self.agent.resume(selector)
@@ -111,6 +109,9 @@ class AgentKeeper:
         return chosen if chosen is not None else getattr(self.shell, "kernel", None) is not None
 
     def _build(self, session: str) -> None:
+        from ..warmup import settle
+
+        settle()  # the engine's imports, if %load_ext's warm-up is still doing them
         from ..agent import Agent
         from .server_link import connect
 
@@ -127,6 +128,10 @@ class AgentKeeper:
         self.agent, self.given = agent, given
         self._unsubscribe = agent.subscribe(self._remember_notes)
 
+    def _remember_notes(self, event) -> None:
+        if event.type == "context_note":
+            self.notes.append(event)
+
     def _drop(self) -> None:
         if self.agent is None:
             return
@@ -136,19 +141,19 @@ class AgentKeeper:
             self.agent.close()
         self.agent, self.given = None, False
 
-    def _remember_notes(self, event: ev.Event) -> None:
-        if isinstance(event, ev.ContextNote):
-            self.notes.append(event)
-
     def _kernel_bridge(self):
         if self.shell is None:
             return None
         try:
-            from .kernel_runner import bridge_from_shell
+            from .kernel_bridge import bridge_from_shell
         except ImportError:  # the kernel tools are not installed with this build
             return None
         return bridge_from_shell(self.shell)
 
-    def _ensure_idle(self) -> None:
+    def ensure_idle(self) -> None:
         if self.agent is not None and self.agent.busy:
             raise KeeperError("a turn is running: wait for it (or press Abort) before changing the agent")
+
+
+def _shown(value: Any) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)

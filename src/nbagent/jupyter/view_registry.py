@@ -1,4 +1,4 @@
-"""ViewHub: one per agent, it routes the agent's events to the live views of their turns.
+"""The view registry (ViewHub): one per agent, it routes the agent's events to the live views of their turns.
 
 It subscribes to the agent once and routes each event to the views shown for that event's turn,
 keeps their headers and queue counts current, and feeds followers (``agent.view()``) with a view
@@ -48,19 +48,8 @@ class ViewHub:
         return view
 
     def submit(self, view, prompt: str):
-        """Submit ``prompt`` as ``view``'s turn. A queued prompt dropped by Abort never emits turn_end,
-        so the view is ended from its result instead (else it would show "queued" forever)."""
-        future = self.agent.submit(prompt, turn_id=view.turn_id, keep_deltas=False)  # the view has them
-
-        def settle(done) -> None:
-            if not view.ended:
-                result = done.result()
-                view.handle(ev.TurnEnd(reason=result.reason, text=result.text, turn_id=view.turn_id))
-                with self._lock:
-                    self._views.pop(view.turn_id, None)
-
-        future.add_done_callback(settle)
-        return future
+        """Submit ``prompt`` as ``view``'s turn (every prompt ends with a turn_end, which ends the view)."""
+        return self.agent.submit(prompt, turn_id=view.turn_id, keep_deltas=False)  # the view has the deltas
 
     def follow(self, on_view: Callable[[object], None]) -> Callable[[], None]:
         """Call ``on_view(view)`` with the view of every turn from now on (for agent.view())."""
@@ -113,9 +102,6 @@ class ViewHub:
     def _before_turn(self, view) -> None:
         agent = self.agent
         view.set_header(session_id=agent.session_id, model=_model_name(agent))
-        entries = _injected_memory(agent)
-        if entries:
-            view.handle(ev.MemoryChanged(action="injected", entries=entries, turn_id=view.turn_id))
 
     def _queue_changed(self) -> None:
         count = self.agent.queued
@@ -126,15 +112,3 @@ class ViewHub:
 
 def _model_name(agent) -> str:
     return agent.session.model or agent.config.model or ""
-
-
-def _injected_memory(agent) -> list[dict]:
-    """The memory entries this turn's system prompt carries (the engine emits no event for them)."""
-    memory = getattr(agent.runtime.state, "memory", None)
-    if memory is None:
-        return []
-    try:
-        return [e.to_dict() for e in memory.top()]
-    except Exception:  # a view must never break a turn
-        log.debug("could not read injected memory", exc_info=True)
-        return []

@@ -19,13 +19,16 @@ thread would deadlock in that last case, so kernel_run's code runs on the callin
 
 Not isolated, on purpose or by necessity: the namespace (that is the point); display() calls and
 figures, which go to the notebook's current cell as usual; top-level ``await`` (the worker thread has
-no kernel event loop). The kernel's interrupt button stops the main thread only: a runaway kernel_run
-cannot be interrupted, which is one reason every run is approved by the user.
+no kernel event loop). The kernel's interrupt button stops the main thread only, so the runner has its
+own: ``interrupt()`` raises KeyboardInterrupt in the thread running the code (CPython's asynchronous
+exception, delivered between bytecodes, as SIGINT is to the main thread); Stop, Abort and kernel_run's
+timeout use it. Code blocked inside one long C call is interrupted when that call returns.
 """
 
 from __future__ import annotations
 
 import ast
+import ctypes
 import io
 import re
 import sys
@@ -51,7 +54,8 @@ _LOCKS_GUARD = threading.Lock()
 def bridge_from_shell(shell: "InteractiveShell", *, allow_run: bool = True) -> KernelBridge:
     """The bridge the agent's kernel tools use; ``allow_run=False`` leaves kernel_run without a runner."""
     runner = ShellRunner(shell)
-    return KernelBridge(shell.user_ns, runner.run if allow_run else None, hidden=shell.user_ns_hidden)
+    return KernelBridge(shell.user_ns, runner.run if allow_run else None, hidden=shell.user_ns_hidden,
+                        interrupt=runner.interrupt if allow_run else None)
 
 
 class ShellRunner:
@@ -59,6 +63,18 @@ class ShellRunner:
         self.shell = shell
         with _LOCKS_GUARD:  # one lock per shell, shared by every runner built for it
             self.lock = _LOCKS.setdefault(shell, threading.Lock())
+        self._running: int | None = None
+        """The thread id running this runner's code, while it runs."""
+        self._running_lock = threading.Lock()
+
+    def interrupt(self) -> bool:
+        """Raise KeyboardInterrupt in the code this runner is running; False when nothing runs."""
+        with self._running_lock:
+            if self._running is None:
+                return False
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._running),
+                                                       ctypes.py_object(KeyboardInterrupt))
+            return True
 
     def run(self, code: str) -> dict[str, Any]:
         """Run ``code`` in the shell's namespace on this thread; see the module docstring for how."""
@@ -66,8 +82,17 @@ class ShellRunner:
         with (self.lock, _routed_output() as (out, err), _routed_tracebacks(shell) as tracebacks,
               _last_value_captured(shell)):
             saved = (shell.last_execution_succeeded, shell.last_execution_result, shell.displayhook.exec_result)
+            result = None
             try:
-                result = shell.run_cell(code, store_history=False)
+                with self._running_lock:
+                    self._running = threading.get_ident()
+                try:
+                    result = shell.run_cell(code, store_history=False)
+                finally:
+                    with self._running_lock:
+                        self._running = None
+            except KeyboardInterrupt:  # arrived outside the user's code (IPython catches it inside)
+                tracebacks.append("KeyboardInterrupt")
             finally:
                 (shell.last_execution_succeeded, shell.last_execution_result,
                  shell.displayhook.exec_result) = saved
@@ -183,6 +208,8 @@ def _quiet(code: str) -> bool:
 
 
 def _error_text(result: Any) -> str:
+    if result is None:
+        return ""
     error = result.error_before_exec or result.error_in_exec
     return f"{type(error).__name__}: {error}" if error is not None else ""
 

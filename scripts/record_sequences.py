@@ -1,0 +1,142 @@
+"""Record the event sequences that the Python and TypeScript reducers are both tested on.
+
+Each scenario runs a real Agent on a ScriptedModel in a scratch workspace and writes
+tests/fixtures/event_sequences/<name>.json: {"description", "events": [...], "expected": AgentState}.
+The expected state is the Python reducer's; rerun this script when a reduce rule changes on purpose,
+and review the diff: it is the contract the panel follows.
+
+    .venv/bin/python scripts/record_sequences.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from nbagent import Agent
+from nbagent import events as ev
+from nbagent.agent_state import AgentState, reduce
+from nbagent.testing import Call, Reply, ScriptedModel, Stall
+
+OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "event_sequences"
+
+
+def record(name: str, description: str, scenario) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "notes.txt").write_text("alpha\nbeta\n")
+        events: list[ev.Event] = []
+        agent = scenario(Path(tmp), events)
+        agent.close()
+    state = AgentState()
+    for event in events:
+        state = reduce(state, event)
+    data = {"description": description, "events": [_stable(e.to_dict()) for e in events],
+            "expected": _stable(state.to_dict())}
+    (OUT / f"{name}.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    print(f"{name}: {len(events)} events")
+
+
+def _stable(data):
+    """Durations and temporary paths differ from run to run: fix them so a re-recording diffs cleanly."""
+    if isinstance(data, dict):
+        return {k: (12.5 if k == "duration_ms" and v else _stable(v)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_stable(v) for v in data]
+    return data
+
+
+def _agent(root: Path, events: list, replies, **options) -> Agent:
+    agent = Agent(workspace=root, model=ScriptedModel(replies, chunk_size=6), persist=False, memory=False,
+                  **options)
+    agent.subscribe(events.append)
+    return agent
+
+
+def text_and_tools(root, events):
+    agent = _agent(root, events, [
+        Reply(text="Let me look.", reasoning="The user wants the notes.",
+              tool_calls=[Call("read_file", {"path": "notes.txt"}, id="call_read")]),
+        Reply(text="The notes say alpha and beta."),
+    ], approval="auto")
+    agent.run("What do the notes say?")
+    return agent
+
+
+def approval_denied_then_done(root, events):
+    agent = _agent(root, events, [
+        Reply(text="I will write it.", tool_calls=[Call("write_file", {"path": "new.txt", "content": "x\n"},
+                                                        id="call_write")]),
+        Reply(text="You declined; nothing was written."),
+    ], approval="ask")
+
+    def answer(event):
+        if isinstance(event, ev.ApprovalRequest):
+            agent.decide(event.call_id, "deny")
+
+    agent.subscribe(answer)
+    agent.run("Write new.txt")
+    return agent
+
+
+def abort_with_queue(root, events):
+    started = threading.Event()
+    agent = _agent(root, events, [
+        Reply(text="Running it.", tool_calls=[Call("bash", {"command": "sleep 30"}, id="call_sleep")]),
+    ], approval="auto")
+    agent.subscribe(lambda e: started.set() if isinstance(e, ev.ToolCall) else None)
+    first = agent.submit("Sleep a while")
+    agent.submit("Then say hi")
+    agent.submit("And bye")
+    started.wait(10)
+    agent.abort()
+    first.result(10)
+    agent.wait(10)
+    return agent
+
+
+def aborted_mid_stream(root, events):
+    streaming = threading.Event()
+    agent = _agent(root, events, [Reply(text="Part of an answer", tool_calls=[
+        Call("read_file", {"path": "notes.txt"}, id="call_cut")]), Stall(30)], approval="auto")
+    agent.subscribe(lambda e: streaming.set() if isinstance(e, ev.ToolResult) else None)
+    future = agent.submit("Read the notes, then think")
+    streaming.wait(10)
+    agent.abort()
+    future.result(10)
+    return agent
+
+
+def todos_and_settings(root, events):
+    agent = _agent(root, events, [
+        Reply(tool_calls=[Call("todo_write", {"todos": [{"content": "Read notes", "status": "in_progress"},
+                                                        {"content": "Answer", "status": "pending"}]},
+                               id="call_todo")]),
+        Reply(text="Planned."),
+    ], approval="ask")
+    agent.run("Plan the work")
+    agent.reconfigure(approval="read-only")
+    return agent
+
+
+SCENARIOS = {
+    "text_and_tools": ("reasoning, a paragraph, a tool call and its result, a second paragraph: items in order",
+                       text_and_tools),
+    "approval_denied": ("an approval request answered deny: the pending approval goes, the call is denied",
+                        approval_denied_then_done),
+    "abort_with_queue": ("Abort during a tool call with two prompts queued: the call is interrupted, the queued "
+                         "prompts end with turn_end(aborted) and leave the queue", abort_with_queue),
+    "aborted_mid_stream": ("Abort while the model stalls after a tool call: the turn ends aborted",
+                           aborted_mid_stream),
+    "todos_and_settings": ("todos set by a tool, then the approval mode changed live", todos_and_settings),
+}
+
+
+if __name__ == "__main__":
+    OUT.mkdir(parents=True, exist_ok=True)
+    wanted = sys.argv[1:] or list(SCENARIOS)
+    for name in wanted:
+        description, scenario = SCENARIOS[name]
+        record(name, description, scenario)

@@ -1,0 +1,46 @@
+"""An agent's lifetime: a context manager, closed at interpreter exit, refusing prompts once closed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from nbagent.errors import AgentClosed
+
+
+def test_a_closed_agent_refuses_new_prompts(make_agent):
+    agent = make_agent("hi")
+    agent.close()
+    with pytest.raises(AgentClosed, match="closed"):
+        agent.submit("again")
+    with pytest.raises(AgentClosed):
+        agent.run("again")
+    agent.close()  # closing twice is fine
+
+
+def test_the_agent_is_a_context_manager(make_agent):
+    with make_agent("hi") as agent:
+        assert agent.run("x").text == "hi"
+    assert agent.closed
+
+
+@pytest.mark.parametrize("body", [
+    "print(agent.run('go').text)",
+    "print(''.join(e.text for e in agent.stream('go') if e.type == 'text_delta'))",
+])
+def test_scripts_exit_without_noise(tmp_path, body):
+    script = textwrap.dedent(f"""
+        from nbagent import Agent
+        from nbagent.testing import ScriptedModel
+        agent = Agent(workspace={str(tmp_path)!r}, model=ScriptedModel(["All done."]))
+        {body}
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "NBAGENT_LOCAL": "off"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "All done."
+    assert out.stderr == "", out.stderr
