@@ -117,8 +117,8 @@ export interface ToolCall {
 /**
  * The turn waits for a decision on this call; ``diff`` previews an edit.
  *
- *     ``annotations``: an MCP tool's hints as its server declares them (readOnlyHint, destructiveHint,
- *     idempotentHint, openWorldHint, title), shown to the user, never trusted to skip the question.
+ * ``annotations``: an MCP tool's hints as its server declares them (readOnlyHint, destructiveHint,
+ * idempotentHint, openWorldHint, title), shown to the user, never trusted to skip the question.
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "ApprovalRequest".
@@ -150,7 +150,7 @@ export interface ApprovalDecision {
 }
 /**
  * The end of a call, exactly once per call: ``status`` is done, failed, denied, killed (Stop), or
- *     interrupted (the turn was aborted before the call finished).
+ * interrupted (the turn was aborted before the call finished).
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "ToolResult".
@@ -190,7 +190,7 @@ export interface MemoryChanged {
 }
 /**
  * The project-memory entries this turn's prompt carries (each a dict: id, kind, text, and where
- *     known ``score`` and ``why``).
+ * known ``score`` and ``why``).
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "MemoryInjected".
@@ -217,7 +217,7 @@ export interface SettingsChanged {
 }
 /**
  * The agent moved to another session (new, resume, fork): ``state`` is the whole new AgentState
- *     (as ``to_dict()``), which replaces the old one in every front end.
+ * (as ``to_dict()``), which replaces the old one in every front end.
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "SessionChanged".
@@ -259,8 +259,8 @@ export interface Compacted {
 /**
  * An attached source's note, added to the history before a turn (nbagent.context).
  *
- *     ``change`` is attached, updated, failing or removed; ``changes`` counts the revisions since the
- *     model last saw the source; ``text`` is the note as the model reads it.
+ * ``change`` is attached, updated, failing or removed; ``changes`` counts the revisions since the
+ * model last saw the source; ``text`` is the note as the model reads it.
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "ContextNote".
@@ -279,10 +279,10 @@ export interface ContextNote {
 /**
  * A turn's checkpoint was taken, undone or redone, or files diverged from it (on resume).
  *
- *     ``action``: "taken" | "undone" | "redone" | "diverged". ``turn``: the session's turn number
- *     (0 for "diverged"); ``turn_id`` is that turn's id when known. ``files``: the paths the turn
- *     changed (for "diverged": the paths that differ from the last checkpoint). ``undo_turn`` and
- *     ``redo_turn``: the turn /undo and /redo would act on now (None: nothing to undo or redo).
+ * ``action``: "taken" | "undone" | "redone" | "diverged". ``turn``: the session's turn number
+ * (0 for "diverged"); ``turn_id`` is that turn's id when known. ``files``: the paths the turn
+ * changed (for "diverged": the paths that differ from the last checkpoint). ``undo_turn`` and
+ * ``redo_turn``: the turn /undo and /redo would act on now (None: nothing to undo or redo).
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "Checkpoint".
@@ -298,7 +298,7 @@ export interface Checkpoint {
 }
 /**
  * The end of a prompt, exactly once per prompt: a queued prompt dropped by Abort ends with
- *     ``reason="aborted"`` and no turn_start before it.
+ * ``reason="aborted"`` and no turn_start before it.
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "TurnEnd".
@@ -437,6 +437,9 @@ export interface PendingApproval {
     [k: string]: unknown;
   };
   diff: string | null;
+  annotations: {
+    [k: string]: unknown;
+  } | null;
 }
 /**
  * This interface was referenced by `NbagentTypes`'s JSON-Schema

@@ -88,7 +88,8 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
         turn_id: e.turn_id,
         name: e.name,
         arguments: e.arguments,
-        diff: e.diff
+        diff: e.diff,
+        annotations: e.annotations
       };
       const next = { ...s, approvals: [...s.approvals.filter(a => a.call_id !== e.call_id), pending] };
       return withTurn(next, e.turn_id, t => updateTool(t, e.call_id, e.name, { status: 'awaiting_approval', diff: e.diff }));

@@ -14,6 +14,7 @@ import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import ToolError
 from ..procs import ProcessRef, kill_tree, start_shell
@@ -76,7 +77,8 @@ def _read_capped(proc: subprocess.Popen, chunks: list[bytes], cap: int, over: th
     assert proc.stdout is not None
     with proc.stdout:
         while True:
-            block = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(65536)
+            stream: Any = proc.stdout  # a BufferedReader (read1: what is there, no waiting for a full block)
+            block = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
             if not block:
                 return
             size += len(block)

@@ -389,7 +389,8 @@ def _run_interruptibly(ctx, bridge: KernelBridge, code: str, seconds: float) -> 
         return 0
 
     processes = getattr(ctx, "processes", None)
-    remove = processes.add_stop_hook(lambda: interrupt("stopped")) if processes is not None else (lambda: None)
+    remove: Callable[[], None] = (processes.add_stop_hook(lambda: interrupt("stopped")) if processes is not None
+                                  else (lambda: None))
     timer = threading.Timer(seconds, interrupt, args=("timeout",))
     timer.daemon = True
     timer.start()

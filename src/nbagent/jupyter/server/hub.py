@@ -122,7 +122,7 @@ class SessionHub:
                 return _error("an approval needs a \"call_id\" and a \"decision\"", "bad_request")
             try:
                 live.agent.decide(call_id, decision)  # the agent checks the decision
-            except NbagentError as exc:
+            except (NbagentError, ValueError) as exc:
                 return _error(str(exc), "bad_request")
         elif kind == "stop":
             # Killing a process tree waits for a short grace period: not on the event loop.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from typing import Any
+from typing import Any, cast
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import ws_authenticated
@@ -52,7 +52,8 @@ class OpenViews:
         return any(rel in paths for paths in self.tabs.values())
 
     def answer(self, tab: Any, data: dict) -> None:
-        entry = self.pending.pop(data.get("id"), None) if isinstance(data.get("id"), int) else None
+        call = data.get("id")
+        entry = self.pending.pop(call, None) if isinstance(call, int) else None
         if entry is not None and entry[0] is tab and not entry[1].done():
             entry[1].set_result(data)
 
@@ -131,14 +132,14 @@ class ViewsSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHand
             return
         if not isinstance(data, dict):
             return
-        views: OpenViews = self.extensionapp.views
+        views: OpenViews = cast(Any, self.extensionapp).views  # the NbAgentServer
         if data.get("type") == "open" and isinstance(data.get("paths"), list):
             views.report(self, data["paths"])
         elif data.get("type") == "result":
             views.answer(self, data)
 
     def on_close(self) -> None:
-        self.extensionapp.views.drop(self)
+        cast(Any, self.extensionapp).views.drop(self)
 
     def send_text(self, text: str) -> None:
         if self.ws_connection is None or self.ws_connection.is_closing():

@@ -45,4 +45,4 @@ class Timeline(widgets.VBox):
     @property
     def value(self) -> str:
         """The answer's HTML so far (every paragraph's)."""
-        return "".join(p.value for p in self.paragraphs)
+        return "".join(str(p.value) for p in self.paragraphs)
