@@ -121,7 +121,20 @@ def todos_and_settings(root, events):
     return agent
 
 
+def checkpoint_undo_redo(root, events):
+    agent = _agent(root, events, [
+        Reply(tool_calls=[Call("write_file", {"path": "notes.txt", "content": "gamma\n"}, id="call_write")]),
+        Reply(text="Rewritten."),
+    ], approval="auto")
+    agent.run("Rewrite the notes")
+    agent.undo()
+    agent.redo()
+    return agent
+
+
 SCENARIOS = {
+    "checkpoint_undo_redo": ("a turn that rewrites a file takes a checkpoint; undo then redo mark that finished turn "
+                             "and move the undo/redo targets", checkpoint_undo_redo),
     "text_and_tools": ("reasoning, a paragraph, a tool call and its result, a second paragraph: items in order",
                        text_and_tools),
     "approval_denied": ("an approval request answered deny: the pending approval goes, the call is denied",

@@ -345,6 +345,8 @@ export interface AgentState {
   counters: Counters;
   transcript: Turn[];
   notices: NoticeItem[];
+  undo_turn: number | null;
+  redo_turn: number | null;
 }
 /**
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
@@ -370,6 +372,7 @@ export interface Turn {
   memory: {
     [k: string]: unknown;
   }[];
+  checkpoint: TurnCheckpoint | null;
 }
 /**
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
@@ -424,6 +427,17 @@ export interface NoticeItem {
   level: 'error' | 'info' | 'memory';
   text: string;
   kind: 'notice';
+}
+/**
+ * The files a finished turn changed (its checkpoint), and whether /undo has put them back.
+ *
+ * This interface was referenced by `NbagentTypes`'s JSON-Schema
+ * via the `definition` "TurnCheckpoint".
+ */
+export interface TurnCheckpoint {
+  turn: number;
+  files: string[];
+  undone: boolean;
 }
 /**
  * This interface was referenced by `NbagentTypes`'s JSON-Schema

@@ -68,6 +68,15 @@ class NoticeItem:
     kind: Literal["notice"] = "notice"
 
 
+@dataclass(frozen=True)
+class TurnCheckpoint:
+    """The files a finished turn changed (its checkpoint), and whether /undo has put them back."""
+
+    turn: int = 0
+    files: tuple[str, ...] = ()
+    undone: bool = False
+
+
 TurnItem = Union[TextItem, ReasoningItem, ToolItem, NoticeItem]
 
 
@@ -84,6 +93,8 @@ class Turn:
     output_tokens: int = 0
     memory: tuple[dict[str, Any], ...] = ()
     """The memory entries injected into this turn's prompt."""
+    checkpoint: TurnCheckpoint | None = None
+    """Set when the turn changed files (a ``checkpoint`` event); its Undo/Redo state."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +138,10 @@ class AgentState:
     transcript: tuple[Turn, ...] = ()
     """The finished turns, oldest first."""
     notices: tuple[NoticeItem, ...] = ()
+    undo_turn: int | None = None
+    """The turn /undo would put back now (None: nothing to undo)."""
+    redo_turn: int | None = None
+    """The turn /redo would re-apply now (None: nothing to redo)."""
 
     @property
     def busy(self) -> bool:
@@ -300,6 +315,18 @@ def _notice(s: AgentState, e: ev.Event, notice: NoticeItem) -> AgentState:
     return replace(s, notices=(*s.notices, notice)[-MAX_NOTICES:])
 
 
+def _checkpoint(s: AgentState, e: ev.Checkpoint) -> AgentState:
+    """A turn's checkpoint taken, undone or redone: on that turn (live or finished); "diverged" is a notice."""
+    if e.action == "diverged":
+        return _notice(s, e, NoticeItem(level="info", text="changed since the last checkpoint: " + ", ".join(e.files)))
+    mark = TurnCheckpoint(turn=e.turn, files=tuple(e.files), undone=e.action == "undone")
+    s = replace(s, undo_turn=e.undo_turn, redo_turn=e.redo_turn)
+    if s.turn is not None and s.turn.turn_id == e.turn_id:
+        return replace(s, turn=replace(s.turn, checkpoint=mark))
+    return replace(s, transcript=tuple(replace(t, checkpoint=mark) if e.turn_id and t.turn_id == e.turn_id else t
+                                       for t in s.transcript))
+
+
 def _turn_end(s: AgentState, e: ev.TurnEnd) -> AgentState:
     queue = tuple(q for q in s.queue if q.turn_id != e.turn_id)
     approvals = tuple(a for a in s.approvals if a.turn_id != e.turn_id)
@@ -336,6 +363,7 @@ _HANDLERS: dict[type, Any] = {
     ev.Usage: _usage,
     ev.Compacted: _compacted,
     ev.Error: _error,
+    ev.Checkpoint: _checkpoint,
     ev.TurnEnd: _turn_end,
 }
 

@@ -160,6 +160,7 @@ class AgentRuntime:
 
     def _rebuild_tools(self) -> None:
         self.registry = build_registry(self.config, extra_tools=self.extra_tools, kernel=self.kernel)
+        self.mcp.install(self.registry, self.config)
         self.loop.registry = self.runner.registry = self.registry
         self._static_prompt = static_prompt(self.config, self.registry)
         if self.config.memory and self.state.memory is None:

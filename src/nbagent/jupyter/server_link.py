@@ -82,11 +82,11 @@ _CONNECTED: list[ServerNotebookStore] = []
 
 def connect(env: Mapping[str, str] | None = None) -> ServerNotebookStore | None:
     """Register the server's store for this process once, if this kernel was started by such a server."""
-    env = os.environ if env is None else env
+    source: Mapping[str, str] = os.environ if env is None else env
     with _LOCK:
         if _CONNECTED:
             return _CONNECTED[0]
-        info = _read_info(env.get(ENV_VAR))
+        info = _read_info(source.get(ENV_VAR))
         if info is None:
             return None
         register_secret(info["secret"])

@@ -14,7 +14,7 @@ import json
 import os
 import secrets
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from jupyter_core.paths import jupyter_runtime_dir, secure_write
 from jupyter_server.auth.decorator import allow_unauthenticated
@@ -66,7 +66,7 @@ class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
 
     @allow_unauthenticated
     async def post(self) -> None:
-        app = cast(Any, self.extensionapp)  # NbAgentServer (importing it here would be circular)
+        app: Any = self.extensionapp  # the NbAgentServer (typed as a plain ExtensionApp)
         if not app.kernel_link.allows(self.request.headers.get(SECRET_HEADER)):
             raise web.HTTPError(403, "a kernel of this server must send its secret")
         body = self._body()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from typing import Any, cast
+from typing import Any
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import ws_authenticated
@@ -52,8 +52,8 @@ class OpenViews:
         return any(rel in paths for paths in self.tabs.values())
 
     def answer(self, tab: Any, data: dict) -> None:
-        call = data.get("id")
-        entry = self.pending.pop(call, None) if isinstance(call, int) else None
+        key = data.get("id")
+        entry = self.pending.pop(key, None) if isinstance(key, int) else None
         if entry is not None and entry[0] is tab and not entry[1].done():
             entry[1].set_result(data)
 
@@ -132,14 +132,15 @@ class ViewsSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHand
             return
         if not isinstance(data, dict):
             return
-        views: OpenViews = cast(Any, self.extensionapp).views  # the NbAgentServer
+        views: OpenViews = getattr(self.extensionapp, "views")
         if data.get("type") == "open" and isinstance(data.get("paths"), list):
             views.report(self, data["paths"])
         elif data.get("type") == "result":
             views.answer(self, data)
 
     def on_close(self) -> None:
-        cast(Any, self.extensionapp).views.drop(self)
+        views: OpenViews = getattr(self.extensionapp, "views")
+        views.drop(self)
 
     def send_text(self, text: str) -> None:
         if self.ws_connection is None or self.ws_connection.is_closing():
