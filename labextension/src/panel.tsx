@@ -90,8 +90,8 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
           <CheckpointBar
             key={item.key}
             checkpoint={item}
-            undoTurn={model.extras.undoTurn}
-            redoTurn={model.extras.redoTurn}
+            undoTurn={s.undo_turn}
+            redoTurn={s.redo_turn}
             busy={isBusy(s)}
             onUndo={turn => model.undo(turn)}
             onRedo={turn => model.redo(turn)}

@@ -41,7 +41,9 @@ export function initialState(sessionId: string | null = null): AgentState {
     memory: [],
     counters: { input_tokens: 0, output_tokens: 0, cost: null },
     transcript: [],
-    notices: []
+    notices: [],
+    undo_turn: null,
+    redo_turn: null
   };
 }
 
@@ -134,6 +136,18 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
         output_tokens: t.output_tokens + e.output_tokens
       }));
     }
+    case 'checkpoint': {
+      // A turn's checkpoint taken, undone or redone: on that turn (live or finished); "diverged" is a notice.
+      if (e.action === 'diverged') {
+        return notice(s, e.turn_id, { level: 'info', text: 'changed since the last checkpoint: ' + e.files.join(', '), kind: 'notice' });
+      }
+      const mark = { turn: e.turn, files: [...e.files], undone: e.action === 'undone' };
+      const next = { ...s, undo_turn: e.undo_turn, redo_turn: e.redo_turn };
+      if (next.turn !== null && next.turn.turn_id === e.turn_id) {
+        return { ...next, turn: { ...next.turn, checkpoint: mark } };
+      }
+      return { ...next, transcript: next.transcript.map(t => (e.turn_id && t.turn_id === e.turn_id ? { ...t, checkpoint: mark } : t)) };
+    }
     case 'compacted':
       return notice(s, e.turn_id, { level: 'info', text: e.message, kind: 'notice' });
     case 'error':
@@ -146,7 +160,18 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
 }
 
 function newTurn(turnId: string, prompt: string): Turn {
-  return { turn_id: turnId, prompt, status: 'running', items: [], text: '', steps: 0, input_tokens: 0, output_tokens: 0, memory: [] };
+  return {
+    turn_id: turnId,
+    prompt,
+    status: 'running',
+    items: [],
+    text: '',
+    steps: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    memory: [],
+    checkpoint: null
+  };
 }
 
 /** Apply `change` to the turn in flight when the event belongs to it. */
@@ -292,46 +317,28 @@ export interface Todo {
 // ---------------------------------------------------------------- beyond AgentState
 
 /**
- * What the panel shows that agent_state.reduce does not hold (yet): each turn's checkpoint (files
- * changed, undone or not) with the session's undo/redo targets, and the attached sources' context
- * notes. Kept beside the AgentState, from the same events, each placed after the turn it came with.
+ * What the panel shows that agent_state.reduce does not hold (yet): the attached sources' context
+ * notes, kept beside the AgentState from the same events, each placed after the turn it came with.
  */
 export interface PanelExtras {
-  checkpoints: CheckpointItem[];
   notes: Array<NoteRow & { after: number }>;
-  undoTurn: number | null;
-  redoTurn: number | null;
 }
 
 export function initialExtras(): PanelExtras {
-  return { checkpoints: [], notes: [], undoTurn: null, redoTurn: null };
+  return { notes: [] };
 }
 
-/** `extras` after `event`; `state` is the AgentState the event applies to (it places new items). */
+/** `extras` after `event`; `state` is the AgentState the event applies to (it places new notes). */
 export function reduceExtras(extras: PanelExtras, state: AgentState, event: AgentEvent): PanelExtras {
+  if (event.type === 'session_changed') {
+    return initialExtras();
+  }
+  if (event.type !== 'context_note') {
+    return extras;
+  }
   const after = state.transcript.length + (state.turn ? 1 : 0);
-  if (event.type === 'context_note') {
-    const note = { kind: 'note' as const, key: `note-${extras.notes.length}`, text: contextNoteLine(event), tone: 'info' as const, after };
-    return { ...extras, notes: [...extras.notes, note] };
-  }
-  if (event.type !== 'checkpoint') {
-    return event.type === 'session_changed' ? initialExtras() : extras;
-  }
-  if (event.action === 'diverged') {
-    const text = `changed since the last checkpoint: ${event.files.join(', ')}`;
-    return { ...extras, notes: [...extras.notes, { kind: 'note', key: `note-${extras.notes.length}`, text, tone: 'info', after }] };
-  }
-  const targets = { ...extras, undoTurn: event.undo_turn, redoTurn: event.redo_turn };
-  const undone = event.action === 'undone';
-  const index = extras.checkpoints.findIndex(c => c.turn === event.turn);
-  if (index >= 0) {
-    const checkpoints = extras.checkpoints.slice();
-    checkpoints[index] = { ...checkpoints[index], files: event.files, undone };
-    return { ...targets, checkpoints };
-  }
-  const id = `checkpoint-${event.turn}`;
-  const item: CheckpointItem = { kind: 'checkpoint', key: id, id, turn: event.turn, files: event.files, undone, after };
-  return { ...targets, checkpoints: [...extras.checkpoints, item] };
+  const note = { kind: 'note' as const, key: `note-${extras.notes.length}`, text: contextNoteLine(event), tone: 'info' as const, after };
+  return { ...extras, notes: [...extras.notes, note] };
 }
 
 /**
@@ -340,11 +347,15 @@ export function reduceExtras(extras: PanelExtras, state: AgentState, event: Agen
  */
 export function rows(state: AgentState, extras: PanelExtras = initialExtras()): Row[] {
   const out: Row[] = [];
-  const placed = [...extras.checkpoints, ...extras.notes];
+  const placed = extras.notes;
   const turns = [...state.transcript, ...(state.turn ? [state.turn] : [])];
   placed.filter(p => p.after === 0).forEach(p => out.push(p));
   turns.forEach((turn, i) => {
     turnRows(turn, turn === state.turn, out);
+    if (turn.checkpoint) {
+      const id = `checkpoint-${turn.checkpoint.turn}`;
+      out.push({ kind: 'checkpoint', key: id, id, ...turn.checkpoint, after: i + 1 });
+    }
     placed.filter(p => p.after === i + 1).forEach(p => out.push(p));
   });
   placed.filter(p => p.after > turns.length).forEach(p => out.push(p));

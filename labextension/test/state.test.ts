@@ -137,7 +137,7 @@ describe('what the panel draws', () => {
   });
 });
 
-describe('checkpoints and context notes, beside the state', () => {
+describe('checkpoints on their turn, context notes beside the state', () => {
   function play(events: Array<Partial<AgentEvent> & { type: string }>): [AgentState, PanelExtras] {
     let state = initialState('s1');
     let extras = initialExtras();
@@ -162,9 +162,8 @@ describe('checkpoints and context notes, beside the state', () => {
       checkpoint('undone', null, 1)
     ]);
     expect(rows(state, extras).map(r => r.kind)).toEqual(['user', 'assistant', 'checkpoint', 'note', 'user']);
-    expect(extras.checkpoints).toHaveLength(1);
-    expect(extras.checkpoints[0]).toMatchObject({ turn: 1, files: ['a.py'], undone: true });
-    expect([extras.undoTurn, extras.redoTurn]).toEqual([null, 1]);
+    expect(state.transcript[0].checkpoint).toEqual({ turn: 1, files: ['a.py'], undone: true });
+    expect([state.undo_turn, state.redo_turn]).toEqual([null, 1]);
     expect(rows(state, extras)[3]).toMatchObject({ text: 'context: build is failing: 2 failed' });
   });
 });
