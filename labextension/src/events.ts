@@ -418,13 +418,14 @@ export interface ToolItem {
   kind: 'tool';
 }
 /**
- * Something the engine said during a turn: an error, a compaction, a memory change.
+ * Something the engine said during a turn: an error, a compaction, a memory change, an attached
+ * context source's note (level "context": the one line the views show; the model got the whole note).
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "NoticeItem".
  */
 export interface NoticeItem {
-  level: 'error' | 'info' | 'memory';
+  level: 'error' | 'info' | 'memory' | 'context';
   text: string;
   kind: 'notice';
 }

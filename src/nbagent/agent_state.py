@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any, Literal, Union
 
 from . import events as ev
+from .context.notes import note_line
 
 MAX_NOTICES = 20
 """Notices outside any turn (a compaction, an error answered to a request) kept in the state."""
@@ -61,9 +62,10 @@ class ToolItem:
 
 @dataclass(frozen=True)
 class NoticeItem:
-    """Something the engine said during a turn: an error, a compaction, a memory change."""
+    """Something the engine said during a turn: an error, a compaction, a memory change, an attached
+    context source's note (level "context": the one line the views show; the model got the whole note)."""
 
-    level: Literal["error", "info", "memory"] = "info"
+    level: Literal["error", "info", "memory", "context"] = "info"
     text: str = ""
     kind: Literal["notice"] = "notice"
 
@@ -274,8 +276,10 @@ def _memory_injected(s: AgentState, e: ev.MemoryInjected) -> AgentState:
     """A turn may be told more than once (the top entries at its start, relevant ones per step): the
     turn's memory is every entry injected into it, each once (by id, else by text)."""
     base = s.turn.memory if s.turn is not None and s.turn.turn_id == e.turn_id else ()
-    seen = {_entry_key(x) for x in base}
-    entries = base + tuple(x for x in e.entries if _entry_key(x) not in seen)
+    merged = {_entry_key(x): x for x in base}
+    for x in e.entries:  # told again (a search found a listed entry): keep it once, with the score and why
+        merged[_entry_key(x)] = {**merged.get(_entry_key(x), {}), **x}
+    entries = tuple(merged.values())
     s = replace(s, memory=entries)
     return _with_turn(s, e, lambda t: replace(t, memory=entries))
 
@@ -302,6 +306,10 @@ def _usage(s: AgentState, e: ev.Usage) -> AgentState:
 
 def _compacted(s: AgentState, e: ev.Compacted) -> AgentState:
     return _notice(s, e, NoticeItem(level="info", text=e.message))
+
+
+def _context_note(s: AgentState, e: ev.ContextNote) -> AgentState:
+    return _notice(s, e, NoticeItem(level="context", text=note_line(e.source, e.change, e.summary, e.changes)))
 
 
 def _error(s: AgentState, e: ev.Error) -> AgentState:
@@ -362,6 +370,7 @@ _HANDLERS: dict[type, Any] = {
     ev.SessionChanged: _session_changed,
     ev.Usage: _usage,
     ev.Compacted: _compacted,
+    ev.ContextNote: _context_note,
     ev.Error: _error,
     ev.Checkpoint: _checkpoint,
     ev.TurnEnd: _turn_end,

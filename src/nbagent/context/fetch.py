@@ -14,7 +14,6 @@ import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import ToolError
 from ..procs import ProcessRef, kill_tree, start_shell
@@ -74,11 +73,12 @@ def run_command(command: str, cwd: Path, *, timeout: float, cap: int, env: dict[
 def _read_capped(proc: subprocess.Popen, chunks: list[bytes], cap: int, over: threading.Event,
                  ref: ProcessRef) -> None:
     size = 0
-    assert proc.stdout is not None
-    with proc.stdout:
+    stream = proc.stdout
+    assert stream is not None
+    read = getattr(stream, "read1", stream.read)  # read1: whatever is there, without waiting for 64 KiB
+    with stream:
         while True:
-            stream: Any = proc.stdout  # a BufferedReader (read1: what is there, no waiting for a full block)
-            block = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            block = read(65536)
             if not block:
                 return
             size += len(block)

@@ -95,7 +95,8 @@ class Hit:
     raw_cosine: float | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.row.id, "text": self.row.text, "category": self.row.category, "tags": self.row.tags,
+        return {"id": self.row.id, "kind": self.row.category, "text": self.row.text, "category": self.row.category,
+                "tags": self.row.tags,
                 "source": self.row.source, "score": round(self.score, 3),
                 "cosine": None if self.cosine is None else round(self.cosine, 3),
                 "keyword": round(self.keyword, 3), "why": self.why}
