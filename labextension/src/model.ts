@@ -6,7 +6,7 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { api, AgentSettings, SessionInfo, SessionSocket, ServerMessage, SocketStatus } from './api';
-import { AgentState, initialExtras, initialState, PanelExtras, reduce, reduceExtras } from './state';
+import { AgentState, initialState, reduce } from './state';
 import { newHistory, PromptHistory, remember } from './input';
 import type { OpenContextTracker } from './openContext';
 
@@ -16,8 +16,6 @@ const LAST_SESSION_KEY = 'nbagent:last-session';
 export class PanelModel {
   /** The session's AgentState: the server's snapshot, then every event through the shared reducer. */
   state: AgentState = initialState();
-  /** Checkpoints and context notes, beside the state (state.ts, PanelExtras). */
-  extras: PanelExtras = initialExtras();
   sessions: SessionInfo[] = [];
   connection: SocketStatus = 'closed';
   problem: string | null = null;
@@ -53,7 +51,6 @@ export class PanelModel {
   open(sessionId: string): void {
     this.socket?.close();
     this.state = initialState(sessionId);
-    this.extras = initialExtras();
     localStorage.setItem(LAST_SESSION_KEY, sessionId);
     this.socket = new SessionSocket(sessionId, msg => this.receive(msg), status => {
       this.connection = status;
@@ -150,9 +147,7 @@ export class PanelModel {
   private receive(msg: ServerMessage): void {
     if (msg.type === 'snapshot') {
       this.state = msg.state;
-      this.extras = initialExtras();
-    } else {
-      this.extras = reduceExtras(this.extras, this.state, msg);
+      } else {
       this.state = reduce(this.state, msg);
       if (msg.type === 'turn_start' || msg.type === 'turn_end') {
         void this.refreshSessions(); // a new title, turn counts

@@ -84,7 +84,7 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
       {tab === 'memory' && <MemoryTab />}
       {tab === 'chat' && <ContextChips sessionId={s.session_id} version={s.transcript.length + (s.turn ? 1 : 0)} />}
       {tab === 'chat' && <Transcript
-        items={rows(s, model.extras)}
+        items={rows(s)}
         rendermime={rendermime}
         renderCheckpoint={item => (
           <CheckpointBar

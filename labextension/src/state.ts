@@ -150,6 +150,8 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
     }
     case 'compacted':
       return notice(s, e.turn_id, { level: 'info', text: e.message, kind: 'notice' });
+    case 'context_note':
+      return notice(s, e.turn_id, { level: 'context', text: contextNoteLine(e), kind: 'notice' });
     case 'error':
       return notice(s, e.turn_id, { level: 'error', text: e.message, kind: 'notice' });
     case 'turn_end':
@@ -317,48 +319,19 @@ export interface Todo {
 // ---------------------------------------------------------------- beyond AgentState
 
 /**
- * What the panel shows that agent_state.reduce does not hold (yet): the attached sources' context
- * notes, kept beside the AgentState from the same events, each placed after the turn it came with.
- */
-export interface PanelExtras {
-  notes: Array<NoteRow & { after: number }>;
-}
-
-export function initialExtras(): PanelExtras {
-  return { notes: [] };
-}
-
-/** `extras` after `event`; `state` is the AgentState the event applies to (it places new notes). */
-export function reduceExtras(extras: PanelExtras, state: AgentState, event: AgentEvent): PanelExtras {
-  if (event.type === 'session_changed') {
-    return initialExtras();
-  }
-  if (event.type !== 'context_note') {
-    return extras;
-  }
-  const after = state.transcript.length + (state.turn ? 1 : 0);
-  const note = { kind: 'note' as const, key: `note-${extras.notes.length}`, text: contextNoteLine(event), tone: 'info' as const, after };
-  return { ...extras, notes: [...extras.notes, note] };
-}
-
-/**
  * The transcript as rows: every finished turn, then the turn in flight (each followed by its
- * checkpoint and notes), then notices outside turns.
+ * checkpoint), then notices outside turns.
  */
-export function rows(state: AgentState, extras: PanelExtras = initialExtras()): Row[] {
+export function rows(state: AgentState): Row[] {
   const out: Row[] = [];
-  const placed = extras.notes;
   const turns = [...state.transcript, ...(state.turn ? [state.turn] : [])];
-  placed.filter(p => p.after === 0).forEach(p => out.push(p));
   turns.forEach((turn, i) => {
     turnRows(turn, turn === state.turn, out);
     if (turn.checkpoint) {
       const id = `checkpoint-${turn.checkpoint.turn}`;
       out.push({ kind: 'checkpoint', key: id, id, ...turn.checkpoint, after: i + 1 });
     }
-    placed.filter(p => p.after === i + 1).forEach(p => out.push(p));
   });
-  placed.filter(p => p.after > turns.length).forEach(p => out.push(p));
   state.notices.forEach((n, i) => out.push({ kind: 'note', key: `notice-${i}-${n.text}`, text: n.text, tone: n.level === 'error' ? 'error' : 'info' }));
   return out;
 }

@@ -7,13 +7,10 @@ import type { AgentEvent, AgentState } from '../src/events';
 import {
   diffLines,
   inFlight,
-  initialExtras,
   initialState,
   isBusy,
   looksLikeDiff,
-  PanelExtras,
   reduce,
-  reduceExtras,
   rows,
   todoProgress,
   todosOf
@@ -137,22 +134,15 @@ describe('what the panel draws', () => {
   });
 });
 
-describe('checkpoints on their turn, context notes beside the state', () => {
-  function play(events: Array<Partial<AgentEvent> & { type: string }>): [AgentState, PanelExtras] {
-    let state = initialState('s1');
-    let extras = initialExtras();
-    for (const e of events) {
-      const event = { turn_id: T, ...e } as AgentEvent;
-      extras = reduceExtras(extras, state, event);
-      state = reduce(state, event);
-    }
-    return [state, extras];
+describe('checkpoints and context notes', () => {
+  function play(events: Array<Partial<AgentEvent> & { type: string }>): AgentState {
+    return events.reduce((state, e) => reduce(state, { turn_id: T, ...e } as AgentEvent), initialState('s1'));
   }
   const checkpoint = (action: string, undo: number | null, redo: number | null) =>
     ({ type: 'checkpoint', action, turn: 1, files: ['a.py'], undo_turn: undo, redo_turn: redo }) as const;
 
-  it("puts a turn's checkpoint after the turn and updates it in place on undo", () => {
-    const [state, extras] = play([
+  it("puts a turn's checkpoint after the turn, updates it in place on undo, and shows context notes", () => {
+    const state = play([
       { type: 'turn_start', prompt: 'edit', session_id: 's1', title: null },
       { type: 'text_delta', text: 'Edited.' },
       checkpoint('taken', 1, null),
@@ -161,10 +151,11 @@ describe('checkpoints on their turn, context notes beside the state', () => {
       { type: 'turn_start', prompt: 'next', session_id: 's1', title: null, turn_id: 'turn2' } as never,
       checkpoint('undone', null, 1)
     ]);
-    expect(rows(state, extras).map(r => r.kind)).toEqual(['user', 'assistant', 'checkpoint', 'note', 'user']);
+    // A note delivered between turns is one of the state's own notices (agent_state._notice).
+    expect(rows(state).map(r => r.kind)).toEqual(['user', 'assistant', 'checkpoint', 'user', 'note']);
     expect(state.transcript[0].checkpoint).toEqual({ turn: 1, files: ['a.py'], undone: true });
     expect([state.undo_turn, state.redo_turn]).toEqual([null, 1]);
-    expect(rows(state, extras)[3]).toMatchObject({ text: 'context: build is failing: 2 failed' });
+    expect(rows(state)[4]).toMatchObject({ text: 'context: build is failing: 2 failed' });
   });
 });
 
