@@ -121,6 +121,17 @@ def todos_and_settings(root, events):
     return agent
 
 
+def context_notes(root, events):
+    agent = _agent(root, events, [Reply(text="The build fails."), Reply(text="Now it passes.")],
+                   approval="auto", context_poll=False)
+    agent.context.push("build", "41 passed, 1 failed", why="the CI result")
+    agent.run("How is the build?")
+    agent.context.push("build", "42 passed")
+    agent.context.push("build", "42 passed, 0 failed")
+    agent.run("And now?")
+    return agent
+
+
 def checkpoint_undo_redo(root, events):
     agent = _agent(root, events, [
         Reply(tool_calls=[Call("write_file", {"path": "notes.txt", "content": "gamma\n"}, id="call_write")]),
@@ -144,6 +155,8 @@ SCENARIOS = {
     "aborted_mid_stream": ("Abort while the model stalls after a tool call: the turn ends aborted",
                            aborted_mid_stream),
     "todos_and_settings": ("todos set by a tool, then the approval mode changed live", todos_and_settings),
+    "context_notes": ("an attached source's notes before two turns (attached, then changed 2x): one context "
+                      "notice in each turn, after its turn_start", context_notes),
 }
 
 

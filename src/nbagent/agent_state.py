@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any, Literal, Union
 
 from . import events as ev
+from .context.notes import note_line
 
 MAX_NOTICES = 20
 """Notices outside any turn (a compaction, an error answered to a request) kept in the state."""
@@ -61,9 +62,10 @@ class ToolItem:
 
 @dataclass(frozen=True)
 class NoticeItem:
-    """Something the engine said during a turn: an error, a compaction, a memory change."""
+    """Something the engine said during a turn: an error, a compaction, a memory change, an attached
+    context source's note (level "context": the one line the views show; the model got the whole note)."""
 
-    level: Literal["error", "info", "memory"] = "info"
+    level: Literal["error", "info", "memory", "context"] = "info"
     text: str = ""
     kind: Literal["notice"] = "notice"
 
@@ -305,6 +307,10 @@ def _compacted(s: AgentState, e: ev.Compacted) -> AgentState:
     return _notice(s, e, NoticeItem(level="info", text=e.message))
 
 
+def _context_note(s: AgentState, e: ev.ContextNote) -> AgentState:
+    return _notice(s, e, NoticeItem(level="context", text=note_line(e.source, e.change, e.summary, e.changes)))
+
+
 def _error(s: AgentState, e: ev.Error) -> AgentState:
     return _notice(s, e, NoticeItem(level="error", text=e.message))
 
@@ -363,6 +369,7 @@ _HANDLERS: dict[type, Any] = {
     ev.SessionChanged: _session_changed,
     ev.Usage: _usage,
     ev.Compacted: _compacted,
+    ev.ContextNote: _context_note,
     ev.Error: _error,
     ev.Checkpoint: _checkpoint,
     ev.TurnEnd: _turn_end,
