@@ -55,7 +55,7 @@ def one_run(kind: str, deltas: int) -> dict[str, float]:
         if view is not None:
             view.wait(30)
             view.flush()
-            assert view.answer.markdown == text, "the view lost text"
+            assert view.answer.markdown.strip() == text.strip(), "the view lost text"
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         assert result.text == text.strip()
         updates = sum(1 for m in SENT if m == "comm_msg")
@@ -81,7 +81,9 @@ def main() -> None:
         m = med[kind]
         print(f"{kind:12}{m['seconds']:>10.2f}{m['messages']:>10.0f}{m['msgs_per_s']:>10.1f}{m['cpu_ms_per_1k']:>18.1f}")
     live, naive, bare = med["live view"], med["naive view"], med["no view"]
-    print(f"\nlive view: {live['msgs_per_s']:.1f} frontend messages/s (goal <= 30); "
+    worst = max(r["msgs_per_s"] for r in results["live view"])
+    print(f"\nlive view: {live['msgs_per_s']:.1f} frontend messages/s, worst of {args.runs} runs {worst:.1f} "
+          f"(goal <= 30 in every run); "
           f"{naive['messages'] / max(live['messages'], 1):.0f}x fewer messages than the naive view")
     print(f"CPU per 1k deltas: live/no-view {live['cpu_ms_per_1k'] / bare['cpu_ms_per_1k']:.2f}x, "
           f"naive/no-view {naive['cpu_ms_per_1k'] / bare['cpu_ms_per_1k']:.2f}x")

@@ -121,7 +121,31 @@ def todos_and_settings(root, events):
     return agent
 
 
+def context_notes(root, events):
+    agent = _agent(root, events, [Reply(text="The build fails."), Reply(text="Now it passes.")],
+                   approval="auto", context_poll=False)
+    agent.context.push("build", "41 passed, 1 failed", why="the CI result")
+    agent.run("How is the build?")
+    agent.context.push("build", "42 passed")
+    agent.context.push("build", "42 passed, 0 failed")
+    agent.run("And now?")
+    return agent
+
+
+def checkpoint_undo_redo(root, events):
+    agent = _agent(root, events, [
+        Reply(tool_calls=[Call("write_file", {"path": "notes.txt", "content": "gamma\n"}, id="call_write")]),
+        Reply(text="Rewritten."),
+    ], approval="auto")
+    agent.run("Rewrite the notes")
+    agent.undo()
+    agent.redo()
+    return agent
+
+
 SCENARIOS = {
+    "checkpoint_undo_redo": ("a turn that rewrites a file takes a checkpoint; undo then redo mark that finished turn "
+                             "and move the undo/redo targets", checkpoint_undo_redo),
     "text_and_tools": ("reasoning, a paragraph, a tool call and its result, a second paragraph: items in order",
                        text_and_tools),
     "approval_denied": ("an approval request answered deny: the pending approval goes, the call is denied",
@@ -131,6 +155,8 @@ SCENARIOS = {
     "aborted_mid_stream": ("Abort while the model stalls after a tool call: the turn ends aborted",
                            aborted_mid_stream),
     "todos_and_settings": ("todos set by a tool, then the approval mode changed live", todos_and_settings),
+    "context_notes": ("an attached source's notes before two turns (attached, then changed 2x): one context "
+                      "notice in each turn, after its turn_start", context_notes),
 }
 
 

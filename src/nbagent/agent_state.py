@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any, Literal, Union
 
 from . import events as ev
+from .context.notes import note_line
 
 MAX_NOTICES = 20
 """Notices outside any turn (a compaction, an error answered to a request) kept in the state."""
@@ -61,11 +62,21 @@ class ToolItem:
 
 @dataclass(frozen=True)
 class NoticeItem:
-    """Something the engine said during a turn: an error, a compaction, a memory change."""
+    """Something the engine said during a turn: an error, a compaction, a memory change, an attached
+    context source's note (level "context": the one line the views show; the model got the whole note)."""
 
-    level: Literal["error", "info", "memory"] = "info"
+    level: Literal["error", "info", "memory", "context"] = "info"
     text: str = ""
     kind: Literal["notice"] = "notice"
+
+
+@dataclass(frozen=True)
+class TurnCheckpoint:
+    """The files a finished turn changed (its checkpoint), and whether /undo has put them back."""
+
+    turn: int = 0
+    files: tuple[str, ...] = ()
+    undone: bool = False
 
 
 TurnItem = Union[TextItem, ReasoningItem, ToolItem, NoticeItem]
@@ -84,6 +95,8 @@ class Turn:
     output_tokens: int = 0
     memory: tuple[dict[str, Any], ...] = ()
     """The memory entries injected into this turn's prompt."""
+    checkpoint: TurnCheckpoint | None = None
+    """Set when the turn changed files (a ``checkpoint`` event); its Undo/Redo state."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,10 @@ class AgentState:
     transcript: tuple[Turn, ...] = ()
     """The finished turns, oldest first."""
     notices: tuple[NoticeItem, ...] = ()
+    undo_turn: int | None = None
+    """The turn /undo would put back now (None: nothing to undo)."""
+    redo_turn: int | None = None
+    """The turn /redo would re-apply now (None: nothing to redo)."""
 
     @property
     def busy(self) -> bool:
@@ -182,12 +199,13 @@ def _with_turn(s: AgentState, e: ev.Event, change) -> AgentState:
     return replace(s, turn=change(s.turn))
 
 
-def _delta(item_type):
+def _delta(item_type: type[TextItem] | type[ReasoningItem]):
     def handle(s: AgentState, e) -> AgentState:
         def change(turn: Turn) -> Turn:
             items = turn.items
-            if items and isinstance(items[-1], item_type):
-                return replace(turn, items=(*items[:-1], item_type(text=items[-1].text + e.text)))
+            last = items[-1] if items else None
+            if isinstance(last, (TextItem, ReasoningItem)) and type(last) is item_type:
+                return replace(turn, items=(*items[:-1], item_type(text=last.text + e.text)))
             return replace(turn, items=(*items, item_type(text=e.text)))
 
         return _with_turn(s, e, change)
@@ -258,8 +276,10 @@ def _memory_injected(s: AgentState, e: ev.MemoryInjected) -> AgentState:
     """A turn may be told more than once (the top entries at its start, relevant ones per step): the
     turn's memory is every entry injected into it, each once (by id, else by text)."""
     base = s.turn.memory if s.turn is not None and s.turn.turn_id == e.turn_id else ()
-    seen = {_entry_key(x) for x in base}
-    entries = base + tuple(x for x in e.entries if _entry_key(x) not in seen)
+    merged = {_entry_key(x): x for x in base}
+    for x in e.entries:  # told again (a search found a listed entry): keep it once, with the score and why
+        merged[_entry_key(x)] = {**merged.get(_entry_key(x), {}), **x}
+    entries = tuple(merged.values())
     s = replace(s, memory=entries)
     return _with_turn(s, e, lambda t: replace(t, memory=entries))
 
@@ -288,6 +308,10 @@ def _compacted(s: AgentState, e: ev.Compacted) -> AgentState:
     return _notice(s, e, NoticeItem(level="info", text=e.message))
 
 
+def _context_note(s: AgentState, e: ev.ContextNote) -> AgentState:
+    return _notice(s, e, NoticeItem(level="context", text=note_line(e.source, e.change, e.summary, e.changes)))
+
+
 def _error(s: AgentState, e: ev.Error) -> AgentState:
     return _notice(s, e, NoticeItem(level="error", text=e.message))
 
@@ -297,6 +321,18 @@ def _notice(s: AgentState, e: ev.Event, notice: NoticeItem) -> AgentState:
     if s.turn is not None and s.turn.turn_id == e.turn_id:
         return replace(s, turn=replace(s.turn, items=(*s.turn.items, notice)))
     return replace(s, notices=(*s.notices, notice)[-MAX_NOTICES:])
+
+
+def _checkpoint(s: AgentState, e: ev.Checkpoint) -> AgentState:
+    """A turn's checkpoint taken, undone or redone: on that turn (live or finished); "diverged" is a notice."""
+    if e.action == "diverged":
+        return _notice(s, e, NoticeItem(level="info", text="changed since the last checkpoint: " + ", ".join(e.files)))
+    mark = TurnCheckpoint(turn=e.turn, files=tuple(e.files), undone=e.action == "undone")
+    s = replace(s, undo_turn=e.undo_turn, redo_turn=e.redo_turn)
+    if s.turn is not None and s.turn.turn_id == e.turn_id:
+        return replace(s, turn=replace(s.turn, checkpoint=mark))
+    return replace(s, transcript=tuple(replace(t, checkpoint=mark) if e.turn_id and t.turn_id == e.turn_id else t
+                                       for t in s.transcript))
 
 
 def _turn_end(s: AgentState, e: ev.TurnEnd) -> AgentState:
@@ -334,7 +370,9 @@ _HANDLERS: dict[type, Any] = {
     ev.SessionChanged: _session_changed,
     ev.Usage: _usage,
     ev.Compacted: _compacted,
+    ev.ContextNote: _context_note,
     ev.Error: _error,
+    ev.Checkpoint: _checkpoint,
     ev.TurnEnd: _turn_end,
 }
 

@@ -1,7 +1,7 @@
 """What the user has open, sent with a prompt: the active notebook, the active cell and selected text.
 
 The side panel sends it with each prompt while the user keeps its chip; ``%agent``/``%%agent`` send
-their own notebook and cell. It goes in front of the prompt as a short tagged block, so "explain this
+their own notebook and cell. It follows the prompt as a short tagged block, so "explain this
 cell", "fix the cell above" and "add a plot below" need no path. Everything in it came from the
 client: it is checked for type and size and stripped of control characters, never interpreted.
 """
@@ -69,5 +69,6 @@ class OpenContext:
 
 
 def with_context(prompt: str, context: OpenContext | None) -> str:
-    """The prompt as the model gets it: the open-context block first, when there is one."""
-    return prompt if context is None else f"{context.preface()}\n\n{prompt}"
+    """The prompt as the model gets it: the open-context block after it (the prompt stays first, so a
+    session's title and history show what the user typed)."""
+    return prompt if context is None else f"{prompt}\n\n{context.preface()}"

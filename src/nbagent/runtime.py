@@ -160,6 +160,7 @@ class AgentRuntime:
 
     def _rebuild_tools(self) -> None:
         self.registry = build_registry(self.config, extra_tools=self.extra_tools, kernel=self.kernel)
+        self.mcp.install(self.registry, self.config)
         self.loop.registry = self.runner.registry = self.registry
         self._static_prompt = static_prompt(self.config, self.registry)
         if self.config.memory and self.state.memory is None:
@@ -231,8 +232,9 @@ class AgentRuntime:
 
     async def compact(self) -> list[ev.Event]:
         events = await summarize_session(self.model, self.session, self.emit)
-        if events[-1].reason == "done":
-            self.knowledge.save_summary(events[-1].text)
+        end = events[-1]
+        if isinstance(end, ev.TurnEnd) and end.reason == "done":
+            self.knowledge.save_summary(end.text)
             self.loop.reset_estimates()
         return events
 

@@ -165,3 +165,21 @@ def run_live_flow(page, lab, shot, mode: str, model_server) -> None:
     no_dialog(page, shot, mode)
     chip.locator("button").click()
     chip.wait_for(state="detached")
+
+    # From a %agent cell: the kernel's agent reaches the server through the inherited runtime file.
+    model_server.enqueue(Reply(tool_calls=[Call("notebook_read", {"path": name})]),
+                         Reply(tool_calls=[Call("notebook_insert", {"path": name, "cell_type": "markdown",
+                                                                    "source": "Hello from %agent"})]),
+                         Reply(text="Inserted."))
+    agent_cell = ("%load_ext nbagent\n%agent --approval auto --wait add a greeting at the top", ids[0])
+    nbt.notebook_insert(ctx, name, "code", agent_cell[0], after_cell_id=ids[2])
+    last = page.locator(".jp-Notebook .jp-Cell").last
+    last.locator(".cm-content", has_text="%load_ext nbagent").wait_for()  # the insert is rendered
+    last.locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    try:
+        page.wait_for_function(f"() => {MODEL}.cells[0].source === 'Hello from %agent'", timeout=30_000)
+    except Exception:
+        shot(f"live-notebook-{mode}-agent-cell")
+        raise AssertionError(f"the %agent cell did not insert: {last.inner_text()[-1500:]!r}") from None
+    no_dialog(page, shot, mode)

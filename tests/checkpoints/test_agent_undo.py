@@ -131,3 +131,16 @@ def test_purge_removes_the_journal_and_checkpoints_with_the_sessions(project, ag
     assert not journal.exists()
     assert git(project, "for-each-ref", "refs/nbagent/") == ""
     assert not (project / ".nbagent" / "checkpoints" / "sessions" / f"{session_id}.json").exists()
+
+
+def test_agent_state_marks_the_turn_and_reports_divergence():
+    from nbagent.agent_state import AgentState, reduce
+
+    s = reduce(AgentState(), ev.TurnStart(prompt="edit", turn_id="t1"))
+    s = reduce(s, ev.Checkpoint(action="taken", turn=1, files=["a.py"], undo_turn=1, turn_id="t1"))
+    s = reduce(s, ev.TurnEnd(reason="done", turn_id="t1"))
+    s = reduce(s, ev.Checkpoint(action="undone", turn=1, files=["a.py"], redo_turn=1, turn_id="t1"))
+    assert s.transcript[0].checkpoint is not None and s.transcript[0].checkpoint.undone
+    assert (s.undo_turn, s.redo_turn) == (None, 1)
+    s = reduce(s, ev.Checkpoint(action="diverged", files=["b.py"]))
+    assert "changed since the last checkpoint: b.py" in s.notices[-1].text

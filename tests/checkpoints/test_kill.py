@@ -16,7 +16,14 @@ from nbagent import Agent
 from nbagent.journal import RecoveryJournal
 from nbagent.testing.scripted import ScriptedModel
 
-from .repos import files_of, make_project, user_view
+from nbagent.tempfiles import SUFFIX
+
+from .repos import files_of as all_files_of, make_project, user_view
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    """The project's files, without the temporary file of a write the kill cut (the sweep removes it)."""
+    return {k: v for k, v in all_files_of(root).items() if not k.endswith(SUFFIX)}
 
 CHILD = Path(__file__).with_name("kill_child.py")
 STEPS = 12

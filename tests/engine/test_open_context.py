@@ -10,8 +10,8 @@ from nbagent.open_context import BadContext, OpenContext, with_context
 def test_the_block_names_notebook_cell_and_selection():
     context = OpenContext.from_dict({"notebook": "work/a.ipynb", "cell_id": "c-1", "selection": "df.plot()\x1b[31m"})
     text = with_context("explain this cell", context)
-    assert text.startswith("<open_in_jupyter>\nactive notebook: work/a.ipynb\nactive cell: c-1")
-    assert "selected text:\ndf.plot()[31m\n</open_in_jupyter>\n\nexplain this cell" in text  # no escape byte
+    assert text.startswith("explain this cell\n\n<open_in_jupyter>\nactive notebook: work/a.ipynb\nactive cell: c-1")
+    assert text.endswith("selected text:\ndf.plot()[31m\n</open_in_jupyter>")  # no escape byte
 
 
 def test_nothing_open_leaves_the_prompt_alone():

@@ -30,3 +30,15 @@ def test_knowledge_slash_commands(shell, make_agent, workspace, monkeypatch):
     assert run(shell, "%agent /memory status")[0].result["scopes"][0]["rows"] == 1
     removed = run(shell, f"%agent /memory forget {int(found['id'].iloc[0])}")[0].result
     assert len(removed) == 1 and "project memory is empty" in run(shell, "%agent /memory")[1]
+
+
+def test_the_live_view_lists_injected_entries_once_with_score_and_why():
+    from nbagent.jupyter.widgets.memory import Memory
+
+    view = Memory()
+    view.changed("injected", [{"id": 1, "kind": "fact", "text": "uses <uv>"}])
+    view.changed("injected", [{"id": 1, "kind": "fact", "text": "uses <uv>", "score": 0.62,
+                               "why": "cosine 0.52 (raw 0.87) + keywords 0.40"},
+                              {"id": 2, "kind": "decision", "text": "deploy from release", "score": 0.41, "why": "keywords 1.00"}])
+    assert [e["id"] for e in view.injected] == [1, 2]
+    assert "uses &lt;uv&gt;" in view.body.value and "(0.62: cosine 0.52 (raw 0.87) + keywords 0.40)" in view.body.value

@@ -228,4 +228,4 @@ def test_an_agent_cell_tells_the_model_which_cell_it_is(shell, make_agent):
     finally:
         del shell.parent_header
     sent = agent.session.messages[0]["content"]
-    assert "this prompt was written in cell cell-7" in sent and sent.endswith("explain the cell above")
+    assert "this prompt was written in cell cell-7" in sent and sent.startswith("explain the cell above")

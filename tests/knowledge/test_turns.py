@@ -11,6 +11,7 @@ import sys
 import pytest
 
 import nbagent
+from nbagent import events as ev
 from nbagent import Agent
 from nbagent.knowledge.relevant import HEADER as RELEVANT
 from nbagent.knowledge.telemetry import MAX_LINES, TraceRecorder, scrub
@@ -45,11 +46,16 @@ def test_remembered_entries_come_back_as_relevant_memory_with_scores(workspace):
                memory_embeddings="off") as agent:
         agent.run("remember these")
         result = agent.run("how do deploys work with deploy.yml?")
+        snapshot_memory = agent.snapshot().memory
     system = model.requests[-1].system
     block = system[system.index(RELEVANT):]
     assert "(decision) Deploys go out from the release branch" in block
     assert "plants" not in block, "an unrelated entry is not injected"
     assert result.text == "answer"
+    scored = [x for e in result.events if isinstance(e, ev.MemoryInjected) for x in e.entries if "score" in x]
+    assert [x["text"][:7] for x in scored] == ["Deploys"]
+    assert scored[0]["score"] > 0.25 and "keywords" in scored[0]["why"] and "decision 0.10" in scored[0]["why"]
+    assert any(x.get("score") for x in snapshot_memory), "the front ends' state carries the scores"
 
 
 def test_compact_saves_its_summary_into_memory_when_writes_need_no_approval(workspace):
@@ -166,7 +172,7 @@ def test_the_query_embedding_never_holds_up_the_first_request(workspace, e5, mon
                 release.wait(30)
             return e5.embed(texts, query=query)
 
-    monkeypatch.setattr("nbagent.state.shared_embedder", lambda config: Gated())
+    monkeypatch.setattr("nbagent.knowledge.embeddings.shared_embedder", lambda config: Gated())
     seen = {}
 
     def first(request):

@@ -42,6 +42,18 @@ def test_tools_are_listed_prefixed_with_inlined_schemas_on_the_first_turn(make_a
     assert "mcp__<server>__<tool>" in request.system
 
 
+def test_reconfigured_tool_sets_switch_a_server_off_and_on_without_restarting_it(make_agent):
+    agent = make_agent(Reply(tool_calls=[Call(f"{T}pid")]), "one", "two", Reply(tool_calls=[Call(f"{T}pid")]),
+                       "three", mcp_servers=_servers(trust="read"))
+    first = agent.run("go").tool_calls[0]["output"]
+    agent.reconfigure(toolsets=["core", "git"])
+    agent.run("off")
+    assert agent.registry.get(f"{T}pid") is None
+    assert f"{T}pid" not in [t["name"] for t in agent.runtime.model.requests[-1].tools]
+    agent.reconfigure(toolsets=["core", "mcp"])
+    assert agent.run("on").tool_calls[0]["output"] == first  # the same process: kept for the session
+
+
 def test_a_call_asks_even_in_auto_mode_and_shows_annotations(make_agent):
     requests = []
     agent = make_agent(Reply(tool_calls=[Call(f"{T}remove_everything", {"where": "/tmp/x"})]), "ok",
@@ -226,3 +238,35 @@ def test_reference_server_mcp_server_time(make_agent):
     assert convert["status"] == "done" and "Asia/Tokyo" in convert["output"]
     assert '"datetime": "' in convert["output"].replace("\n", "").replace(" ", "").replace('":"', '": "')
     assert now["status"] == "denied"
+
+
+def test_an_http_server_that_went_away_is_named_and_reconnected(make_agent):
+    import subprocess
+
+    from .conftest import TOY, free_port, wait_for_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    def start():
+        proc = subprocess.Popen([sys.executable, str(TOY), "http", str(port)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        wait_for_port(port, proc)
+        return proc
+
+    server = start()
+    agent = make_agent(Reply(tool_calls=[Call("mcp__web__add", {"a": 1, "b": 2})]), "ok",
+                       Reply(tool_calls=[Call("mcp__web__add", {"a": 2, "b": 2})]), "down",
+                       Reply(tool_calls=[Call("mcp__web__add", {"a": 3, "b": 3})]), "back",
+                       mcp_servers={"web": {"url": url, "trust": "read"}})
+    try:
+        assert agent.run("go").tool_calls[0]["output"] == "3"
+        server.terminate()
+        server.wait(10)
+        (down,) = agent.run("again").tool_calls
+        assert down["status"] == "failed" and "MCP server 'web'" in down["output"]
+        server = start()
+        assert agent.run("once more").tool_calls[0]["output"] == "6"
+    finally:
+        server.terminate()
+        server.wait(10)

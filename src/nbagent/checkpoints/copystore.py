@@ -18,6 +18,7 @@ import os
 import time
 from pathlib import Path
 
+from ..tempfiles import SUFFIX as TEMP_SUFFIX
 from .gitrepo import CheckpointError
 from .model import EXECUTABLE, FILE, Change, Entry
 
@@ -43,7 +44,7 @@ class CopyStore:
     def snapshot(self) -> str:
         from ..walker import list_files  # pathspec/ripgrep: only needed outside a repository
 
-        files = list_files(self.root, ".")
+        files = [f for f in list_files(self.root, ".") if not f.endswith(TEMP_SUFFIX)]
         cache = self._load_cache()
         stats = [(rel, self._stat(rel)) for rel in files]
         stats = [(rel, st) for rel, st in stats if st is not None]

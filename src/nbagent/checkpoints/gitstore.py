@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .gitrepo import CheckpointError, GitRepo, write_if_changed as _write_text
+from ..tempfiles import SUFFIX as TEMP_SUFFIX
 from .model import Change, Entry
 
 GITLINK = "160000"
@@ -32,7 +33,8 @@ class GitStore:
         self.prefix = "" if rel == "." else rel + "/"
         # nbagent's own state never goes in a snapshot. Through the private info/exclude, not an
         # exclude pathspec: git add refuses a pathspec naming a path the user's .gitignore ignores.
-        _write_text(repo.private / "info" / "exclude", f"/{self.prefix}.nbagent/\n")
+        # Nor do the temporary files of an atomic write cut by a kill (nbagent.tempfiles sweeps them).
+        _write_text(repo.private / "info" / "exclude", f"/{self.prefix}.nbagent/\n*{TEMP_SUFFIX}\n")
 
     # ----- snapshots ---------------------------------------------------------------------
     def snapshot(self) -> str:

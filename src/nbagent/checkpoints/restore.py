@@ -15,6 +15,7 @@ from pathlib import Path
 
 from typing import Callable
 
+from ..tempfiles import temp_path
 from .gitrepo import CheckpointError
 from .model import EXECUTABLE, SYMLINK, Entry
 
@@ -82,9 +83,7 @@ def _write(path: Path, entry: Entry, data: bytes, root: Path) -> None:
         if path.is_dir() and not path.is_symlink():
             raise CheckpointError(f"cannot restore {path}: a directory now stands where a file was")
         path.unlink()
-    tmp = path.with_name(f".{path.name}.nbagent-restore")
-    if os.path.lexists(tmp):
-        tmp.unlink()
+    tmp = temp_path(path)  # named like every nbagent temporary file: the start-up sweep knows it
     if entry.mode == SYMLINK:
         os.symlink(os.fsdecode(data), tmp)
     else:

@@ -73,10 +73,12 @@ def run_command(command: str, cwd: Path, *, timeout: float, cap: int, env: dict[
 def _read_capped(proc: subprocess.Popen, chunks: list[bytes], cap: int, over: threading.Event,
                  ref: ProcessRef) -> None:
     size = 0
-    assert proc.stdout is not None
-    with proc.stdout:
+    stream = proc.stdout
+    assert stream is not None
+    read = getattr(stream, "read1", stream.read)  # read1: whatever is there, without waiting for 64 KiB
+    with stream:
         while True:
-            block = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(65536)
+            block = read(65536)
             if not block:
                 return
             size += len(block)

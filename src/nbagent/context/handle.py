@@ -106,7 +106,12 @@ class ContextHandle:
 
     def _refresh_variable(self, source: Source) -> None:
         bridge = self._agent.runtime.kernel
+        if bridge is None:
+            self.store.record_error(source.scope, source.name, "no kernel: a variable source needs %agent")
+            return
         try:
+            if bridge is None:
+                raise RuntimeError("no kernel to read the variable from")
             text = describe(source.spec, bridge.lookup(source.spec))
         except Exception as exc:  # a name deleted or an attribute gone: the source fails, text kept
             self.store.record_error(source.scope, source.name, one_line(str(exc), 300))

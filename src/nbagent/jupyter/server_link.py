@@ -16,7 +16,7 @@ import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import ToolError
 from ..redaction import register_secret
@@ -80,13 +80,13 @@ _LOCK = threading.Lock()
 _CONNECTED: list[ServerNotebookStore] = []
 
 
-def connect(env: dict[str, str] | None = None) -> ServerNotebookStore | None:
+def connect(env: Mapping[str, str] | None = None) -> ServerNotebookStore | None:
     """Register the server's store for this process once, if this kernel was started by such a server."""
-    env = os.environ if env is None else env
+    source: Mapping[str, str] = os.environ if env is None else env
     with _LOCK:
         if _CONNECTED:
             return _CONNECTED[0]
-        info = _read_info(env.get(ENV_VAR))
+        info = _read_info(source.get(ENV_VAR))
         if info is None:
             return None
         register_secret(info["secret"])

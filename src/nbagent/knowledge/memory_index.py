@@ -95,7 +95,8 @@ class Hit:
     raw_cosine: float | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.row.id, "text": self.row.text, "category": self.row.category, "tags": self.row.tags,
+        return {"id": self.row.id, "kind": self.row.category, "text": self.row.text, "category": self.row.category,
+                "tags": self.row.tags,
                 "source": self.row.source, "score": round(self.score, 3),
                 "cosine": None if self.cosine is None else round(self.cosine, 3),
                 "keyword": round(self.keyword, 3), "why": self.why}
@@ -425,7 +426,7 @@ class MemoryIndex:
         anchors = self.anchors() if query_vector is not None and mode != "keyword" else None
         if query_vector is not None and anchors is not None:
             ids, matrix, position = self._vectors()
-            if len(ids):
+            if len(ids) and anchors is not None:  # an embedder gives anchors
                 raw = matrix @ query_vector
                 calibrated = Calibration.for_query(query_vector, anchors)(raw)
                 top = np.argsort(-raw)[:VECTOR_CANDIDATES]

@@ -147,13 +147,8 @@ class TurnKnowledge:
         return block
 
     def _announce(self, query: str, hits, turn_id: str) -> None:
-        injected = getattr(ev, "MemoryInjected", None)
-        if injected is None:
-            return
-        try:
-            self.emit(injected(entries=[h.to_dict() for h in hits], query=query, turn_id=turn_id))
-        except TypeError:  # the event's fields differ: report the entries only
-            self.emit(injected(entries=[h.to_dict() for h in hits], turn_id=turn_id))
+        """A ``memory_injected`` event: the entries this step's prompt carries, with score and why."""
+        self.emit(ev.MemoryInjected(entries=[h.to_dict() for h in hits], turn_id=turn_id))
 
     def memory_handle(self):
         """The memory scopes of this agent as a MemoryHandle (DataFrames for people)."""

@@ -164,6 +164,7 @@ class MCPConnection:
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """Call ``tool``; a server that stopped under the call raises MCPServerError naming it."""
         from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
 
         await self.ensure_started()
         client = self.client
@@ -172,11 +173,11 @@ class MCPConnection:
         try:
             return await client.call_tool(tool, arguments)
         except MCPError as exc:
-            if self._process_gone() or "closed" in str(exc).lower():
-                await self._mark_crashed(str(exc))
+            if self._process_gone() or exc.code == CONNECTION_CLOSED:
+                await self._mark_crashed(exc.message)
                 raise MCPServerError(self._crash_message()) from None
-            raise ToolError(f"MCP server {self.name!r}: {tool}: {exc}") from None
-        except (OSError, ConnectionError) as exc:
+            raise ToolError(f"MCP server {self.name!r}: {tool}: {exc.message}") from None
+        except Exception as exc:  # the transport failed (a pipe, an HTTP connection): start afresh next time
             await self._mark_crashed(_describe(exc))
             raise MCPServerError(self._crash_message()) from None
 

@@ -40,6 +40,8 @@ class MCPManager:
             for name, cfg in self.servers.items()
         }
         self.listed: set[str] = set()
+        self.made: dict[str, list] = {}
+        """The nbagent Tools of each listed server, kept so a rebuilt registry gets them back."""
         self.in_flight: dict[asyncio.Task, asyncio.Future] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._remove_hook: Callable[[], None] | None = (
@@ -69,13 +71,18 @@ class MCPManager:
         toolsets = self.config.toolsets
         return f"mcp:{name}" in toolsets or ("mcp" in toolsets and cfg.source in USER_SOURCES)
 
-    def install(self, registry: "Registry") -> None:
-        """Put an (empty until listed) tool set in the registry for every enabled server."""
+    def install(self, registry: "Registry", config: "AgentConfig | None" = None) -> None:
+        """Put a tool set in the registry for every enabled server: its tools once listed, else empty.
+
+        Called again with the new configuration when the agent is reconfigured (tool sets on or off)."""
         from ..tools.base import ToolSet
 
+        if config is not None:
+            self.config = config
         for name in self.servers:
             if self.enabled(name):
-                registry.add_toolset(ToolSet(f"mcp:{name}", [], description=f"MCP server {name}"))
+                tools = list(self.made.get(name, []))
+                registry.add_toolset(ToolSet(f"mcp:{name}", tools, description=f"MCP server {name}"))
 
     async def refresh(self, registry: "Registry", emit: Callable[[ev.Event], None], turn_id: str) -> bool:
         """Start and list the enabled servers not listed yet; True when the registry changed."""
@@ -94,7 +101,8 @@ class MCPManager:
                 emit(ev.Error(message=str(result), kind="mcp", turn_id=turn_id))
                 continue
             taken = {t.name for t in registry if t.toolset != f"mcp:{name}"}
-            registry.replace_tools(f"mcp:{name}", make_tools(self, name, result, taken))
+            self.made[name] = make_tools(self, name, result, taken)
+            registry.replace_tools(f"mcp:{name}", self.made[name])
             self.listed.add(name)
             changed = True
         return changed

@@ -100,6 +100,7 @@ async def _run(argv: list[str], cwd: Path, max_results: int) -> tuple[list[str],
         *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=1 << 20,
     )
+    assert proc.stdout is not None and proc.stderr is not None  # both are pipes
     # stderr is drained alongside stdout, so a flood of warnings can never block rg.
     stderr = asyncio.ensure_future(proc.stderr.read())
     lines: list[str] = []

@@ -40,18 +40,23 @@ def source_dict(source) -> dict[str, Any]:
 
 
 class _ContextHandler(BaseHandler):
+    @property
+    def nbapp(self) -> Any:
+        """The nbagent server extension (typed loosely: jupyter_server types it as any ExtensionApp)."""
+        return self.extensionapp
+
     def context_store(self) -> ContextStore:
-        store = self.app.services.store()
+        store = self.nbapp.services.store()
         if store.db is None:
             raise web.HTTPError(503, str(store.broken))
         return ContextStore(store.db)
 
     async def blocking(self, fn, *args):
-        return await asyncio.get_running_loop().run_in_executor(self.app.services.executor, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self.nbapp.services.executor, fn, *args)
 
     def session(self, session_id: str) -> str:
         try:
-            return self.app.services.store().resolve(session_id)
+            return self.nbapp.services.store().resolve(session_id)
         except StoreError as exc:
             raise self.store_error(exc) from exc
 
@@ -78,7 +83,7 @@ class NotebookOfferHandler(_ContextHandler):
         if not isinstance(path, str) or not path.endswith(".ipynb"):
             raise web.HTTPError(400, 'give {"path": "<notebook>.ipynb"} (relative to the workspace)')
         try:
-            self.reply(await offer_notebook(self.app, session_id, path))
+            self.reply(await offer_notebook(self.nbapp, session_id, path))
         except StoreError as exc:
             raise self.store_error(exc) from exc
         except (SourceError, ToolError) as exc:

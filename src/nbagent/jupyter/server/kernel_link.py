@@ -66,10 +66,11 @@ class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
 
     @allow_unauthenticated
     async def post(self) -> None:
-        if not self.extensionapp.kernel_link.allows(self.request.headers.get(SECRET_HEADER)):
+        app: Any = self.extensionapp  # the NbAgentServer (typed as a plain ExtensionApp)
+        if not app.kernel_link.allows(self.request.headers.get(SECRET_HEADER)):
             raise web.HTTPError(403, "a kernel of this server must send its secret")
         body = self._body()
-        notebooks = self.extensionapp.notebooks
+        notebooks = app.notebooks
         path = Path(body["path"])
         name = body.get("name") or path.name
         try:

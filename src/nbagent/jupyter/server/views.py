@@ -52,7 +52,8 @@ class OpenViews:
         return any(rel in paths for paths in self.tabs.values())
 
     def answer(self, tab: Any, data: dict) -> None:
-        entry = self.pending.pop(data.get("id"), None) if isinstance(data.get("id"), int) else None
+        key = data.get("id")
+        entry = self.pending.pop(key, None) if isinstance(key, int) else None
         if entry is not None and entry[0] is tab and not entry[1].done():
             entry[1].set_result(data)
 
@@ -131,14 +132,15 @@ class ViewsSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHand
             return
         if not isinstance(data, dict):
             return
-        views: OpenViews = self.extensionapp.views
+        views: OpenViews = getattr(self.extensionapp, "views")
         if data.get("type") == "open" and isinstance(data.get("paths"), list):
             views.report(self, data["paths"])
         elif data.get("type") == "result":
             views.answer(self, data)
 
     def on_close(self) -> None:
-        self.extensionapp.views.drop(self)
+        views: OpenViews = getattr(self.extensionapp, "views")
+        views.drop(self)
 
     def send_text(self, text: str) -> None:
         if self.ws_connection is None or self.ws_connection.is_closing():

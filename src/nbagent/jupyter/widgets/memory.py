@@ -21,7 +21,12 @@ class Memory(widgets.VBox):
 
     def changed(self, action: str, entries: list[dict[str, Any]]) -> None:
         if action == "injected":
-            self.injected = list(entries)
+            # A turn is told more than once (the top entries at its start, relevant ones per step):
+            # keep each entry once, with the score and reason of the search that found it.
+            merged = {_key(e): e for e in self.injected}
+            for entry in entries:
+                merged[_key(entry)] = {**merged.get(_key(entry), {}), **entry}
+            self.injected = list(merged.values())
         elif action == "remember":
             self.remembered = [*self.remembered, *entries]
         elif action == "forget":
@@ -36,9 +41,21 @@ class Memory(widgets.VBox):
         self.layout.display = "" if body else "none"
 
 
+def _key(entry: dict[str, Any]) -> Any:
+    return (entry.get("source", "workspace"), entry["id"]) if entry.get("id") is not None else entry.get("text")
+
+
 def _section(title: str, entries: list[dict[str, Any]]) -> str:
-    items = "".join(f"<li>[{html.escape(str(e.get('kind', '')))}] {html.escape(str(e.get('text', '')))}</li>"
-                    for e in entries)
+    items = "".join(f"<li>[{html.escape(str(e.get('kind') or e.get('category') or ''))}] "
+                    f"{html.escape(str(e.get('text', '')))}{_score(e)}</li>" for e in entries)
     opened = "" if title.startswith("memory used") else " open"
     return (f'<details{opened} style="font-size:12px"><summary>{html.escape(title)}</summary>'
             f'<ul style="margin:0">{items}</ul></details>')
+
+
+def _score(entry: dict[str, Any]) -> str:
+    """" (0.62: cosine 0.52 (raw 0.87) + keywords 0.40)" for an entry found by search, else nothing."""
+    if not isinstance(entry.get("score"), (int, float)):
+        return ""
+    why = f": {entry['why']}" if entry.get("why") else ""
+    return f' <span style="opacity:0.7">({entry["score"]:.2f}{html.escape(str(why))})</span>'
