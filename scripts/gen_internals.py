@@ -31,26 +31,36 @@ END = "<!-- end of the module map -->"
 LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("foundation", "leaf modules everything may use: errors, ids, the event types, config, cost, atomic writes",
      ("nbagent.errors", "nbagent.ids", "nbagent.events", "nbagent.config", "nbagent.cost", "nbagent.atomic",
-      "nbagent.display")),
+      "nbagent.display", "nbagent.redaction", "nbagent.open_context", "nbagent.tempfiles", "nbagent.statedir",
+      "nbagent.safe_markdown", "nbagent.picker")),
     ("workspace", "the workspace root, path confinement, the ignore-aware walk, process trees",
      ("nbagent.workspace", "nbagent.walker", "nbagent.procs")),
-    ("state", "the session, the SQLite store, project memory, prompt history and attached context",
-     ("nbagent.session", "nbagent.store", "nbagent.state", "nbagent.memory", "nbagent.history",
-      "nbagent.context")),
+    ("state", "the session, the SQLite store, project memory, prompt history, the knowledge index, attached context",
+     ("nbagent.session", "nbagent.store", "nbagent.knowledge", "nbagent.context")),
     ("model", "model adapters over the openai SDK and the offline model",
      ("nbagent.model",)),
-    ("tools", "the tool registry, the tool sets, the tool runner and its output limits, MCP servers' tools",
-     ("nbagent.tools", "nbagent.toolrun", "nbagent.limits", "nbagent.nbshrink", "nbagent.mcp")),
-    ("engine", "the agent: its turns, prompt, approvals, compaction and the typed front-end state",
+    ("tools", "the tools, their runner, approvals and output limits, MCP servers' tools; checkpoints and the "
+              "recovery journal",
+     ("nbagent.tools", "nbagent.approvals", "nbagent.mcp", "nbagent.checkpoints", "nbagent.journal",
+      "nbagent.turn_guard")),
+    ("engine", "the agent: its turns, prompt, compaction and the typed front-end state",
      ("nbagent.agent", "nbagent.agent_state", "nbagent.loop", "nbagent.runtime", "nbagent.prompt",
-      "nbagent.compaction", "nbagent.prune", "nbagent.approvals", "nbagent.result", "nbagent.api",
-      "nbagent.context.handle")),
+      "nbagent.compaction", "nbagent.result", "nbagent.api", "nbagent.context.handle")),
     ("testing", "the scripted model and the scripted OpenAI-compatible HTTP server for tests",
      ("nbagent.testing",)),
     ("front ends", "the terminal (CLI, text view), the Jupyter magics, widgets and server extension",
-     ("nbagent.terminal", "nbagent.cli", "nbagent.cli_sessions", "nbagent.cli_context", "nbagent.jupyter", "nbagent.mcp.serve",
+     ("nbagent.terminal", "nbagent.cli", "nbagent.cli_sessions", "nbagent.cli_checkpoints", "nbagent.cli_context",
+      "nbagent.jupyter", "nbagent.mcp.serve",
       "nbagent")),
 ]
+
+UPWARD_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("nbagent.agent", "nbagent.jupyter.view"):
+        "Agent.view() is the one engine entry point into a front end; it imports it only when called, in Jupyter",
+    ("nbagent.store.sessions", "nbagent.turn_guard"):
+        "deleting a session deletes its recovery journal and checkpoints too (imported only then)",
+}
+"""Known imports that run up the layers, each with why. Add none: move the code instead."""
 
 
 def layer_index(module: str) -> int:

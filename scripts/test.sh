@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Run every test: unit, integration (real servers and subprocesses), the llama.cpp protocol test,
-# browser tests in headless Chromium, the TypeScript unit tests and the example notebooks (nbval).
+# Run every test: pyright over src/, unit, integration (real servers and subprocesses), the llama.cpp
+# protocol test, browser tests in headless Chromium, the TypeScript unit tests and the example notebooks (nbval).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 status=0
+
+echo "== pyright (basic) over src/"
+.venv/bin/pyright || status=$?
 
 echo "== python tests"
 $PY -m pytest -q -p no:randomly tests || status=$?

@@ -6,8 +6,9 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import type { AgentEvent, ClientMessage, StoredMessage } from './events';
-import type { Snapshot } from './state';
+import type { ClientMessage, ServerMessage, StoredMessage } from './protocol';
+
+export type { ServerMessage } from './protocol';
 
 export interface SessionInfo {
   id: string;
@@ -87,8 +88,6 @@ export const api = {
   getSettings: () => request<AgentSettings & { available: { toolsets: string[]; approval: string[] } }>('settings'),
   putSettings: (s: Partial<AgentSettings>) => request<AgentSettings>('settings', json('PUT', s))
 };
-
-export type ServerMessage = AgentEvent | Snapshot;
 
 export type SocketStatus = 'connecting' | 'open' | 'closed' | 'gone';
 

@@ -6,16 +6,16 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { api, AgentSettings, SessionInfo, SessionSocket, ServerMessage, SocketStatus } from './api';
-import { clearQueue, fromSnapshot, initialState, PanelState, reduce } from './state';
+import { AgentState, initialState, reduce } from './state';
 import { newHistory, PromptHistory, remember } from './input';
-import type { AgentEvent } from './events';
 import type { OpenContextTracker } from './openContext';
 
 const HISTORY_KEY = 'nbagent:prompt-history';
 const LAST_SESSION_KEY = 'nbagent:last-session';
 
 export class PanelModel {
-  state: PanelState = initialState();
+  /** The session's AgentState: the server's snapshot, then every event through the shared reducer. */
+  state: AgentState = initialState();
   sessions: SessionInfo[] = [];
   connection: SocketStatus = 'closed';
   problem: string | null = null;
@@ -72,7 +72,7 @@ export class PanelModel {
   }
 
   async fork(): Promise<void> {
-    const id = this.state.sessionId;
+    const id = this.state.session_id;
     if (!id) {
       return;
     }
@@ -84,7 +84,7 @@ export class PanelModel {
   }
 
   async deleteCurrent(): Promise<void> {
-    const id = this.state.sessionId;
+    const id = this.state.session_id;
     if (!id) {
       return;
     }
@@ -130,11 +130,9 @@ export class PanelModel {
     this.socket?.send({ type: 'stop' });
   }
 
-  /** End the turn and drop the queue (the server's turn_end confirms it to every tab). */
+  /** End the turn and drop the queue (every dropped prompt's turn_end clears it in every tab). */
   abort(): void {
     this.socket?.send({ type: 'abort' });
-    this.state = clearQueue(this.state);
-    this.emit();
   }
 
   applySettings(settings: Partial<AgentSettings>): Promise<AgentSettings | void> {
@@ -148,9 +146,9 @@ export class PanelModel {
 
   private receive(msg: ServerMessage): void {
     if (msg.type === 'snapshot') {
-      this.state = fromSnapshot(msg);
-    } else {
-      this.state = reduce(this.state, msg as AgentEvent);
+      this.state = msg.state;
+      } else {
+      this.state = reduce(this.state, msg);
       if (msg.type === 'turn_start' || msg.type === 'turn_end') {
         void this.refreshSessions(); // a new title, turn counts
       }

@@ -10,7 +10,21 @@ import { Dialog, ReactWidget, showDialog, UseSignal } from '@jupyterlab/apputils
 import { api } from './api';
 import { atToken, AtToken, insertPath, moveSelection, newer, older } from './input';
 import { PanelModel } from './model';
-import { Approval, CheckpointItem, diffLines, Item, looksLikeDiff, PanelState, Todo, todoProgress, ToolItem } from './state';
+import {
+  AgentState,
+  CheckpointItem,
+  diffLines,
+  inFlight,
+  isBusy,
+  looksLikeDiff,
+  PendingApproval,
+  Row,
+  rows,
+  Todo,
+  todoProgress,
+  todosOf,
+  ToolItem
+} from './state';
 import { CheckpointBar } from './checkpoints';
 import { MemoryTab } from './memoryTab';
 import { ContextChip } from './openContext';
@@ -54,6 +68,7 @@ interface ViewProps {
 
 function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
   const s = model.state;
+  const todos = todosOf(s);
   const [tab, setTab] = React.useState<'chat' | 'memory'>('chat');
   return (
     <div className="jp-nbagent-body">
@@ -67,28 +82,28 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
         ))}
       </div>
       {tab === 'memory' && <MemoryTab />}
-      {tab === 'chat' && <ContextChips sessionId={s.sessionId} version={s.items.length} />}
+      {tab === 'chat' && <ContextChips sessionId={s.session_id} version={s.transcript.length + (s.turn ? 1 : 0)} />}
       {tab === 'chat' && <Transcript
-        items={s.items}
+        items={rows(s)}
         rendermime={rendermime}
         renderCheckpoint={item => (
           <CheckpointBar
-            key={item.id}
+            key={item.key}
             checkpoint={item}
-            undoTurn={s.undoTurn}
-            redoTurn={s.redoTurn}
-            busy={s.busy}
+            undoTurn={s.undo_turn}
+            redoTurn={s.redo_turn}
+            busy={isBusy(s)}
             onUndo={turn => model.undo(turn)}
             onRedo={turn => model.redo(turn)}
           />
         )}
       />}
       <Status state={s} connection={model.connection} />
-      {s.todos.length > 0 && <Todos todos={s.todos} />}
+      {todos.length > 0 && <Todos todos={todos} />}
       {s.approvals.map(a => (
-        <ApprovalCard key={a.callId} approval={a} model={model} />
+        <ApprovalCard key={a.call_id} approval={a} model={model} />
       ))}
-      {s.queue.length > 0 && <Queue queue={s.queue} />}
+      {s.queue.length > 0 && <Queue queue={s.queue.map(q => q.prompt)} />}
       <PromptBox model={model} />
     </div>
   );
@@ -102,12 +117,12 @@ function Header({ model }: { model: PanelModel }): React.ReactElement {
       <select
         className="jp-nbagent-sessions"
         title="Resume a session"
-        value={state.sessionId ?? ''}
+        value={state.session_id ?? ''}
         onFocus={() => void model.refreshSessions()}
         onChange={e => model.open(e.target.value)}
       >
-        {state.sessionId && !sessions.some(x => x.id === state.sessionId) && (
-          <option value={state.sessionId}>new session</option>
+        {state.session_id && !sessions.some(x => x.id === state.session_id) && (
+          <option value={state.session_id}>new session</option>
         )}
         {sessions.map(x => (
           <option key={x.id} value={x.id}>
@@ -125,7 +140,7 @@ function Header({ model }: { model: PanelModel }): React.ReactElement {
         Delete
       </button>
       <span className="jp-nbagent-counters" title="Tokens in / out, and cost of this session">
-        {formatTokens(c.inputTokens)} in · {formatTokens(c.outputTokens)} out
+        {formatTokens(c.input_tokens)} in · {formatTokens(c.output_tokens)} out
         {c.cost !== null && ` · $${c.cost.toFixed(c.cost < 1 ? 4 : 2)}`}
       </span>
     </div>
@@ -133,7 +148,7 @@ function Header({ model }: { model: PanelModel }): React.ReactElement {
 }
 
 async function confirmDelete(model: PanelModel): Promise<void> {
-  const title = model.sessions.find(x => x.id === model.state.sessionId)?.title ?? 'this session';
+  const title = model.sessions.find(x => x.id === model.state.session_id)?.title ?? 'this session';
   const result = await showDialog({
     title: 'Delete the session?',
     body: `"${title}" and its messages are removed from the workspace's database.`,
@@ -145,7 +160,7 @@ async function confirmDelete(model: PanelModel): Promise<void> {
 }
 
 interface TranscriptProps {
-  items: Item[];
+  items: Row[];
   rendermime: IRenderMimeRegistry;
   renderCheckpoint: (item: CheckpointItem) => React.ReactElement;
 }
@@ -168,13 +183,13 @@ function Transcript({ items, rendermime, renderCheckpoint }: TranscriptProps): R
     <div className="jp-nbagent-transcript" ref={ref} onScroll={onScroll}>
       {items.length === 0 && <div className="jp-nbagent-empty">Ask the agent about this workspace. Type @ to mention a file.</div>}
       {items.map(item =>
-        item.kind === 'checkpoint' ? renderCheckpoint(item) : <ItemView key={item.id} item={item} rendermime={rendermime} />
+        item.kind === 'checkpoint' ? renderCheckpoint(item) : <ItemView key={item.key} item={item} rendermime={rendermime} />
       )}
     </div>
   );
 }
 
-const ItemView = React.memo(function ItemView({ item, rendermime }: { item: Item; rendermime: IRenderMimeRegistry }) {
+const ItemView = React.memo(function ItemView({ item, rendermime }: { item: Row; rendermime: IRenderMimeRegistry }) {
   switch (item.kind) {
     case 'user':
       return <div className="jp-nbagent-user">{item.text}</div>;
@@ -188,7 +203,7 @@ const ItemView = React.memo(function ItemView({ item, rendermime }: { item: Item
         </details>
       );
     case 'tool':
-      return <ToolRow tool={item} />;
+      return <ToolRow tool={item.tool} />;
     case 'note':
       return <div className={`jp-nbagent-note jp-mod-${item.tone}`}>{item.text}</div>;
     case 'checkpoint':
@@ -225,28 +240,30 @@ function Markdown({ text, streaming, rendermime }: { text: string; streaming: bo
 const STATUS_MARK: Record<string, string> = {
   input: '…',
   running: '…',
-  awaiting: '?',
+  awaiting_approval: '?',
   done: '✓',
   failed: '✗',
   denied: '⊘',
-  killed: '■'
+  killed: '■',
+  interrupted: '■'
 };
 
 function ToolRow({ tool }: { tool: ToolItem }): React.ReactElement {
   const summary = toolSummary(tool);
-  const outputIsDiff = looksLikeDiff(tool.output); // the edit's own diff, after the fact
+  const output = tool.output ?? '';
+  const outputIsDiff = looksLikeDiff(output); // the edit's own diff, after the fact
   return (
-    <details className={`jp-nbagent-tool jp-mod-${tool.status}`} data-call-id={tool.id}>
+    <details className={`jp-nbagent-tool jp-mod-${tool.status}`} data-call-id={tool.call_id}>
       <summary>
         <span className="jp-nbagent-tool-mark">{STATUS_MARK[tool.status] ?? '·'}</span>
         <span className="jp-nbagent-tool-name">{tool.name}</span>
         {summary && <span className="jp-nbagent-tool-arg">{summary}</span>}
-        {tool.durationMs !== null && <span className="jp-nbagent-tool-time">{formatMs(tool.durationMs)}</span>}
+        {tool.duration_ms !== null && <span className="jp-nbagent-tool-time">{formatMs(tool.duration_ms)}</span>}
       </summary>
       <div className="jp-nbagent-tool-body">
         <pre className="jp-nbagent-tool-args">{prettyArgs(tool)}</pre>
-        {outputIsDiff ? <Diff diff={tool.output} /> : tool.diff && <Diff diff={tool.diff} />}
-        {tool.output && !outputIsDiff && <pre className="jp-nbagent-tool-output">{tool.output}</pre>}
+        {outputIsDiff ? <Diff diff={output} /> : tool.diff && <Diff diff={tool.diff} />}
+        {output && !outputIsDiff && <pre className="jp-nbagent-tool-output">{output}</pre>}
       </div>
     </details>
   );
@@ -264,19 +281,20 @@ function Diff({ diff }: { diff: string }): React.ReactElement {
   );
 }
 
-function Status({ state, connection }: { state: PanelState; connection: string }): React.ReactElement | null {
+function Status({ state, connection }: { state: AgentState; connection: string }): React.ReactElement | null {
   if (connection !== 'open') {
     const label = { connecting: 'Connecting…', gone: 'Session deleted' }[connection] ?? 'Disconnected, reconnecting…';
     return <div className="jp-nbagent-status">{label}</div>;
   }
-  if (state.inFlight) {
+  const flying = inFlight(state);
+  if (flying) {
     return (
       <div className="jp-nbagent-status jp-nbagent-inflight">
-        <span className="jp-nbagent-spinner" /> running {state.inFlight.name}…
+        <span className="jp-nbagent-spinner" /> running {flying.name}…
       </div>
     );
   }
-  if (state.busy) {
+  if (isBusy(state)) {
     return (
       <div className="jp-nbagent-status">
         <span className="jp-nbagent-spinner" /> working…
@@ -309,14 +327,14 @@ function Todos({ todos }: { todos: Todo[] }): React.ReactElement {
 
 const TODO_MARK: Record<string, string> = { completed: '☑', in_progress: '◐', pending: '☐', blocked: '⚠' };
 
-function ApprovalCard({ approval, model }: { approval: Approval; model: PanelModel }): React.ReactElement {
-  const decide = (d: 'approve' | 'deny' | 'always') => () => model.decide(approval.callId, d);
+function ApprovalCard({ approval, model }: { approval: PendingApproval; model: PanelModel }): React.ReactElement {
+  const decide = (d: 'approve' | 'deny' | 'always') => () => model.decide(approval.call_id, d);
   return (
-    <div className="jp-nbagent-approval" data-call-id={approval.callId}>
+    <div className="jp-nbagent-approval" data-call-id={approval.call_id}>
       <div className="jp-nbagent-approval-title">
         Allow <b>{approval.name}</b>?
       </div>
-      {approval.diff ? <Diff diff={approval.diff} /> : <pre className="jp-nbagent-tool-args">{JSON.stringify(approval.args, null, 2)}</pre>}
+      {approval.diff ? <Diff diff={approval.diff} /> : <pre className="jp-nbagent-tool-args">{JSON.stringify(approval.arguments, null, 2)}</pre>}
       {approval.annotations ? (
         <div className="jp-nbagent-approval-hints" title="What the MCP server says about this tool; nbagent does not rely on it">
           {"server's hints (unverified): " + Object.entries(approval.annotations).map(([k, v]) => `${k}=${String(v)}`).join(', ')}
@@ -361,7 +379,7 @@ function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
   const [picker, setPicker] = React.useState<Picker | null>(null);
   const area = React.useRef<HTMLTextAreaElement>(null);
   const query = React.useRef(0);
-  const busy = model.state.busy;
+  const busy = isBusy(model.state);
 
   const updatePicker = (value: string, caret: number) => {
     const token = atToken(value, caret);
@@ -477,7 +495,7 @@ function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
 // ---------------------------------------------------------------- formatting
 
 function toolSummary(tool: ToolItem): string {
-  const a = tool.args ?? {};
+  const a = tool.arguments ?? {};
   const main = a.path ?? a.file ?? a.command ?? a.pattern ?? a.query ?? a.cell_id ?? a.code;
   if (typeof main === 'string') {
     const line = main.split('\n')[0];
@@ -487,10 +505,10 @@ function toolSummary(tool: ToolItem): string {
 }
 
 function prettyArgs(tool: ToolItem): string {
-  if (tool.args) {
-    return JSON.stringify(tool.args, null, 2);
+  if (tool.arguments) {
+    return JSON.stringify(tool.arguments, null, 2);
   }
-  return tool.argsText;
+  return tool.input_text;
 }
 
 function formatMs(ms: number): string {

@@ -1,67 +1,314 @@
 /**
- * The panel's state: a pure reducer over the engine's events.
+ * The panel's state: the engine's AgentState (generated types, events.ts) and the same pure reducer
+ * as nbagent/agent_state.py, rule for rule, so a tab that joins from a snapshot and one that saw every
+ * event show the same thing. tests/fixtures/event_sequences/*.json (recorded event sequences with the
+ * state they reduce to) are run by both the Python tests and test/state.test.ts.
  *
- * Nothing here touches the DOM or JupyterLab, so every rule of the panel (where a delta goes,
- * when the tool in flight clears, what abort does to the queue) is unit-tested in plain Node.
+ * Below the reducer, `panelView` turns an AgentState into what the panel draws (rows with stable keys);
+ * nothing here touches the DOM or JupyterLab.
  */
 
+import type {
+  AgentEvent,
+  AgentState,
+  NoticeItem,
+  PendingApproval,
+  ReasoningItem,
+  TextItem,
+  ToolItem,
+  Turn
+} from './events';
+
 import { contextNoteLine } from './contextNote';
-import type { AgentEvent, StoredMessage } from './events';
 
-export type ToolStatus =
-  | 'input' // the model is still streaming the arguments
-  | 'running'
-  | 'awaiting' // waiting for an approval decision
-  | 'done'
-  | 'failed'
-  | 'denied'
-  | 'killed';
+export type { AgentState, PendingApproval, ToolItem, Turn } from './events';
 
-export interface UserItem {
+export type TurnItem = Turn['items'][number];
+
+/** Notices outside any turn kept in the state (agent_state.MAX_NOTICES). */
+export const MAX_NOTICES = 20;
+
+/** AgentState() as Python makes it. */
+export function initialState(sessionId: string | null = null): AgentState {
+  return {
+    session_id: sessionId,
+    title: null,
+    settings: {},
+    queue: [],
+    turn: null,
+    approvals: [],
+    todos: [],
+    memory: [],
+    counters: { input_tokens: 0, output_tokens: 0, cost: null },
+    transcript: [],
+    notices: [],
+    undo_turn: null,
+    redo_turn: null
+  };
+}
+
+/** A turn in flight or prompts waiting (AgentState.busy). */
+export function isBusy(state: AgentState): boolean {
+  return state.turn !== null || state.queue.length > 0;
+}
+
+/** The state after `event`; `state` itself is left as it was (agent_state.reduce). */
+export function reduce(state: AgentState, event: AgentEvent): AgentState {
+  const s = state;
+  const e = event;
+  switch (e.type) {
+    case 'turn_start': {
+      const queue = s.queue.filter(q => q.turn_id !== e.turn_id);
+      const turn: Turn = newTurn(e.turn_id, e.prompt);
+      return {
+        ...s,
+        queue,
+        turn,
+        session_id: e.session_id || s.session_id,
+        title: e.title !== null && e.title !== undefined ? e.title : s.title,
+        memory: []
+      };
+    }
+    case 'prompt_queued':
+      return { ...s, queue: [...s.queue, { turn_id: e.turn_id, prompt: e.prompt }] };
+    case 'text_delta':
+      return withTurn(s, e.turn_id, t => delta(t, 'text', e.text));
+    case 'reasoning_delta':
+      return withTurn(s, e.turn_id, t => delta(t, 'reasoning', e.text));
+    case 'tool_input_start':
+      return withTurn(s, e.turn_id, t => updateTool(t, e.call_id, e.name, { status: 'input' }));
+    case 'tool_input_delta':
+      return withTurn(s, e.turn_id, t => {
+        const current = lastTool(t, e.call_id);
+        return updateTool(t, e.call_id, e.name, { input_text: (current ? current.input_text : '') + e.text });
+      });
+    case 'tool_call':
+      return withTurn(s, e.turn_id, t => updateTool(t, e.call_id, e.name, { status: 'running', arguments: e.arguments }));
+    case 'approval_request': {
+      const pending: PendingApproval = {
+        call_id: e.call_id,
+        turn_id: e.turn_id,
+        name: e.name,
+        arguments: e.arguments,
+        diff: e.diff,
+        annotations: e.annotations
+      };
+      const next = { ...s, approvals: [...s.approvals.filter(a => a.call_id !== e.call_id), pending] };
+      return withTurn(next, e.turn_id, t => updateTool(t, e.call_id, e.name, { status: 'awaiting_approval', diff: e.diff }));
+    }
+    case 'approval_decision': {
+      const next = { ...s, approvals: s.approvals.filter(a => a.call_id !== e.call_id) };
+      const status = e.decision === 'deny' ? 'denied' : 'running';
+      return withTurn(next, e.turn_id, t => updateTool(t, e.call_id, e.name, { status, decision: e.decision }));
+    }
+    case 'tool_result': {
+      const next = { ...s, approvals: s.approvals.filter(a => a.call_id !== e.call_id) };
+      return withTurn(next, e.turn_id, t =>
+        updateTool(t, e.call_id, e.name, {
+          status: e.status as ToolItem['status'],
+          output: e.output,
+          is_error: e.is_error,
+          duration_ms: e.duration_ms
+        })
+      );
+    }
+    case 'todos_changed':
+      return { ...s, todos: [...e.todos] };
+    case 'memory_changed': {
+      const texts = e.entries.map(entry => pyStr('text' in entry ? entry.text : '')).join('; ');
+      return notice(s, e.turn_id, { level: 'memory', text: texts ? `memory ${e.action}: ${texts}` : `memory ${e.action}`, kind: 'notice' });
+    }
+    case 'memory_injected': {
+      const entries = [...e.entries];
+      return withTurn({ ...s, memory: entries }, e.turn_id, t => ({ ...t, memory: entries }));
+    }
+    case 'settings_changed':
+      return { ...s, settings: { ...s.settings, ...e.settings } };
+    case 'session_changed':
+      return Object.keys(e.state).length
+        ? { ...initialState(), ...(e.state as unknown as AgentState) }
+        : { ...initialState(e.session_id), settings: s.settings };
+    case 'usage': {
+      const next = { ...s, counters: { input_tokens: e.total_input_tokens, output_tokens: e.total_output_tokens, cost: e.cost } };
+      return withTurn(next, e.turn_id, t => ({
+        ...t,
+        input_tokens: t.input_tokens + e.input_tokens,
+        output_tokens: t.output_tokens + e.output_tokens
+      }));
+    }
+    case 'checkpoint': {
+      // A turn's checkpoint taken, undone or redone: on that turn (live or finished); "diverged" is a notice.
+      if (e.action === 'diverged') {
+        return notice(s, e.turn_id, { level: 'info', text: 'changed since the last checkpoint: ' + e.files.join(', '), kind: 'notice' });
+      }
+      const mark = { turn: e.turn, files: [...e.files], undone: e.action === 'undone' };
+      const next = { ...s, undo_turn: e.undo_turn, redo_turn: e.redo_turn };
+      if (next.turn !== null && next.turn.turn_id === e.turn_id) {
+        return { ...next, turn: { ...next.turn, checkpoint: mark } };
+      }
+      return { ...next, transcript: next.transcript.map(t => (e.turn_id && t.turn_id === e.turn_id ? { ...t, checkpoint: mark } : t)) };
+    }
+    case 'compacted':
+      return notice(s, e.turn_id, { level: 'info', text: e.message, kind: 'notice' });
+    case 'context_note':
+      return notice(s, e.turn_id, { level: 'context', text: contextNoteLine(e), kind: 'notice' });
+    case 'error':
+      return notice(s, e.turn_id, { level: 'error', text: e.message, kind: 'notice' });
+    case 'turn_end':
+      return endTurn(s, e.turn_id, e.reason, e.text, e.steps);
+    default:
+      return s;
+  }
+}
+
+function newTurn(turnId: string, prompt: string): Turn {
+  return {
+    turn_id: turnId,
+    prompt,
+    status: 'running',
+    items: [],
+    text: '',
+    steps: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    memory: [],
+    checkpoint: null
+  };
+}
+
+/** Apply `change` to the turn in flight when the event belongs to it. */
+function withTurn(s: AgentState, turnId: string, change: (turn: Turn) => Turn): AgentState {
+  if (s.turn === null || s.turn.turn_id !== turnId) {
+    return s;
+  }
+  return { ...s, turn: change(s.turn) };
+}
+
+/** A delta extends the turn's last item when it is of the same kind, else starts one. */
+function delta(turn: Turn, kind: 'text' | 'reasoning', text: string): Turn {
+  const items = turn.items;
+  const last = items[items.length - 1];
+  if (last && last.kind === kind) {
+    const joined: TextItem | ReasoningItem = { text: (last as TextItem | ReasoningItem).text + text, kind };
+    return { ...turn, items: [...items.slice(0, -1), joined] };
+  }
+  return { ...turn, items: [...items, { text, kind }] };
+}
+
+function lastTool(turn: Turn, callId: string): ToolItem | null {
+  for (let i = turn.items.length - 1; i >= 0; i--) {
+    const item = turn.items[i];
+    if (item.kind === 'tool' && item.call_id === callId) {
+      return item;
+    }
+  }
+  return null;
+}
+
+/** Change the tool item of `callId`, adding it at the end when the turn has none yet. */
+function updateTool(turn: Turn, callId: string, name: string, changes: Partial<ToolItem>): Turn {
+  for (let i = turn.items.length - 1; i >= 0; i--) {
+    const item = turn.items[i];
+    if (item.kind === 'tool' && item.call_id === callId) {
+      const items = turn.items.slice();
+      items[i] = { ...item, ...changes };
+      return { ...turn, items };
+    }
+  }
+  const fresh: ToolItem = {
+    call_id: callId,
+    name,
+    status: 'input',
+    input_text: '',
+    arguments: null,
+    diff: null,
+    decision: null,
+    output: null,
+    is_error: false,
+    duration_ms: null,
+    kind: 'tool',
+    ...changes
+  };
+  return { ...turn, items: [...turn.items, fresh] };
+}
+
+/** In the turn it belongs to, else among the state's own notices (the newest MAX_NOTICES). */
+function notice(s: AgentState, turnId: string, item: NoticeItem): AgentState {
+  if (s.turn !== null && s.turn.turn_id === turnId) {
+    return { ...s, turn: { ...s.turn, items: [...s.turn.items, item] } };
+  }
+  return { ...s, notices: [...s.notices, item].slice(-MAX_NOTICES) };
+}
+
+function endTurn(s: AgentState, turnId: string, reason: string, text: string, steps: number): AgentState {
+  const queue = s.queue.filter(q => q.turn_id !== turnId);
+  const approvals = s.approvals.filter(a => a.turn_id !== turnId);
+  if (s.turn === null || s.turn.turn_id !== turnId) {
+    return { ...s, queue, approvals };
+  }
+  // The engine ends every call with a tool_result; a call still open here was only being streamed.
+  const items = s.turn.items.map(item =>
+    item.kind === 'tool' && (item.status === 'input' || item.status === 'running' || item.status === 'awaiting_approval')
+      ? { ...item, status: 'interrupted' as const }
+      : item
+  );
+  const ended: Turn = { ...s.turn, status: reason as Turn['status'], text, steps, items };
+  return { ...s, queue, approvals, turn: null, transcript: [...s.transcript, ended] };
+}
+
+/** Python's str() of a JSON value, for the few texts the reducer builds. */
+function pyStr(value: unknown): string {
+  if (value === null) {
+    return 'None';
+  }
+  if (typeof value === 'boolean') {
+    return value ? 'True' : 'False';
+  }
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+// ---------------------------------------------------------------- what the panel draws
+
+export interface UserRow {
   kind: 'user';
-  id: string;
+  key: string;
   text: string;
 }
-export interface AssistantItem {
+export interface AnswerRow {
   kind: 'assistant';
-  id: string;
+  key: string;
   text: string;
   streaming: boolean;
 }
-export interface ReasoningItem {
+export interface ReasoningRow {
   kind: 'reasoning';
-  id: string;
+  key: string;
   text: string;
   streaming: boolean;
 }
-export interface ToolItem {
+export interface ToolRowItem {
   kind: 'tool';
-  id: string; // the call id
-  name: string;
-  argsText: string; // raw JSON as streamed
-  args: Record<string, unknown> | null;
-  status: ToolStatus;
-  output: string;
-  isError: boolean;
-  durationMs: number | null;
-  diff: string | null;
-  decision: string | null;
+  key: string;
+  tool: ToolItem;
 }
-export interface NoteItem {
+export interface NoteRow {
   kind: 'note';
-  id: string;
+  key: string;
   text: string;
   tone: 'info' | 'error';
 }
-/** A finished turn's file changes, with its Undo/Redo state (src/checkpoints.tsx renders it). */
+/** A finished turn's file changes, with its Undo/Redo state (checkpoints.tsx renders it). */
 export interface CheckpointItem {
   kind: 'checkpoint';
+  key: string;
   id: string;
   turn: number;
   files: string[];
   undone: boolean;
+  /** Shown after this many turns of the transcript (the turn it belongs to). */
+  after: number;
 }
-export type Item = UserItem | AssistantItem | ReasoningItem | ToolItem | NoteItem | CheckpointItem;
+export type Row = UserRow | AnswerRow | ReasoningRow | ToolRowItem | NoteRow | CheckpointItem;
 
 export interface Todo {
   text: string;
@@ -69,203 +316,73 @@ export interface Todo {
   note: string | null; // why it is blocked
 }
 
-export interface Approval {
-  callId: string;
-  name: string;
-  args: Record<string, unknown>;
-  diff: string | null;
-  /** An MCP tool's hints as its server declares them: shown on the card, never trusted. */
-  annotations: Record<string, unknown> | null;
+// ---------------------------------------------------------------- beyond AgentState
+
+/**
+ * The transcript as rows: every finished turn, then the turn in flight (each followed by its
+ * checkpoint), then notices outside turns.
+ */
+export function rows(state: AgentState): Row[] {
+  const out: Row[] = [];
+  const turns = [...state.transcript, ...(state.turn ? [state.turn] : [])];
+  turns.forEach((turn, i) => {
+    turnRows(turn, turn === state.turn, out);
+    if (turn.checkpoint) {
+      const id = `checkpoint-${turn.checkpoint.turn}`;
+      out.push({ kind: 'checkpoint', key: id, id, ...turn.checkpoint, after: i + 1 });
+    }
+  });
+  state.notices.forEach((n, i) => out.push({ kind: 'note', key: `notice-${i}-${n.text}`, text: n.text, tone: n.level === 'error' ? 'error' : 'info' }));
+  return out;
 }
 
-export interface Counters {
-  inputTokens: number;
-  outputTokens: number;
-  cost: number | null;
-}
-
-export interface PanelState {
-  sessionId: string | null;
-  items: Item[];
-  busy: boolean;
-  turnId: string | null;
-  /** Set by tool_input_start, cleared by that call's tool_result (and at turn end). */
-  inFlight: { name: string; callId: string } | null;
-  todos: Todo[];
-  approvals: Approval[];
-  queue: string[];
-  counters: Counters;
-  /** The turns /undo and /redo would act on now (from the latest checkpoint event). */
-  undoTurn: number | null;
-  redoTurn: number | null;
-  /** Whether the current turn has streamed answer text (else turn_end.text is shown). */
-  turnHadText: boolean;
-  seq: number;
-}
-
-/** Sent by the server first on every WebSocket: the stored transcript, then live events follow. */
-export interface Snapshot {
-  type: 'snapshot';
-  session_id: string;
-  title: string | null;
-  messages: StoredMessage[];
-  todos: Array<Record<string, unknown>>;
-  usage: { input_tokens: number; output_tokens: number; cost: number | null };
-  busy: boolean;
-}
-
-export function initialState(sessionId: string | null = null): PanelState {
-  return {
-    sessionId,
-    items: [],
-    busy: false,
-    turnId: null,
-    inFlight: null,
-    todos: [],
-    approvals: [],
-    queue: [],
-    counters: { inputTokens: 0, outputTokens: 0, cost: null },
-    undoTurn: null,
-    redoTurn: null,
-    turnHadText: false,
-    seq: 0
-  };
-}
-
-/** The whole state after the server's snapshot (a fresh connection or a reconnection). */
-export function fromSnapshot(snap: Snapshot): PanelState {
-  const base = initialState(snap.session_id);
-  const withItems = appendMessages(base, snap.messages);
-  return {
-    ...withItems,
-    todos: normalizeTodos(snap.todos),
-    counters: {
-      inputTokens: snap.usage.input_tokens,
-      outputTokens: snap.usage.output_tokens,
-      cost: snap.usage.cost
+function turnRows(turn: Turn, live: boolean, out: Row[]): void {
+  const key = turn.turn_id;
+  if (turn.prompt) {
+    out.push({ kind: 'user', key: `${key}:prompt`, text: turn.prompt });
+  }
+  let sawText = false;
+  turn.items.forEach((item, i) => {
+    const streaming = live && i === turn.items.length - 1;
+    if (item.kind === 'text') {
+      sawText = true;
+      out.push({ kind: 'assistant', key: `${key}:${i}`, text: item.text, streaming });
+    } else if (item.kind === 'reasoning') {
+      out.push({ kind: 'reasoning', key: `${key}:${i}`, text: item.text, streaming });
+    } else if (item.kind === 'tool') {
+      out.push({ kind: 'tool', key: `${key}:${item.call_id}`, tool: item });
+    } else {
+      out.push({ kind: 'note', key: `${key}:${i}`, text: item.text, tone: item.level === 'error' ? 'error' : 'info' });
     }
-  };
-}
-
-export function reduce(state: PanelState, event: AgentEvent): PanelState {
-  switch (event.type) {
-    case 'turn_start': {
-      const queue = removeFirst(state.queue, event.prompt);
-      const next = { ...state, busy: true, turnId: event.turn_id, queue, turnHadText: false };
-      return push(finishStreaming(next), { kind: 'user', text: event.prompt });
-    }
-    case 'prompt_queued':
-      return { ...state, queue: [...state.queue, event.prompt] };
-    case 'text_delta':
-      return { ...appendStreaming(state, 'assistant', event.text), turnHadText: true };
-    case 'reasoning_delta':
-      return appendStreaming(state, 'reasoning', event.text);
-    case 'tool_input_start': {
-      const next = { ...finishStreaming(state), inFlight: { name: event.name, callId: event.call_id } };
-      return upsertTool(next, event.call_id, event.name, t => t);
-    }
-    case 'tool_input_delta':
-      return upsertTool(state, event.call_id, event.name, t => ({ ...t, argsText: t.argsText + event.text }));
-    case 'tool_call':
-      return upsertTool(finishStreaming(state), event.call_id, event.name, t => ({
-        ...t,
-        args: event.arguments,
-        argsText: t.argsText || JSON.stringify(event.arguments),
-        status: t.status === 'input' ? 'running' : t.status
-      }));
-    case 'approval_request': {
-      const approval = {
-        callId: event.call_id, name: event.name, args: event.arguments, diff: event.diff,
-        annotations: event.annotations ?? null
-      };
-      const approvals = [...state.approvals.filter(a => a.callId !== event.call_id), approval];
-      return upsertTool({ ...state, approvals }, event.call_id, event.name, t => ({
-        ...t,
-        args: event.arguments,
-        status: 'awaiting',
-        diff: event.diff
-      }));
-    }
-    case 'approval_decision': {
-      const approvals = state.approvals.filter(a => a.callId !== event.call_id);
-      const approved = event.decision !== 'deny';
-      return upsertTool({ ...state, approvals }, event.call_id, event.name, t => ({
-        ...t,
-        decision: event.decision,
-        status: approved ? 'running' : 'denied'
-      }));
-    }
-    case 'tool_result': {
-      const inFlight = state.inFlight?.callId === event.call_id ? null : state.inFlight;
-      const approvals = state.approvals.filter(a => a.callId !== event.call_id);
-      return upsertTool({ ...state, inFlight, approvals }, event.call_id, event.name, t => ({
-        ...t,
-        status: toolStatus(event.status, event.is_error),
-        output: event.output,
-        isError: event.is_error,
-        durationMs: event.duration_ms
-      }));
-    }
-    case 'todos_changed':
-      return { ...state, todos: normalizeTodos(event.todos) };
-    case 'memory_changed':
-      return note(state, `memory ${event.action}: ${event.entries.length} entr${event.entries.length === 1 ? 'y' : 'ies'}`);
-    case 'usage':
-      return {
-        ...state,
-        counters: {
-          inputTokens: event.total_input_tokens,
-          outputTokens: event.total_output_tokens,
-          cost: event.cost ?? state.counters.cost // the session's running total, not this call's
-        }
-      };
-    case 'compacted':
-      return note(state, event.message || `compacted: ${event.before} → ${event.after} messages`);
-    case 'context_note':
-      return note(state, contextNoteLine(event));
-    case 'checkpoint':
-      return checkpoint(state, event);
-    case 'error':
-      return note(state, event.message, 'error');
-    case 'turn_end':
-      return endTurn(state, event.reason, event.text);
-    default:
-      return state;
+  });
+  if (!live && !sawText && turn.text) {
+    out.push({ kind: 'assistant', key: `${key}:answer`, text: turn.text, streaming: false });
+  }
+  if (!live && turn.status === 'aborted') {
+    out.push({ kind: 'note', key: `${key}:end`, text: 'Turn aborted.', tone: 'info' });
+  } else if (!live && turn.status === 'max_steps') {
+    out.push({ kind: 'note', key: `${key}:end`, text: 'Stopped: the step limit for one turn was reached.', tone: 'info' });
   }
 }
 
-/** Abort (the button or Escape) ends the turn and drops the queued prompts, at once in the view. */
-export function clearQueue(state: PanelState): PanelState {
-  return state.queue.length ? { ...state, queue: [] } : state;
-}
-
-/** Turn stored messages into transcript items (history of a resumed session). */
-export function appendMessages(state: PanelState, messages: StoredMessage[]): PanelState {
-  let s = state;
-  for (const m of messages) {
-    if (m.role === 'user') {
-      s = m.summary ? note(s, 'Earlier messages were summarised.') : push(s, { kind: 'user', text: m.content });
-    } else if (m.role === 'assistant') {
-      if (m.reasoning) {
-        s = push(s, { kind: 'reasoning', text: m.reasoning, streaming: false });
-      }
-      if (m.content) {
-        s = push(s, { kind: 'assistant', text: m.content, streaming: false });
-      }
-      for (const call of m.tool_calls ?? []) {
-        s = { ...s, items: [...s.items, storedTool(call.id, call.name, call.arguments)] };
-      }
-    } else if (m.role === 'tool' && m.tool_call_id) {
-      const isError = Boolean(m.is_error);
-      s = upsertTool(s, m.tool_call_id, m.name ?? '', t => ({
-        ...t,
-        output: m.content,
-        isError,
-        status: isError ? 'failed' : 'done'
-      }));
+/** The call in flight: the turn's last call not finished yet (streaming, running or awaiting a decision). */
+export function inFlight(state: AgentState): ToolItem | null {
+  const items = state.turn?.items ?? [];
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i];
+    if (item.kind === 'tool' && (item.status === 'input' || item.status === 'running' || item.status === 'awaiting_approval')) {
+      return item;
     }
   }
-  return s;
+  return null;
+}
+
+export function todosOf(state: AgentState): Todo[] {
+  return state.todos.map(t => ({
+    text: String(t.content ?? t.text ?? ''),
+    status: String(t.status ?? 'pending'),
+    note: t.note ? String(t.note) : null
+  }));
 }
 
 export function todoProgress(todos: Todo[]): { done: number; total: number } {
@@ -294,133 +411,4 @@ export function diffLines(diff: string): Array<{ text: string; kind: 'add' | 'de
     }
     return { text, kind: 'ctx' as const };
   });
-}
-
-// ---------------------------------------------------------------- helpers
-
-/** A turn's checkpoint: one item per turn, updated in place when it is undone or redone. */
-function checkpoint(state: PanelState, event: Extract<AgentEvent, { type: 'checkpoint' }>): PanelState {
-  if (event.action === 'diverged') {
-    return note(state, `changed since the last checkpoint: ${event.files.join(', ')}`);
-  }
-  const targets = { ...state, undoTurn: event.undo_turn, redoTurn: event.redo_turn };
-  const undone = event.action === 'undone';
-  const index = state.items.findIndex(i => i.kind === 'checkpoint' && i.turn === event.turn);
-  if (index >= 0) {
-    const items = state.items.slice();
-    items[index] = { ...(items[index] as CheckpointItem), files: event.files, undone };
-    return { ...targets, items };
-  }
-  const seq = state.seq + 1;
-  const item: CheckpointItem = { kind: 'checkpoint', id: `i${seq}`, turn: event.turn, files: event.files, undone };
-  return { ...targets, seq, items: [...state.items, item] };
-}
-
-type NewItem = Omit<UserItem, 'id'> | Omit<AssistantItem, 'id'> | Omit<ReasoningItem, 'id'> | Omit<NoteItem, 'id'>;
-
-function push(state: PanelState, item: NewItem): PanelState {
-  const seq = state.seq + 1;
-  return { ...state, seq, items: [...state.items, { ...item, id: `i${seq}` } as Item] };
-}
-
-function note(state: PanelState, text: string, tone: 'info' | 'error' = 'info'): PanelState {
-  return push(state, { kind: 'note', text, tone });
-}
-
-/** A delta joins the last item when it is the same kind and still streaming, else starts one. */
-function appendStreaming(state: PanelState, kind: 'assistant' | 'reasoning', text: string): PanelState {
-  const last = state.items[state.items.length - 1];
-  if (last && last.kind === kind && last.streaming) {
-    const items = state.items.slice(0, -1);
-    items.push({ ...last, text: last.text + text });
-    return { ...state, items };
-  }
-  return push(finishStreaming(state), { kind, text, streaming: true });
-}
-
-function finishStreaming(state: PanelState): PanelState {
-  const last = state.items[state.items.length - 1];
-  if (last && (last.kind === 'assistant' || last.kind === 'reasoning') && last.streaming) {
-    return { ...state, items: [...state.items.slice(0, -1), { ...last, streaming: false }] };
-  }
-  return state;
-}
-
-function upsertTool(state: PanelState, callId: string, name: string, change: (t: ToolItem) => ToolItem): PanelState {
-  const index = state.items.findIndex(i => i.kind === 'tool' && i.id === callId);
-  if (index < 0) {
-    const fresh = change(newTool(callId, name));
-    return { ...finishStreaming(state), items: [...finishStreaming(state).items, fresh] };
-  }
-  const items = state.items.slice();
-  items[index] = change(items[index] as ToolItem);
-  return { ...state, items };
-}
-
-function newTool(callId: string, name: string): ToolItem {
-  return {
-    kind: 'tool',
-    id: callId,
-    name,
-    argsText: '',
-    args: null,
-    status: 'input',
-    output: '',
-    isError: false,
-    durationMs: null,
-    diff: null,
-    decision: null
-  };
-}
-
-function storedTool(callId: string, name: string, argsText: string): ToolItem {
-  let args: Record<string, unknown> | null = null;
-  try {
-    args = JSON.parse(argsText || '{}');
-  } catch {
-    args = null; // malformed arguments are kept as text
-  }
-  return { ...newTool(callId, name), argsText, args, status: 'running' };
-}
-
-function toolStatus(status: string, isError: boolean): ToolStatus {
-  if (status === 'done' || status === 'failed' || status === 'denied' || status === 'killed') {
-    return status;
-  }
-  return isError ? 'failed' : 'done';
-}
-
-function endTurn(state: PanelState, reason: string, text: string): PanelState {
-  let s: PanelState = finishStreaming({ ...state, busy: false, inFlight: null, approvals: [] });
-  // Calls cut short by the end of the turn (abort) never get a result: say so on their rows.
-  s = {
-    ...s,
-    items: s.items.map(i =>
-      i.kind === 'tool' && (i.status === 'input' || i.status === 'running' || i.status === 'awaiting')
-        ? { ...i, status: 'killed' as const }
-        : i
-    )
-  };
-  if (!state.turnHadText && text) {
-    s = push(s, { kind: 'assistant', text, streaming: false });
-  }
-  if (reason === 'aborted') {
-    s = note(clearQueue(s), 'Turn aborted.');
-  } else if (reason === 'max_steps') {
-    s = note(s, 'Stopped: the step limit for one turn was reached.');
-  }
-  return { ...s, turnHadText: false };
-}
-
-function removeFirst(list: string[], value: string): string[] {
-  const index = list.indexOf(value);
-  return index < 0 ? list : [...list.slice(0, index), ...list.slice(index + 1)];
-}
-
-export function normalizeTodos(raw: Array<Record<string, unknown>>): Todo[] {
-  return (raw ?? []).map(t => ({
-    text: String(t.content ?? t.text ?? ''),
-    status: String(t.status ?? 'pending'),
-    note: t.note ? String(t.note) : null
-  }));
 }

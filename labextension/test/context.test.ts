@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { AgentEvent } from '../src/events';
 import { contextNoteLine } from '../src/contextNote';
-import { initialState, reduce } from '../src/state';
+import { initialState, reduce, rows } from '../src/state';
 
 describe('context notes', () => {
   it('show one line per delivered note, as the Python views do', () => {
@@ -23,8 +23,10 @@ describe('context notes', () => {
         summary: 'error in In [3]: ZeroDivisionError', changes: 0, text: '[context note …]', session_id: 's1'
       }
     ];
-    const state = events.reduce((s, e) => reduce(s, { turn_id: 't1', ...e } as AgentEvent), initialState('s1'));
-    const notes = state.items.filter(i => i.kind === 'note');
+    const state = events.reduce((s, e) => reduce(s, { turn_id: 't1', title: null, ...e } as AgentEvent), initialState('s1'));
+    const all = rows(state);
+    const notes = all.filter(i => i.kind === 'note');
+    expect(all.map(r => r.kind)).toEqual(['user', 'note']);
     expect(notes.map(n => (n as { text: string }).text)).toEqual([
       'context: kernel attached: error in In [3]: ZeroDivisionError'
     ]);

@@ -67,7 +67,7 @@ class Agent:
             raise
         self._stored_messages = list(self.runtime.session.messages)
         self._state = self._fresh_state()
-        self._stored_turns: tuple[str, tuple] | None = None
+        self._stored_turns: tuple[str | None, tuple] | None = None
         self._thread_loop.call(self._start_worker)
         self.runtime.context.start_waker(self._context_wake)
         _LIVE_AGENTS.add(self)
@@ -118,8 +118,11 @@ class Agent:
         loop = asyncio.get_running_loop()
         inbox: asyncio.Queue = asyncio.Queue()
         turn_id = short_id("turn_")
-        unsubscribe = self.subscribe(
-            lambda e: loop.call_soon_threadsafe(inbox.put_nowait, e) if e.turn_id == turn_id else None)
+        def forward(e: ev.Event) -> None:
+            if e.turn_id == turn_id:
+                loop.call_soon_threadsafe(inbox.put_nowait, e)
+
+        unsubscribe = self.subscribe(forward)
         try:
             self.submit(prompt, turn_id=turn_id, keep_deltas=False)
             while True:
@@ -154,6 +157,18 @@ class Agent:
                 self._subscribers = [s for s in self._subscribers if s is not callback]
 
         return unsubscribe
+
+    def watch(self, callback: Callable[[ev.Event], None]) -> tuple[AgentState, Callable[[], None]]:
+        """Subscribe ``callback`` and return ``(state, unsubscribe)``: the snapshot taken at the same
+        instant, on the agent's own thread, so that reducing every event the callback gets onto
+        ``state`` misses none and repeats none (the server hub starts each session this way)."""
+
+        def start() -> tuple[AgentState, Callable[[], None]]:
+            return self.snapshot(), self.subscribe(callback)
+
+        if threading.current_thread() is self._thread_loop.thread:
+            return start()
+        return self._thread_loop.run(_as_coro(start)).result()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until no turn runs or waits; False on timeout."""
@@ -400,11 +415,14 @@ class Agent:
         self._waiting.append((prompt, turn_id, future))
         if self._current is not None or len(self._waiting) > 1:
             self._emit(ev.PromptQueued(prompt=prompt, position=len(self._waiting), turn_id=turn_id))
+        assert self._jobs is not None, "the worker starts with the agent"
         self._jobs.put_nowait(None)
 
     async def _drain(self) -> None:
+        jobs = self._jobs
+        assert jobs is not None, "_start_worker made the queue before starting this"
         while True:
-            await self._jobs.get()
+            await jobs.get()
             if not self._waiting:
                 continue
             prompt, turn_id, future = self._waiting.pop(0)

@@ -199,12 +199,13 @@ def _with_turn(s: AgentState, e: ev.Event, change) -> AgentState:
     return replace(s, turn=change(s.turn))
 
 
-def _delta(item_type):
+def _delta(item_type: type[TextItem] | type[ReasoningItem]):
     def handle(s: AgentState, e) -> AgentState:
         def change(turn: Turn) -> Turn:
             items = turn.items
-            if items and isinstance(items[-1], item_type):
-                return replace(turn, items=(*items[:-1], item_type(text=items[-1].text + e.text)))
+            last = items[-1] if items else None
+            if isinstance(last, (TextItem, ReasoningItem)) and type(last) is item_type:
+                return replace(turn, items=(*items[:-1], item_type(text=last.text + e.text)))
             return replace(turn, items=(*items, item_type(text=e.text)))
 
         return _with_turn(s, e, change)

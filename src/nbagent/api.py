@@ -37,7 +37,7 @@ def _store(workspace: str | Path | None) -> Iterator[SessionStore]:
         store.close()
 
 
-def _times(series: pd.Series) -> pd.Series:
+def _times(series: Any) -> pd.Series:
     return pd.to_datetime(series, unit="s", utc=True)
 
 

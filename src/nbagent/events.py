@@ -8,7 +8,7 @@ unchanged) and ``event_from_dict()`` turns it back into the dataclass.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, dataclass_transform
 
 TurnEndReason = Literal["done", "aborted", "error", "max_steps"]
 ToolStatus = Literal["done", "failed", "denied", "killed", "interrupted"]
@@ -29,6 +29,7 @@ class Event:
         return {"type": self.type, **self.__dict__}
 
 
+@dataclass_transform(field_specifiers=(field,))
 def _event(type_name: str):
     """Class decorator: a dataclass whose ``type`` field defaults to ``type_name``."""
 

@@ -232,8 +232,9 @@ class AgentRuntime:
 
     async def compact(self) -> list[ev.Event]:
         events = await summarize_session(self.model, self.session, self.emit)
-        if events[-1].reason == "done":
-            self.knowledge.save_summary(events[-1].text)
+        end = events[-1]
+        if isinstance(end, ev.TurnEnd) and end.reason == "done":
+            self.knowledge.save_summary(end.text)
             self.loop.reset_estimates()
         return events
 

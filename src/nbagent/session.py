@@ -228,6 +228,7 @@ def open_state(config, model: Any = None, selector: str | None = None) -> Sessio
     if store is not None:
         session = store.open(selector, origin, provider=provider, model=model_name)
         db = store.db
+        assert db is not None, "store.open() has just read the session from it"
     else:
         if selector not in ("new", "continue"):
             raise StoreError(f"cannot resume session {selector!r}: sessions are not stored "
@@ -281,5 +282,5 @@ def _fork_in_memory(session: Session, up_to_turn: int | None) -> Session:
     whole = up_to_turn is None or up_to_turn >= session.turns
     return Session(messages=messages, title=session.title, origin=session.origin, provider=session.provider,
                    model=session.model, todos=list(session.todos) if whole else [],
-                   turns=session.turns if whole else up_to_turn,
+                   turns=session.turns if whole or up_to_turn is None else up_to_turn,
                    summary_index=session.summary_index if session.summary_index < len(messages) else 0)

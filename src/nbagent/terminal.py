@@ -118,6 +118,16 @@ class TerminalRenderer:
         texts = "; ".join(str(x.get("text", "")) for x in e.entries)
         return self._line(f"memory {e.action}: {_one_line(texts, 100)}")
 
+    def _memory_injected(self, e: Any) -> str:
+        if not e.entries:
+            return ""
+        texts = "; ".join(str(x.get("text", "")) for x in e.entries)
+        return self._line(f"memory in this turn's prompt: {_one_line(texts, 100)}")
+
+    def _settings_changed(self, e: Any) -> str:
+        pairs = ", ".join(f"{k}={v}" for k, v in e.settings.items())
+        return self._line(f"[settings: {_one_line(pairs, 200)}]")
+
     def _compacted(self, e: ev.Compacted) -> str:
         return self._line(f"[{_one_line(e.message, 200) or 'compacted'}]")
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from nbagent.agent_state import AgentState, reduce
+from nbagent.events import event_from_dict
 from nbagent.testing.replies import Call, Reply
 
 EDIT = Call("edit_file", {"path": "notes.txt", "old_string": "red", "new_string": "blue"}, id="call_edit")
@@ -13,6 +15,20 @@ TODOS = Call("todo_write", {"todos": [{"content": "Change the colour", "status":
 
 async def new_session(api) -> str:
     return (await api("POST", "sessions"))["id"]
+
+
+def replay(client) -> dict:
+    """The client's AgentState: its (last) snapshot with every later event applied, as JSON."""
+    start = max(i for i, e in enumerate(client.seen) if e["type"] == "snapshot")
+    state = AgentState.from_dict(client.seen[start]["state"])
+    for data in client.seen[start + 1:]:
+        state = reduce(state, event_from_dict(data))
+    return state.to_dict()
+
+
+def agent_state(jp_serverapp, session_id: str) -> dict:
+    app = next(iter(jp_serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
+    return app.hub.live[session_id].agent.snapshot().to_dict()
 
 
 async def test_a_scripted_turn_end_to_end(api, connect, model, jp_root_dir):
@@ -25,7 +41,8 @@ async def test_a_scripted_turn_end_to_end(api, connect, model, jp_root_dir):
     sid = await new_session(api)
     client = await connect(sid)
     snapshot = await client.next()
-    assert snapshot["type"] == "snapshot" and snapshot["session_id"] == sid and snapshot["messages"] == []
+    assert snapshot["type"] == "snapshot" and snapshot["state"]["session_id"] == sid
+    assert snapshot["state"]["transcript"] == [] and snapshot["state"]["turn"] is None
 
     await client.send(type="prompt", text="Make the colour blue")
     request = await client.until("approval_request")
@@ -74,7 +91,7 @@ async def test_two_clients_see_the_same_events_and_either_may_approve(api, conne
     assert sessions[0]["open"] is True and sessions[0]["busy"] is False
 
 
-async def test_a_tab_joining_mid_turn_catches_up_and_can_approve(api, connect, model, jp_root_dir):
+async def test_a_tab_joining_mid_turn_catches_up_and_can_approve(api, connect, model, jp_root_dir, jp_serverapp):
     (jp_root_dir / "notes.txt").write_text("colour = red\n")
     model.enqueue(Reply(text="First answer."), Reply(text="Now editing.", tool_calls=[EDIT]), Reply(text="ok"))
     sid = await new_session(api)
@@ -86,19 +103,20 @@ async def test_a_tab_joining_mid_turn_catches_up_and_can_approve(api, connect, m
     await first.until("approval_request")
 
     late = await connect(sid)
-    snapshot = await late.next()
-    assert [m["content"] for m in snapshot["messages"]] == ["one", "First answer."], "finished turns only"
-    assert snapshot["busy"] is True
-    replayed = await late.until("approval_request")
-    assert replayed["call_id"] == "call_edit"
-    assert late.types()[1] == "turn_start" and late.seen[1]["prompt"] == "two"
-    deltas = [e["text"] for e in late.seen if e["type"] == "text_delta"]
-    assert deltas == ["Now editing."], "the replay merges a run of deltas into one"
+    snapshot = (await late.next())["state"]
+    assert [(t["prompt"], t["text"]) for t in snapshot["transcript"]] == [("one", "First answer.")]
+    assert snapshot["turn"]["prompt"] == "two" and snapshot["turn"]["items"][0] == {"kind": "text",
+                                                                                 "text": "Now editing."}
+    assert [a["call_id"] for a in snapshot["approvals"]] == ["call_edit"], "the card shows in the new tab"
     await late.send(type="approval", call_id="call_edit", decision="deny")
     result = await first.until("tool_result", call_id="call_edit")
     assert result["status"] == "denied"
     await first.until("turn_end")
+    await late.until("turn_end")
     assert (jp_root_dir / "notes.txt").read_text() == "colour = red\n"
+    # Both tabs reach the same state by the same rules: the late one from its snapshot, the first from
+    # its own; it is the agent's own state.
+    assert replay(late) == replay(first) == agent_state(jp_serverapp, sid)
 
 
 async def test_prompts_sent_mid_turn_queue_and_abort_clears_them(api, connect, model, jp_root_dir):
@@ -236,6 +254,29 @@ async def test_deleting_an_open_session_closes_its_sockets(api, connect):
     await api("DELETE", "sessions", sid)
     assert await asyncio.wait_for(client.ws.read_message(), 5) is None
     assert (await api("GET", "sessions"))["sessions"] == []
+
+
+async def test_read_only_set_while_a_turn_runs_applies_to_the_queued_prompt(api, connect, model, jp_root_dir):
+    (jp_root_dir / "notes.txt").write_text("colour = red\n")
+    second = Call("write_file", {"path": "new.txt", "content": "x"}, id="call_write")
+    model.enqueue(Reply(tool_calls=[EDIT]), Reply(text="first done"), Reply(tool_calls=[second]),
+                  Reply(text="second done"))
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.until("snapshot")
+    await client.send(type="prompt", text="first")
+    await client.until("approval_request")
+    await client.send(type="prompt", text="second")
+    await client.until("prompt_queued")
+    await api("PUT", "settings", body={"approval": "read-only"})  # the same agent, reconfigured
+    changed = await client.until("settings_changed")
+    assert changed["settings"]["approval"] == "read-only"
+    await client.send(type="approval", call_id="call_edit", decision="approve")  # asked before: still answered
+    await client.until("turn_end")
+    decision = await client.until("approval_decision", call_id="call_write")
+    assert (decision["decision"], decision["by"]) == ("deny", "read-only mode")
+    assert (await client.until("turn_end"))["text"] == "second done"
+    assert not (jp_root_dir / "new.txt").exists() and (jp_root_dir / "notes.txt").read_text() == "colour = blue\n"
 
 
 async def test_a_prompt_carries_what_is_open_in_jupyterlab(api, connect, model):

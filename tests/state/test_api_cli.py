@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import pandas as pd
 
 from nbagent import api
-from nbagent.cli_sessions import add_sessions_parser
+from nbagent.cli import main as cli_main
 from nbagent.store.sessions import SessionStore
 
 
@@ -53,12 +52,7 @@ def test_dataframes_of_sessions_messages_tool_calls_and_usage(store, workspace):
 
 
 def _cli(workspace, *argv):
-    shared = argparse.ArgumentParser(add_help=False)
-    shared.add_argument("--workspace", "-w", default=argparse.SUPPRESS)
-    parser = argparse.ArgumentParser(prog="nbagent")
-    add_sessions_parser(parser.add_subparsers(dest="command"), parents=[shared])
-    args = parser.parse_args(["sessions", "--workspace", str(workspace), *argv])
-    return args.func(args)
+    return cli_main(["sessions", "--workspace", str(workspace), *argv])
 
 
 def test_cli_list_show_export_import_delete_purge(store, workspace, tmp_path, capsys):

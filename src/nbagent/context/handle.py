@@ -110,6 +110,8 @@ class ContextHandle:
             self.store.record_error(source.scope, source.name, "no kernel: a variable source needs %agent")
             return
         try:
+            if bridge is None:
+                raise RuntimeError("no kernel to read the variable from")
             text = describe(source.spec, bridge.lookup(source.spec))
         except Exception as exc:  # a name deleted or an attribute gone: the source fails, text kept
             self.store.record_error(source.scope, source.name, one_line(str(exc), 300))

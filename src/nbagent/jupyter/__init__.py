@@ -49,7 +49,7 @@ def last_view(shell: Any = None):
     return _magics(shell).last_view
 
 
-def _magics(shell: Any = None, required: bool = True):
+def _magics(shell: Any = None, required: bool = True) -> Any:
     if shell is None:
         from IPython import get_ipython
 

@@ -25,7 +25,8 @@ class AgentKeeper:
         self.shell = shell
         self.settings: dict[str, Any] = {}
         """Sticky options from the magics, over the traitlets configuration."""
-        self.agent = None
+        self.agent: Any = None
+        """The Agent in use (None until the first %agent)."""
         self.given = False
         self.place: Place | None = None
         self.last_result = None
@@ -35,12 +36,10 @@ class AgentKeeper:
         self._unsubscribe = None
 
     # ----- the agent -------------------------------------------------------------------------
-    def get(self, session: str = "new"):
+    def get(self, session: str = "new") -> Any:
         """The agent, built now if there is none (on ``session``: new, continue or an id)."""
         with self._lock:
-            if self.agent is None:
-                self._build(session)
-            return self.agent
+            return self.agent if self.agent is not None else self._build(session)
 
     def use(self, agent) -> None:
         """Make the magics drive ``agent`` (built in code: a custom model, tools, approver...)."""
@@ -69,7 +68,7 @@ class AgentKeeper:
             raise KeeperError("this agent was given with use_agent(): build a new Agent with "
                               f"{', '.join(changes)} changed and pass it to use_agent()")
         self.ensure_idle()
-        old, before = self.agent, dict(self.settings)
+        old, before = self.get(), dict(self.settings)
         stored = old.config.persist
         self.settings.update(changes)
         with self._lock:
@@ -108,7 +107,7 @@ class AgentKeeper:
         chosen = self.traits().background
         return chosen if chosen is not None else getattr(self.shell, "kernel", None) is not None
 
-    def _build(self, session: str) -> None:
+    def _build(self, session: str) -> Any:
         from ..warmup import settle
 
         settle()  # the engine's imports, if %load_ext's warm-up is still doing them
@@ -123,6 +122,7 @@ class AgentKeeper:
         agent = Agent(session=session, kernel=self._kernel_bridge(), **settings)
         self._drop()  # the old agent, if any, goes only once the new one stands
         self._attach(agent, given=False)
+        return agent
 
     def _attach(self, agent, given: bool) -> None:
         self.agent, self.given = agent, given

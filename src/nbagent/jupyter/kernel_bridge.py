@@ -202,7 +202,7 @@ def _routed_tracebacks(shell: "InteractiveShell") -> Iterator[list[str]]:
 def _quiet(code: str) -> bool:
     """A trailing ";" hides the value, as in a cell (IPython's own test, which needs code that tokenizes)."""
     try:
-        return DisplayHook.semicolon_at_end_of_expression(code)
+        return bool(DisplayHook.semicolon_at_end_of_expression(code))
     except Exception:
         return code.rstrip().endswith(";")
 

@@ -8,6 +8,7 @@ import queue
 import shlex
 import weakref
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, cast
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -68,7 +69,7 @@ class AgentMagics(Magics):
         Options that change the agent (--model, --toolsets, --approval, --no-memory/--memory,
         --workspace) apply from now on in this notebook. Slash commands: %agent /help.
         """
-        options, prompt = split_options(line, self.agent.parser)
+        options, prompt = split_options(line, _parser())
         if cell is not None:
             prompt = "\n".join(p for p in (prompt, cell.strip()) if p)
         args = self._parse(options)
@@ -88,10 +89,10 @@ class AgentMagics(Magics):
     async def agent_awaiting(self, line: str, cell: str | None = None):
         """What a ``%agent --wait`` line runs as in a kernel (see ``rewrite_agent_lines``): the cell awaits the
         turn, so the kernel keeps handling widget messages and the approval card's buttons work."""
-        line = self.shell.var_expand(line)  # $name and {expr}, as run_line_magic would
+        line = cast(Any, self.shell).var_expand(line)  # $name and {expr}, as run_line_magic would
         self._awaiting = True
         try:
-            pending = self.agent(line, cell)
+            pending = cast(Any, self.agent)(line, cell)  # the magic, as %agent calls it
         finally:
             self._awaiting = False
         if inspect.isawaitable(pending):
@@ -100,7 +101,7 @@ class AgentMagics(Magics):
     # ----- options ---------------------------------------------------------------------------
     def _parse(self, options: str):
         try:
-            args = self.agent.parser.parse_args(shlex.split(options))
+            args = _parser().parse_args(shlex.split(options))
         except ValueError as exc:  # an unclosed quote
             raise UsageError(f"{exc}\n{_usage(self.agent)}") from None
         except UsageError as exc:
@@ -259,6 +260,11 @@ class AgentMagics(Magics):
                 self._views.discard(view)
                 count += 1
         return count
+
+
+def _parser() -> Any:
+    """%agent's argument parser (magic_arguments puts it on the magic function)."""
+    return cast(Any, AgentMagics.agent).parser
 
 
 def _usage(magic) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from typing import Callable
+from typing import Any, Callable
 
 from .. import events as ev
 
@@ -29,7 +29,8 @@ def hub_for(agent) -> "ViewHub":
 class ViewHub:
     def __init__(self, agent):
         self.agent = agent
-        self._views: dict[str, object] = {}
+        self._views: dict[str, Any] = {}
+        """The TurnView of each turn shown, by turn id."""
         self._followers: list[Callable[[object], None]] = []
         self._lock = threading.Lock()
         self._unsubscribe = agent.subscribe(self._on_event)

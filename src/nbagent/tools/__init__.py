@@ -19,7 +19,6 @@ def builtin_toolsets(*, kernel: Any = None, memory: bool = True) -> list[ToolSet
     from .attached import CONTEXT
     from .files import CORE_FILE_TOOLS, EDIT_PLUS
     from .git import GIT
-    from .memory import MEMORY
     from .notebook import NOTEBOOK
     from .search import GREP_TOOL
     from .shell import BASH_TOOL
@@ -29,12 +28,19 @@ def builtin_toolsets(*, kernel: Any = None, memory: bool = True) -> list[ToolSet
     core = ToolSet("core", [*CORE_FILE_TOOLS, GREP_TOOL, BASH_TOOL, *TASKS.tools], always_on=True)
     sets = [core, CONTEXT, EDIT_PLUS, GIT, TODOS, NOTEBOOK]
     if memory:
-        sets.append(MEMORY)
+        sets.append(_memory_toolset())
     if kernel is not None:
         from .kernel import KERNEL
 
         sets.append(KERNEL)
     return sets
+
+
+def _memory_toolset() -> ToolSet:
+    # Not imported in builtin_toolsets itself: there the submodule's name would shadow its ``memory`` flag.
+    from .memory import MEMORY
+
+    return MEMORY
 
 
 def build_registry(config, *, extra_tools: Iterable[Any] = (), kernel: Any = None) -> Registry:

@@ -12,7 +12,7 @@ import inspect
 import re
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence, overload
 
 import pydantic
 
@@ -62,6 +62,20 @@ def _required(model: type[pydantic.BaseModel]) -> set[str]:
     return {name for name, f in model.model_fields.items() if f.is_required()}
 
 
+@overload
+def function_tool(fn: Callable[..., Any], *, name: str | None = None, toolset: str = "custom",
+                  read_only: bool = False, approval: str | None = None,
+                  preview: Callable[..., str | None] | None = None, prompt_hint: str = "",
+                  needs_approval: bool | None = None) -> Tool: ...
+
+
+@overload
+def function_tool(fn: None = None, *, name: str | None = None, toolset: str = "custom",
+                  read_only: bool = False, approval: str | None = None,
+                  preview: Callable[..., str | None] | None = None, prompt_hint: str = "",
+                  needs_approval: bool | None = None) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def function_tool(
     fn: Callable[..., Any] | None = None,
     *,
@@ -72,7 +86,7 @@ def function_tool(
     preview: Callable[..., str | None] | None = None,
     prompt_hint: str = "",
     needs_approval: bool | None = None,
-):
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a Tool from a typed function; usable bare or with options, as a decorator or a call.
 
     ``approval`` is the tool's policy ("never", "ask", "always_ask"); by default a read-only tool
@@ -195,7 +209,7 @@ class ToolSet:
 class Registry:
     """The tools a turn may offer: tool sets filtered by the configuration, plus user tools."""
 
-    def __init__(self, toolsets: list[ToolSet], enabled: tuple[str, ...], extra: list[Tool] = ()):
+    def __init__(self, toolsets: list[ToolSet], enabled: tuple[str, ...], extra: Sequence[Tool] = ()):
         self.toolsets = {ts.name: ts for ts in toolsets}
         self.enabled = tuple(n for n in enabled if n in self.toolsets)
         self._tools: dict[str, Tool] = {}

@@ -388,13 +388,17 @@ def _run_interruptibly(ctx, bridge: KernelBridge, code: str, seconds: float) -> 
             return 1
         return 0
 
+    run_code = bridge.run_code
+    if run_code is None:
+        raise ToolError("this kernel cannot run code for the agent")
     processes = getattr(ctx, "processes", None)
-    remove = processes.add_stop_hook(lambda: interrupt("stopped")) if processes is not None else (lambda: None)
+    remove: Callable[[], None] = (processes.add_stop_hook(lambda: interrupt("stopped")) if processes is not None
+                                  else (lambda: None))
     timer = threading.Timer(seconds, interrupt, args=("timeout",))
     timer.daemon = True
     timer.start()
     try:
-        outcome = bridge.run_code(code)
+        outcome = run_code(code)
     finally:
         timer.cancel()
         remove()

@@ -57,6 +57,7 @@ def limit_output(
             where = f"the whole output is in {shown} (page it with read_file offset/limit)"
     # Two passes: the gap line's length depends on the counts it reports.
     gap = _gap_line(text, "", "", where)
+    head = tail = ""
     for _ in range(2):
         head, tail = _head_and_tail(text, max(limit - len(gap) - 16, 0))
         gap = _gap_line(text, head, tail, where)

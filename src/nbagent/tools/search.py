@@ -29,7 +29,7 @@ def grep_argv(
     """The fixed argv: every value from the model is one argument, after the option it belongs to."""
     argv = [
         rg, "--null", "--line-number", "--with-filename", "--no-heading", "--color=never",
-        f"--max-columns={MAX_COLUMNS}", "--max-columns-preview", *rg_ignore_args(root),
+        f"--max-columns={MAX_COLUMNS}", "--max-columns-preview", "--max-filesize=256M", *rg_ignore_args(root),
     ]
     if ignore_case:
         argv.append("--ignore-case")
@@ -69,6 +69,8 @@ async def grep(
     real = ctx.workspace.resolve(path)
     if not real.exists():
         raise ToolError(f"{path} does not exist in the workspace {ctx.workspace.root}")
+    if not (real.is_dir() or real.is_file()):  # ripgrep would wait on a FIFO forever
+        raise ToolError(f"{path} is not a regular file (a pipe, socket or device): grep searches files")
     target = ctx.workspace.rel(real)
     argv = grep_argv(rg, ctx.workspace.root, pattern, target, glob, ignore_case, context)
     lines, capped, code, err = await _run(argv, ctx.workspace.root, max_results)
@@ -98,6 +100,7 @@ async def _run(argv: list[str], cwd: Path, max_results: int) -> tuple[list[str],
         *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=1 << 20,
     )
+    assert proc.stdout is not None and proc.stderr is not None  # both are pipes
     # stderr is drained alongside stdout, so a flood of warnings can never block rg.
     stderr = asyncio.ensure_future(proc.stderr.read())
     lines: list[str] = []

@@ -249,7 +249,8 @@ class TaskManager:
         with self._lock:
             task.stopped_at = time.time()
             self._save(task)
-        kill_tree(ProcessRef(task.pid, task.create_time))
+        if task.pid is not None:  # a running task has its pid (the trap writes it at start)
+            kill_tree(ProcessRef(task.pid, task.create_time))
         if task_id in self._waiters:
             self._waiters[task_id].join(timeout=5)
         return self.state(task)

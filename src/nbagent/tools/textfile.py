@@ -98,7 +98,11 @@ def _regular(path: Path, shown: str) -> None:
         raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
 
 
-def read_regular_bytes(path: Path, shown: str) -> tuple[bytes, int]:
+MAX_WHOLE_READ = 256 << 20
+"""Files read whole (to edit them, notebooks) above this size are refused instead of filling memory."""
+
+
+def read_regular_bytes(path: Path, shown: str, max_bytes: int = MAX_WHOLE_READ) -> tuple[bytes, int]:
     """(content, mtime_ns) of a regular file. Opened without blocking and checked on the open file,
     so a FIFO (or one swapped in after a check) is refused instead of hanging the reader forever.
     A missing file raises FileNotFoundError."""
@@ -107,6 +111,9 @@ def read_regular_bytes(path: Path, shown: str) -> tuple[bytes, int]:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
+        if info.st_size > max_bytes:
+            raise ToolError(f"{shown} is {_size(info.st_size)}, more than the {_size(max_bytes)} a tool reads whole; "
+                            "read_file pages through it")
         return f.read(), info.st_mtime_ns
 
 
@@ -163,7 +170,7 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"

@@ -70,7 +70,7 @@ def render_todos(todos: list[dict[str, Any]]) -> str:
     head = f"Task list ({done}/{len(todos)} done" + (f", {blocked} blocked" if blocked else "") + "):"
     lines = [head]
     for t in todos:
-        line = f"{_MARKS.get(t.get('status'), '[?]')} {t.get('content', '')}"
+        line = f"{_MARKS.get(str(t.get('status')), '[?]')} {t.get('content', '')}"
         if t.get("note"):
             line += f" ({t['note']})"
         lines.append(line)

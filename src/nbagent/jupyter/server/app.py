@@ -18,6 +18,7 @@ import gc
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, cast
 
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Callable, Dict, Float, Int, List, Unicode
@@ -59,9 +60,11 @@ class NbAgentServer(ExtensionApp):
 
     def initialize_settings(self) -> None:
         self.executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="nbagent-server")
-        root = Path(self.serverapp.root_dir).expanduser().resolve()
+        serverapp = self.serverapp
+        assert serverapp is not None, "the server initialises its extensions"
+        root = Path(serverapp.root_dir).expanduser().resolve()
         self.services = WorkspaceServices(root, self.executor)
-        initial = {"model": self.model, "approval": self.approval}
+        initial: dict[str, Any] = {"model": self.model, "approval": self.approval}
         if self.toolsets is not None:
             initial["toolsets"] = list(self.toolsets)
         self.agent_settings = ServerSettings().updated(initial)
@@ -80,11 +83,14 @@ class NbAgentServer(ExtensionApp):
 
     def _start_notebooks(self, root: Path) -> None:
         """The server becomes the one writer of notebooks: for its own agents and its kernels' agents."""
+        serverapp = self.serverapp
+        assert serverapp is not None, "the server initialises its extensions"
         self.views = OpenViews()
-        self.notebooks = ServerNotebooks(self.serverapp, root, self.executor, views=self.views)
-        self.kernel_link = KernelLink(self.serverapp.connection_url, root)
-        self.serverapp.io_loop.add_callback(lambda: self.kernel_link.write(self.serverapp.connection_url))
-        self.notebook_store = InProcessStore(self.notebooks, self.serverapp.io_loop.asyncio_loop)
+        self.notebooks = ServerNotebooks(serverapp, root, self.executor, views=self.views)
+        self.kernel_link = KernelLink(serverapp.connection_url, root)
+        serverapp.io_loop.add_callback(lambda: self.kernel_link.write(serverapp.connection_url))
+        asyncio_loop = cast(Any, serverapp.io_loop).asyncio_loop  # tornado's AsyncIOLoop
+        self.notebook_store = InProcessStore(self.notebooks, asyncio_loop)
         nbdoc.register_store(self.notebook_store)
 
     def _mcp_route(self, root: Path):
@@ -116,9 +122,10 @@ class NbAgentServer(ExtensionApp):
             options["model"] = self.model_factory(session_id)
         return Agent(workspace=self.services.root, session=session_id, origin=".", **options)
 
-    def update_settings(self, changes) -> ServerSettings:
+    async def update_settings(self, changes) -> ServerSettings:
+        """New settings: for the agents opened from now on, and live for the open ones."""
         self.agent_settings = self.agent_settings.updated(changes)
-        self.hub.mark_stale()
+        await self.hub.reconfigure(**self.agent_settings.agent_options())
         return self.agent_settings
 
     async def stop_extension(self) -> None:

@@ -8,7 +8,7 @@ for the "nbagent" resource; APIHandler applies Jupyter's XSRF rules to writes.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized, ws_authenticated
@@ -19,6 +19,9 @@ from tornado import web, websocket
 from ...errors import ConfigError, StoreError
 from .settings import AVAILABLE
 
+if TYPE_CHECKING:
+    from .app import NbAgentServer
+
 AUTH_RESOURCE = "nbagent"
 SESSION = r"(?P<session_id>[0-9a-zA-Z]{1,64})"
 
@@ -27,8 +30,8 @@ class BaseHandler(ExtensionHandlerMixin, APIHandler):
     auth_resource = AUTH_RESOURCE
 
     @property
-    def app(self):
-        return self.extensionapp
+    def app(self) -> "NbAgentServer":
+        return cast("NbAgentServer", self.extensionapp)
 
     def json_body(self) -> Any:
         if not self.request.body:
@@ -186,7 +189,7 @@ class SettingsHandler(BaseHandler):
     @authorized
     async def put(self) -> None:
         try:
-            settings = self.app.update_settings(self.json_body())
+            settings = await self.app.update_settings(self.json_body())
         except ConfigError as exc:
             raise web.HTTPError(400, str(exc).replace("%", "%%")) from exc
         self.reply({**settings.to_dict(), "available": AVAILABLE})
@@ -198,6 +201,10 @@ class SessionSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHa
     auth_resource = AUTH_RESOURCE
     session_id: str = ""
 
+    @property
+    def app(self) -> "NbAgentServer":
+        return cast("NbAgentServer", self.extensionapp)
+
     async def pre_get(self) -> None:
         authorized_ = await ensure_async(
             self.authorizer.is_authorized(self, self.current_user, "execute", AUTH_RESOURCE))
@@ -208,7 +215,7 @@ class SessionSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHa
     async def get(self, session_id: str) -> None:
         await self.pre_get()
         try:  # an unknown session is a 404 before the upgrade, not a socket that closes at once
-            self.session_id = (await self.extensionapp.services.session_info(session_id))["id"]
+            self.session_id = (await self.app.services.session_info(session_id))["id"]
         except StoreError as exc:
             raise web.HTTPError(404, str(exc).replace("%", "%%")) from exc
         result = super().get(session_id)
@@ -217,7 +224,7 @@ class SessionSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHa
 
     async def open(self, session_id: str) -> None:  # type: ignore[override]
         try:
-            await self.extensionapp.hub.attach(self.session_id, self)
+            await self.app.hub.attach(self.session_id, self)
         except Exception as exc:  # the agent cannot start (no model configured, ...): say why
             self.log.warning("nbagent: cannot open session %s: %s", self.session_id, exc)
             self.send_text(json.dumps({"type": "error", "turn_id": "", "message": str(exc),
@@ -229,12 +236,12 @@ class SessionSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHa
             data = json.loads(message)
         except ValueError:
             data = None
-        error = await self.extensionapp.hub.handle(self.session_id, data)
+        error = await self.app.hub.handle(self.session_id, data)
         if error is not None:
             self.send_text(json.dumps(error))
 
     def on_close(self) -> None:
-        self.extensionapp.hub.detach(self.session_id, self)
+        self.app.hub.detach(self.session_id, self)
 
     def send_text(self, text: str) -> None:
         if self.ws_connection is None or self.ws_connection.is_closing():

@@ -3,13 +3,16 @@
 The agent calls its subscribers on its own worker thread. The hub never touches
 a socket there: it queues the event and hops onto the server's event loop with
 ``call_soon_threadsafe`` (once per burst, not once per delta), where the events
-are recorded for late joiners and written to every client.
+are sent to every client.
 
-Each WebSocket frame carries one or more events, one JSON object per line.
-A client that connects mid-turn first gets a ``snapshot`` (the stored transcript
-up to the end of the last finished turn, todos, counters), then the events of the
-turn in flight and the prompts still queued, so every tab shows the same thing:
-a pending approval card included.
+Each WebSocket frame carries one or more events, one JSON object per line. A
+client starts from a ``snapshot``: the agent's AgentState (agent_state.py) as
+JSON, then applies the events that follow with the same ``reduce`` (the panel's
+state.ts follows the same rules). The hub keeps that state for the events it has
+sent so far: it starts from the state the agent hands over with the subscription
+(``Agent.watch``) and reduces every event as it sends it, so a tab that joins
+mid-turn gets exactly the state the others have reached, a pending approval card
+included, and no event twice.
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
+from ...agent_state import AgentState, reduce
+from ...errors import NbagentError
 from ...events import Event
 from ...open_context import BadContext, OpenContext, with_context
 
 log = logging.getLogger("nbagent.server")
 
-DECISIONS = ("approve", "deny", "always")
 FLUSH_BATCH = 200
 """Events sent per loop iteration at most (bench/server.py: keeps the loop's p99 lag low)."""
 BACKLOG = 1000
@@ -46,19 +50,14 @@ class Client(Protocol):
 class LiveSession:
     session_id: str
     agent: Any
+    state: AgentState
+    """The agent's state after the events sent so far: what a joining client starts from."""
     clients: set = field(default_factory=set)
-    boundary: int = 0
-    """Messages up to here belong to finished turns (the snapshot's transcript)."""
-    turn_events: list[Any] | None = None
-    """Events of the turn in flight, replayed to a client that joins mid-turn (deltas merged)."""
-    queued: list[str] = field(default_factory=list)
-    pending: list[tuple[dict[str, Any], int | None]] = field(default_factory=list)
+    pending: list[Event] = field(default_factory=list)
     flush_scheduled: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
     drained: threading.Event = field(default_factory=threading.Event)
     """Clear while the backlog is over BACKLOG: the agent's thread then waits (back-pressure)."""
-    stale: bool = False
-    """Settings changed since the agent was made: it is remade before the next prompt."""
     unsubscribe: Callable[[], None] | None = None
     close_timer: asyncio.TimerHandle | None = None
 
@@ -86,8 +85,7 @@ class SessionHub:
             live.close_timer.cancel()
             live.close_timer = None
         live.clients.add(client)
-        for text in self._catch_up(live):
-            client.send_text(text)
+        client.send_text(json.dumps({"type": "snapshot", "state": live.state.to_dict()}, default=str))
         return live
 
     def detach(self, session_id: str, client: Client) -> None:
@@ -114,17 +112,18 @@ class SessionHub:
                 context = OpenContext.from_dict(message.get("context"))
             except BadContext as exc:
                 return _error(str(exc), "bad_request")
-            await self._refresh_if_stale(live)
             if self.before_prompt is not None:
                 await self.before_prompt(session_id, context)
             future = live.agent.submit(with_context(text, context), keep_deltas=False)
             future.add_done_callback(_log_failure)
         elif kind == "approval":
             call_id, decision = message.get("call_id"), message.get("decision")
-            if not isinstance(call_id, str) or decision not in DECISIONS:
-                return _error("an approval needs \"call_id\" and a \"decision\" of approve, deny or always",
-                              "bad_request")
-            live.agent.decide(call_id, decision)
+            if not isinstance(call_id, str):
+                return _error("an approval needs a \"call_id\" and a \"decision\"", "bad_request")
+            try:
+                live.agent.decide(call_id, decision)  # the agent checks the decision
+            except (NbagentError, ValueError) as exc:
+                return _error(str(exc), "bad_request")
         elif kind == "stop":
             # Killing a process tree waits for a short grace period: not on the event loop.
             await self._run(live.agent.stop_command)
@@ -175,10 +174,11 @@ class SessionHub:
     async def shutdown(self) -> None:
         await asyncio.gather(*(self.close(sid) for sid in list(self.live)), return_exceptions=True)
 
-    def mark_stale(self) -> None:
-        """New settings: every open agent is remade before its next prompt."""
-        for live in self.live.values():
-            live.stale = True
+    async def reconfigure(self, **settings: Any) -> None:
+        """New settings for every open agent, applied live (``Agent.reconfigure``): a turn that runs
+        takes them at its next step, the approval mode at its very next decision."""
+        for live in list(self.live.values()):
+            await self._run(lambda agent=live.agent: agent.reconfigure(**settings))
 
     # ----- internals ---------------------------------------------------------------------
     async def _open(self, session_id: str) -> LiveSession:
@@ -190,11 +190,7 @@ class SessionHub:
         future = self._loop.create_future()
         self._opening[session_id] = future
         try:
-            agent = await self._run(self.make_agent, session_id)
-            live = LiveSession(session_id=agent.session_id, agent=agent)
-            live.drained.set()
-            live.boundary = len(agent.session.messages)
-            live.unsubscribe = agent.subscribe(lambda event: self._on_event(live, event))
+            live = await self._run(self._start, session_id)
             self.live[session_id] = live
             future.set_result(live)
             return live
@@ -205,30 +201,24 @@ class SessionHub:
         finally:
             del self._opening[session_id]
 
-    async def _refresh_if_stale(self, live: LiveSession) -> None:
-        if not live.stale or live.agent.busy:
-            return
-        live.stale = False
-        old = live.agent
-        if live.unsubscribe:
-            live.unsubscribe()
-        live.agent = await self._run(self.make_agent, live.session_id)
-        live.unsubscribe = live.agent.subscribe(lambda event: self._on_event(live, event))
-        await self._run(old.close)
+    def _start(self, session_id: str) -> LiveSession:
+        """On a worker thread: the session's agent, and its state from the moment the hub listens."""
+        agent = self.make_agent(session_id)
+        live = LiveSession(session_id=agent.session_id, agent=agent, state=AgentState())
+        live.drained.set()
+        # No event comes before a client sends a prompt, and none can attach before this returns.
+        live.state, live.unsubscribe = agent.watch(lambda event: self._on_event(live, event))
+        return live
 
     def _on_event(self, live: LiveSession, event: Event) -> None:
         """On the agent's worker thread: queue the event, wake the server loop once per burst."""
-        data = event.to_dict()
-        # The transcript's length at turn_end, read here: by the time the server loop runs,
-        # the next queued turn may already have appended its prompt.
-        boundary = len(live.agent.session.messages) if data["type"] == "turn_end" else None
         with live.lock:
-            live.pending.append((data, boundary))
+            live.pending.append(event)
             if len(live.pending) >= BACKLOG:
                 live.drained.clear()
             wake = not live.flush_scheduled
             live.flush_scheduled = True
-        if wake:
+        if wake and self._loop is not None:
             self._loop.call_soon_threadsafe(self._flush, live)
         # Back-pressure: a model streaming faster than the server can send would grow the backlog
         # without bound, and this thread's busy loop would hold the GIL against the server's loop.
@@ -237,7 +227,7 @@ class SessionHub:
             live.drained.wait(1.0)
 
     def _flush(self, live: LiveSession) -> None:
-        """On the server loop: record and send up to FLUSH_BATCH events, one frame per client.
+        """On the server loop: apply and send up to FLUSH_BATCH events, one frame per client.
 
         A frame holds one event per line (JSON never contains a raw newline). A fast stream is
         sent in slices, each in its own loop iteration, so other requests never wait long.
@@ -250,62 +240,16 @@ class SessionHub:
             if len(live.pending) < BACKLOG // 2:
                 live.drained.set()
         lines = []
-        for data, boundary in batch:
-            self._record(live, data, boundary)
-            lines.append(json.dumps(data, default=str))
+        state = live.state
+        for event in batch:
+            state = reduce(state, event)
+            lines.append(json.dumps(event.to_dict(), default=str))
+        live.state = state
         frame = "\n".join(lines)
         for client in list(live.clients):
             client.send_text(frame)
-        if more:
+        if more and self._loop is not None:
             self._loop.call_soon(self._flush, live)
-
-    @staticmethod
-    def _record(live: LiveSession, data: dict[str, Any], boundary: int | None) -> None:
-        kind = data["type"]
-        if kind == "prompt_queued":
-            live.queued.append(data["prompt"])
-            return
-        if kind == "turn_start":
-            if data["prompt"] in live.queued:
-                live.queued.remove(data["prompt"])
-            live.turn_events = [data]
-            return
-        if kind == "turn_end":
-            live.turn_events = None
-            live.boundary = boundary if boundary is not None else live.boundary
-            if data["reason"] == "aborted":
-                live.queued.clear()  # abort drops the queue (Agent.abort)
-            return
-        if live.turn_events is None:
-            return
-        last = live.turn_events[-1]
-        if kind in DELTAS and isinstance(last, _DeltaRun) and last.type == kind:
-            last.parts.append(data["text"])  # a late joiner gets one delta per run, not thousands
-        elif kind in DELTAS:
-            live.turn_events.append(_DeltaRun(kind, data["turn_id"], [data["text"]]))
-        else:
-            live.turn_events.append(data)
-
-    def _catch_up(self, live: LiveSession) -> list[str]:
-        agent = live.agent
-        session = agent.session
-        snapshot = {
-            "type": "snapshot",
-            "session_id": live.session_id,
-            "title": session.title,
-            "messages": session.messages[: live.boundary],
-            "todos": agent.todos,
-            "usage": {"input_tokens": session.input_tokens, "output_tokens": session.output_tokens,
-                      "cost": session.cost},
-            "busy": agent.busy,
-        }
-        replay = [e.as_event() if isinstance(e, _DeltaRun) else e for e in live.turn_events or []]
-        replay += [{"type": "prompt_queued", "turn_id": "", "prompt": p, "position": i}
-                   for i, p in enumerate(live.queued, start=1)]
-        frames = [json.dumps(snapshot, default=str)]
-        if replay:
-            frames.append("\n".join(json.dumps(e, default=str) for e in replay))
-        return frames
 
     def _schedule_close(self, live: LiveSession) -> None:
         if live.close_timer is not None:
@@ -324,21 +268,6 @@ class SessionHub:
 
     def _run(self, fn: Callable, *args: Any) -> asyncio.Future:
         return asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
-
-
-DELTAS = ("text_delta", "reasoning_delta")
-
-
-@dataclass
-class _DeltaRun:
-    """Consecutive deltas of one kind, kept as their parts (few objects for the collector to see)."""
-
-    type: str
-    turn_id: str
-    parts: list[str]
-
-    def as_event(self) -> dict[str, Any]:
-        return {"type": self.type, "turn_id": self.turn_id, "text": "".join(self.parts)}
 
 
 def _error(message: str, kind: str) -> dict[str, Any]:

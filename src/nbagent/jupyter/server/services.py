@@ -14,6 +14,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from ...errors import StoreError
 from ...store.memory import ProjectMemory
 from ...store import SessionStore
 from ...workspace import Workspace
@@ -91,7 +92,7 @@ class WorkspaceServices:
     def memory(self) -> ProjectMemory:
         store = self.store()
         if store.db is None:
-            raise store.broken
+            raise store.broken or StoreError("the workspace's database is not open")
         if self._memory is None or self._memory.db is not store.db:
             from ...config import AgentConfig
             from ...knowledge.embeddings import shared_embedder

@@ -54,6 +54,8 @@ class CheckpointBar(widgets.HBox):
         if self._act is None:
             return
         try:
+            if self._act is None:  # no buttons without an action (they are disabled)
+                return
             restored = self._act(action, self.turn)
         except Exception as exc:  # CheckpointError, or a turn running: say why, change nothing
             self.message.value = _small(str(exc), "#cf222e")

@@ -39,10 +39,10 @@ class Timeline(widgets.VBox):
     @property
     def markdown(self) -> str:
         """The answer's Markdown source so far, paragraphs of different steps a blank line apart."""
-        paragraphs = [p.markdown for p in self.paragraphs]
+        paragraphs = [str(p.markdown) for p in self.paragraphs]
         return paragraphs[0] if len(paragraphs) == 1 else "\n\n".join(p.strip("\n") for p in paragraphs)
 
     @property
     def value(self) -> str:
         """The answer's HTML so far (every paragraph's)."""
-        return "".join(p.value for p in self.paragraphs)
+        return "".join(str(p.value) for p in self.paragraphs)

@@ -16,11 +16,12 @@ from .format import diff_html, output_html, summarize_arguments
 STATUS_STYLE = {
     "running": ("▸", "#9a6700"), "waiting": ("?", "#9a6700"), "done": ("✓", "#1a7f37"),
     "failed": ("✗", "#cf222e"), "denied": ("⊘", "#cf222e"), "killed": ("■", "#cf222e"),
+    "interrupted": ("■", "#9a6700"),
 }
 
 
 class ToolRow(widgets.VBox):
-    """One call. ``status``: running, waiting (for approval), done, failed, denied or killed."""
+    """One call. ``status``: running, waiting (for approval), done, failed, denied, killed or interrupted."""
 
     call_id = Unicode("")
     name = Unicode("")

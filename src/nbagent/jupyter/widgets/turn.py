@@ -43,7 +43,7 @@ class TurnView(widgets.VBox):
     state = Unicode("waiting")
     """waiting (submitted), queued, running, then the turn_end reason: done, aborted, error, max_steps."""
 
-    def __init__(self, *, turn_id: str = "", prompt: str = "", decide: Callable[[str, str], None] = None,
+    def __init__(self, *, turn_id: str = "", prompt: str = "", decide: Callable[[str, str], None] | None = None,
                  stop: Callable[[], object] = lambda: None, abort: Callable[[], object] = lambda: None,
                  act: Callable[[str, int], object] | None = None, interval: float = FLUSH_INTERVAL, **header):
         self.header = Header(**header)

@@ -1,0 +1,36 @@
+/**
+ * The WebSocket's own frames around the events, and what GET .../messages returns: the few wire
+ * types that are not engine dataclasses (those are generated into events.ts by scripts/gen_types.py).
+ */
+
+import type { AgentEvent, AgentState } from './events';
+
+/** Sent by the server first on every WebSocket: the agent's state (Agent.snapshot()); events follow. */
+export interface Snapshot {
+  type: 'snapshot';
+  state: AgentState;
+}
+
+/** What the server sends: the snapshot, then events (one JSON object per line of a frame). */
+export type ServerMessage = Snapshot | AgentEvent;
+
+/** What the panel sends over the WebSocket. */
+export type ClientMessage =
+  | { type: 'prompt'; text: string; context?: { notebook: string | null; cell_id: string | null; selection: string | null } }
+  | { type: 'approval'; call_id: string; decision: 'approve' | 'deny' | 'always' }
+  | { type: 'stop' }
+  | { type: 'abort' }
+  | { type: 'undo'; turn?: number; force?: boolean }
+  | { type: 'redo'; turn?: number; force?: boolean };
+
+/** A stored message (docs/internals.md, "Messages"), as GET .../messages returns them. */
+export interface StoredMessage {
+  role: 'user' | 'assistant' | 'tool' | string;
+  content: string;
+  reasoning?: string;
+  summary?: boolean;
+  tool_calls?: Array<{ id: string; name: string; arguments: string }>;
+  tool_call_id?: string;
+  name?: string;
+  is_error?: boolean;
+}
