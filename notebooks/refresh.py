@@ -2,28 +2,35 @@
 
     .venv/bin/python notebooks/refresh.py [notebooks/quickstart.ipynb ...]
 
-Runs `jupyter nbconvert --execute --inplace` with the scripted model switched on, then drops the
-stored widget state (large, and useless without the kernel that made it).
+Executes each notebook with the scripted model switched on and, as nbval does, without storing the
+cells in the kernel's history (so the kernel-context note %agent attaches is the one nbval sees), then
+drops the stored widget state (large, and useless without the kernel that made it).
 """
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+import nbclient
 import nbformat
 
 HERE = Path(__file__).parent
 SKIP = {"kernel_tools.ipynb"}  # refreshed by its own owner
 
 
+class _LikeNbval(nbclient.NotebookClient):
+    """nbval runs cells with store_history=False: In/Out and %tb see none of them."""
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        return await super().async_execute_cell(cell, cell_index, execution_count, store_history=False)
+
+
 def refresh(path: Path) -> None:
-    env = {**os.environ, "NBAGENT_NOTEBOOKS_SCRIPTED": "1"}
+    os.environ["NBAGENT_NOTEBOOKS_SCRIPTED"] = "1"  # the kernel inherits this environment
     for name in ("NBAGENT_VIEW", "NBAGENT_APPROVAL", "NBAGENT_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
-        env.pop(name, None)
-    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace",
-                    "--ExecutePreprocessor.timeout=120", str(path)], check=True, env=env, cwd=path.parent)
+        os.environ.pop(name, None)
     nb = nbformat.read(path, 4)
+    _LikeNbval(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     nb.metadata.pop("widgets", None)
     nbformat.write(nb, path)
 
