@@ -274,6 +274,11 @@ class MemoryIndex:
     def _embed_guarded(self) -> int:
         try:
             return self.embed_pending()
+        except sqlite3.ProgrammingError as exc:
+            # The database was closed under the background embedding (the agent moved to another session
+            # or closed): nothing is lost, the rows are embedded the next time the database is opened.
+            log.debug("memory embedding stopped, its database was closed: %s", exc)
+            return 0
         except Exception as exc:  # an endpoint down: the rows stay keyword-only and are retried later
             log.warning("memory embedding failed, rows stay keyword-only for now: %s", exc)
             return 0
