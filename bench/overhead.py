@@ -23,26 +23,15 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/peers.py
+
 from nbagent import Agent, function_tool
 from nbagent import events as ev
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
 from nbagent.testing.server import ScriptedServer
 
-TOOL_TIME = [0.0]
-
-
-def noop(value: int) -> str:
-    """Return at once (the trivial tool of the benchmark).
-
-    Args:
-        value: anything
-    """
-    started = time.perf_counter()
-    result = f"ok {value}"
-    TOOL_TIME[0] += time.perf_counter() - started
-    return result
-
+from peers import TOOL_TIME, history, noop  # the same tool and history as the peers get
 
 class TimedModel(ScriptedModel):
     """A ScriptedModel that adds up the time spent inside its own stream."""
@@ -60,14 +49,6 @@ class TimedModel(ScriptedModel):
                 return
             self.model_time += time.perf_counter() - started
             yield chunk
-
-
-def history(n: int) -> list[dict]:
-    out = []
-    for i in range(n // 2):
-        out.append({"role": "user", "content": f"question {i} " + "x" * 200})
-        out.append({"role": "assistant", "content": f"answer {i} " + "y" * 200})
-    return out
 
 
 def one_session(steps: int, prior: int, persist: bool) -> float:
@@ -191,5 +172,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())
