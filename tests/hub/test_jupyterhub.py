@@ -174,7 +174,7 @@ def test_a_turn_over_the_websocket_through_the_proxy(hub):
         ws.send(json.dumps({"type": "prompt", "text": "say hello"}))
         seen = []
         while not seen or seen[-1]["type"] != "turn_end":
-            seen.append(json.loads(ws.recv()))
+            seen += [json.loads(line) for line in ws.recv().splitlines()]  # a frame holds one event per line
     finally:
         ws.close()
     assert seen[-1]["reason"] == "done" and seen[-1]["text"] == "hello from the hub"
