@@ -9,6 +9,8 @@ drivers switched off, so a repository's configuration cannot run a program.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import stat
@@ -125,8 +127,9 @@ class IsolatedCopy:
 
     def remove(self) -> None:
         if self.repo is not None:
-            git(self.repo, "worktree", "remove", "--force", "--force", str(self.root), check=False,
-                overrides=self.overrides)
+            with _worktree_lock(self.root.parent):
+                git(self.repo, "worktree", "remove", "--force", "--force", str(self.root), check=False,
+                    overrides=self.overrides)
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -143,7 +146,8 @@ def make_copy(source: Path | Source, dest: Path) -> IsolatedCopy:
     if source.top is None:
         return _plain_copy(source.workspace, dest)
     overrides = list(source.overrides)
-    git(source.top, "worktree", "add", "--detach", str(dest), source.commit, overrides=overrides)
+    with _worktree_lock(dest.parent):
+        git(source.top, "worktree", "add", "--detach", str(dest), source.commit, overrides=overrides)
     rel = source.workspace.relative_to(source.top)
     return IsolatedCopy(root=dest, workspace=dest / rel, base=source.commit, repo=source.top, overrides=overrides)
 
@@ -183,3 +187,16 @@ def _plain_copy(workspace: Path, dest: Path) -> IsolatedCopy:
     git(dest, "commit", "-q", "--allow-empty", "--no-verify", "-m", "nbagent batch baseline", overrides=[])
     base = git(dest, "rev-parse", "HEAD", overrides=[]).strip()
     return IsolatedCopy(root=dest, workspace=dest, base=base, repo=None, overrides=[])
+
+
+@contextlib.contextmanager
+def _worktree_lock(folder: Path):
+    """One ``git worktree add/remove`` at a time across processes (Dask workers share the repository):
+    git's own locks on the repository's worktree list make concurrent ones fail at random."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / ".worktree.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
