@@ -401,10 +401,10 @@ class Agent:
     def _apply_settings(self, changes: dict[str, Any]) -> dict[str, Any]:
         changed = self.runtime.reconfigure(changes)
         if changed:
-            shown = self.runtime.settings()
-            self._emit(ev.SettingsChanged(settings={k: shown.get(k, v) for k, v in changed.items()
-                                                    if k in shown} or {k: v for k, v in changed.items()
-                                                                       if _jsonable(v)}))
+            # Front ends show settings as runtime.settings() words them (toolsets as a list, ...).
+            current = self.runtime.settings()
+            shown = {k: current.get(k, v) for k, v in changed.items()}
+            self._emit(ev.SettingsChanged(settings={k: v for k, v in shown.items() if _jsonable(v)}))
         return changed
 
     def _start_worker(self) -> None:
