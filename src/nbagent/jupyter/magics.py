@@ -27,7 +27,7 @@ from .kernel_context import KernelHistory
 from .notebook_path import own_context
 from .options import split_options
 from ..terminal import TerminalRenderer
-from .text_view import text_approver, text_renderer
+from .text_view import TextFollower, text_approver, text_renderer
 
 
 @magics_class
@@ -166,24 +166,20 @@ class AgentMagics(Magics):
         return view
 
     def _text_inbox(self, agent, turn_id: str, background: bool):
-        """Text mode: print from the agent's thread (background) or queue for the waiting cell."""
-        renderer = text_renderer()
+        """Text mode: print from the agent's thread (background) or queue for the waiting cell. Either
+        way the renderer starts from the agent's snapshot and prints only this turn."""
+        if background:
+            TextFollower(agent, follow=turn_id)  # it unsubscribes at this turn's end
+            return None
         inbox: queue.Queue = queue.Queue()
 
         def on_event(event: ev.Event) -> None:
-            if event.turn_id != turn_id:
-                return
-            if background:
-                text = renderer.render(event).text
-                if text:
-                    print(text, end="", flush=True)
-            else:
-                inbox.put(event)
-            if isinstance(event, ev.TurnEnd):
+            inbox.put(event)  # every event: the renderer's state follows them all
+            if isinstance(event, ev.TurnEnd) and event.turn_id == turn_id:
                 unsubscribe()
 
-        unsubscribe = agent.subscribe(on_event)
-        return None if background else (inbox, renderer)
+        state, unsubscribe = agent.watch(on_event)  # before the turn is submitted: it misses nothing
+        return inbox, text_renderer(state=state, follow=turn_id)
 
     def _wait(self, agent, future, view, inbox) -> None:
         """Block until the turn ends (a terminal shell). An interrupt aborts the turn, then propagates."""
@@ -236,7 +232,7 @@ class AgentMagics(Magics):
             except queue.Empty:
                 break
             pending.append(renderer.render(event).text)
-            if isinstance(event, ev.ApprovalRequest):
+            if isinstance(event, ev.ApprovalRequest) and event.turn_id == renderer.follow:
                 print("".join(pending), end="", flush=True)
                 pending = []
                 agent.decide(event.call_id, text_approver()(event))
