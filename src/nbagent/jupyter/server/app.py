@@ -56,8 +56,9 @@ class NbAgentServer(ExtensionApp):
     mcp_approval = Unicode("ask", config=True,
                            help='Writes by outside agents through /nbagent/mcp: "ask" (no one to ask in the '
                                 'server yet: denied), "auto" (run) or "read-only" (denied).')
-    mcp_toolsets = List(Unicode(), default_value=["notebook"], config=True,
-                        help="Tool sets served at /nbagent/mcp: notebook, core, edit-plus, git.")
+    mcp_toolsets = List(Unicode(), default_value=["notebook", "kernel"], config=True,
+                        help="Tool sets served at /nbagent/mcp: notebook, kernel (this server's kernels), core, "
+                             "edit-plus, git.")
 
     def initialize_settings(self) -> None:
         self.executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="nbagent-server")
@@ -97,8 +98,11 @@ class NbAgentServer(ExtensionApp):
     def _mcp_route(self, root: Path):
         from .mcp_route import MCPRoute
 
+        from ..served_kernel import kernel_toolset, server_kernels
+
+        kernels = kernel_toolset(server_kernels(self.serverapp), choose=True)
         try:
-            return MCPRoute(root, approval=self.mcp_approval, toolsets=tuple(self.mcp_toolsets))
+            return MCPRoute(root, approval=self.mcp_approval, toolsets=tuple(self.mcp_toolsets), extra=[kernels])
         except ImportError:  # the mcp extra is not installed: the route answers 503
             return None
 
