@@ -19,7 +19,7 @@ import ipywidgets as widgets
 from traitlets import Unicode
 
 from ... import events as ev
-from ...agent_state import AgentState, Counters, PendingApproval, Turn
+from ...agent_state import AgentState, Counters, PendingApproval, ToolItem, Turn
 from .approval import ApprovalCard
 from .checkpoint import CheckpointBar
 from .controls import Controls
@@ -197,8 +197,9 @@ class TurnView(widgets.VBox):
         waiting = {a.call_id for a in pending}
         for call_id in [c for c in self.cards if c not in waiting]:
             card = self.cards.pop(call_id)
-            if not card.decision:
-                card.settle(_decision_of(turn, call_id) or "deny", "elsewhere")
+            if not card.decision:  # decided elsewhere (the panel, code, the mode), or the turn ended
+                decision, by = _decision_of(turn, call_id)
+                card.settle(decision or "deny", by or "turn ended")
         for approval in pending:
             if approval.call_id not in self.cards:
                 self.cards[approval.call_id] = ApprovalCard(
@@ -207,11 +208,12 @@ class TurnView(widgets.VBox):
         self.approvals.children = tuple(self.cards[a.call_id] for a in pending)
 
 
-def _decision_of(turn: Turn | None, call_id: str) -> str | None:
+def _decision_of(turn: Turn | None, call_id: str) -> tuple[str | None, str | None]:
+    """The decision on a call and who made it, from the turn's tool item."""
     for item in () if turn is None else turn.items:
-        if getattr(item, "call_id", None) == call_id:
-            return getattr(item, "decision", None)
-    return None
+        if isinstance(item, ToolItem) and item.call_id == call_id:
+            return item.decision, item.decided_by
+    return None, None
 
 
 @contextlib.contextmanager
