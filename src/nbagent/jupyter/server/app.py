@@ -23,6 +23,7 @@ from typing import Any, cast
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Callable, Dict, Float, Int, List, Unicode
 
+from ...config import DEFAULT
 from ...tools import nbdoc
 from . import context_routes, handlers
 from .hub import SessionHub
@@ -132,8 +133,11 @@ class NbAgentServer(ExtensionApp):
 
     async def update_settings(self, changes) -> ServerSettings:
         """New settings: for the agents opened from now on, and live for the open ones."""
-        self.agent_settings = self.agent_settings.updated(changes)
-        await self.hub.reconfigure(**self.agent_settings.agent_options())
+        before, self.agent_settings = self.agent_settings, self.agent_settings.updated(changes)
+        live = {k: self.agent_options.get(k, v) if v is DEFAULT else v  # the server's configuration first
+                for k, v in self.agent_settings.live_options().items()
+                if getattr(before, k) != getattr(self.agent_settings, k)}
+        await self.hub.reconfigure(**live)
         return self.agent_settings
 
     async def stop_extension(self) -> None:
