@@ -245,7 +245,8 @@ class Agent:
     def reconfigure(self, **changes: Any) -> dict[str, Any]:
         """Change settings of the live agent on the same session: model, approval, toolsets, max_steps,
         memory, tool_approvals, temperature, ... A change made while a turn runs applies to its next
-        step (the approval mode to the very next decision). Returns what changed; emits
+        step (the approval mode to the very next decision). ``None`` leaves a setting as it is;
+        ``nbagent.DEFAULT`` puts it back to what the configuration gives. Returns what changed; emits
         settings_changed."""
         if self._closed:
             raise AgentClosed("this agent is closed")

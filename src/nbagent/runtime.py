@@ -11,12 +11,12 @@ from typing import Any, Callable
 from . import events as ev
 from .approvals import Approvals
 from .compaction import summarize_session
-from .config import AgentConfig
+from .config import DEFAULT, AgentConfig
 from .errors import ConfigError
 from .context.live import LiveContext
 from .loop import Loop
 from .mcp.manager import MCPManager
-from .model.factory import make_model
+from .model.factory import default_model_name, make_model
 from .procs import ProcessTracker
 from .prompt import static_prompt
 from .session import Session, SessionState, open_state
@@ -138,6 +138,7 @@ class AgentRuntime:
         fixed = sorted(set(changes) & set(FIXED_SETTINGS))
         if fixed:
             raise ConfigError(f"{', '.join(fixed)} cannot change on a live agent: make a new Agent")
+        changes = self._with_defaults(changes)
         new = self.config.with_changes(**changes)
         changed = {k: getattr(new, k) for k in changes if getattr(new, k) != getattr(self.config, k)}
         if not changed:
@@ -151,6 +152,20 @@ class AgentRuntime:
         if {"toolsets", "memory", "extra_instructions"} & set(changed):
             self._rebuild_tools()
         return changed
+
+    def _with_defaults(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """``DEFAULT`` values replaced by what the configuration gives (for the model with none named:
+        the endpoint's own, as when the agent was built without one)."""
+        resets = [name for name, value in changes.items() if value is DEFAULT]
+        if not resets:
+            return changes
+        changes = {**changes, **self.config.configured(resets)}
+        if "model" in resets and not changes["model"]:
+            changes["model"] = default_model_name(self.config)
+            if not changes["model"]:
+                raise ConfigError(f"no configured model to go back to for {self.config.base_url}: "
+                                  "name one (NBAGENT_MODEL or model=...)")
+        return changes
 
     def _set_model(self, name: str | None) -> None:
         if name and hasattr(self.model, "set_name"):

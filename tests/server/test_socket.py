@@ -233,6 +233,24 @@ async def test_new_settings_apply_to_an_open_session_before_its_next_prompt(api,
     assert (jp_root_dir / "notes.txt").read_text() == "colour = blue\n"
 
 
+async def test_clearing_a_setting_puts_the_open_session_back_to_the_configured_one(api, connect, model,
+                                                                                jp_root_dir):
+    (jp_root_dir / "notes.txt").write_text("colour = red\n")
+    model.enqueue(Reply(tool_calls=[EDIT]), Reply(text="asked first"))
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.until("snapshot")
+    await api("PUT", "settings", body={"approval": "auto"})
+    await client.until("settings_changed")
+    await api("PUT", "settings", body={"approval": None})  # the panel cleared it: ask, as configured
+    changed = await client.until("settings_changed")
+    assert changed["settings"] == {"approval": "ask"}
+    await client.send(type="prompt", text="edit")
+    request = await client.until("approval_request")
+    await client.send(type="approval", call_id=request["call_id"], decision="approve")
+    assert (await client.until("turn_end"))["text"] == "asked first"
+
+
 async def test_the_agent_closes_after_the_last_tab_leaves(api, connect):
     sid = await new_session(api)
     client = await connect(sid)

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
 from ..ids import short_id
-from .isolation import git, repository_top, snapshot
+from .isolation import snapshot
 from .progress import Progress, default_progress
 from .schedule import run_distributed, run_local
 from .task import BATCH_APPROVALS, TaskSpec, batch_dir
@@ -116,6 +116,3 @@ def _clean_up(root: Path, batch_id: str) -> None:
     except OSError:  # .nbagent is not a real folder (refused): no copy was ever made there
         return
     shutil.rmtree(folder, ignore_errors=True)
-    top = repository_top(root)
-    if top is not None:
-        git(top, "worktree", "prune", check=False)

@@ -86,6 +86,9 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
 
     options = dict(spec.agent_options)
     options.setdefault("origin", f"batch:{spec.batch_id}")
+    # The copy is thrown away when the task ends and its result is the diff: undo checkpoints of it
+    # would be git work (snapshots, refs) for nothing. A caller can still ask for them.
+    options.setdefault("checkpoints", False)
     agent = Agent(workspace=workspace, approver=deny_approval, session="new", **options)
     try:
         result = agent.run(spec.prompt)

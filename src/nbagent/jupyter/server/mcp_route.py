@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
@@ -34,13 +34,13 @@ UNATTENDED = ("the Jupyter server has no one to ask for MCP writes: set c.NbAgen
 class MCPRoute:
     """The served tools and the SDK's session manager, run for the server's lifetime on its loop."""
 
-    def __init__(self, root: Path, *, approval: str, toolsets: tuple[str, ...]):
+    def __init__(self, root: Path, *, approval: str, toolsets: tuple[str, ...], extra: Sequence[Any] = ()):
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
         from ...mcp.serve import ServedTools, build_server
 
         self.served = ServedTools(root, toolsets=toolsets, approval=approval, approver=_deny_unattended,
-                                  deny_note=UNATTENDED if approval == "ask" else "")
+                                  deny_note=UNATTENDED if approval == "ask" else "", extra=extra)
         self.manager = StreamableHTTPSessionManager(app=build_server(self.served), json_response=True)
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
