@@ -161,16 +161,18 @@ async def test_nbagent_undo_in_a_terminal_restores_an_open_notebook_through_the_
         proc = await asyncio.create_subprocess_exec(str(nbagent), *args, "--workspace", str(jp_root_dir), env=env,
                                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         out, err = await proc.communicate()
-        assert proc.returncode == 0, err.decode()
-        return out.decode()
+        assert proc.returncode == 0, (out + err).decode()
+        return (out + err).decode()
 
     async with open_view("cli.ipynb") as view:
         await asyncio.to_thread(agent.run, "change the notebook")
         after_ids = ids_of(view)
-        assert "undid turn 1" in await cli("undo")
+        printed = await cli("undo")
+        assert "undid turn 1" in printed, printed
         await until(lambda: sources(view) == ["a = 1", "b = 2"], what="the CLI's undo in the open view")
         assert ids_of(view) == ids and disk_ids(path) == ids  # saved by the room before the CLI ended
-        assert "redid turn 1" in await cli("redo")
+        printed = await cli("redo")
+        assert "redid turn 1" in printed, printed
         await until(lambda: sources(view) == ["a = 100"], what="the CLI's redo in the open view")
         assert ids_of(view) == after_ids and disk_sources(path) == ["a = 100"]
     assert reloads(caplog) == 0, "the CLI wrote the file behind the room's back"
