@@ -53,6 +53,8 @@ class TurnGuard:
         self._turn = 0
         self._reported_error = False
         self._notebooks: set[str] = set()
+        self._journaled: set[str] = set()
+        """Calls with a pending line whose step is not durable yet (read-only calls have no lines)."""
 
     # ----- the turn ----------------------------------------------------------------------
     def begin_turn(self, turn: int, turn_id: str) -> None:
@@ -67,6 +69,7 @@ class TurnGuard:
             await asyncio.to_thread(self.checkpoints.before_change)
             self._report_error()
         self.journal.pending(call_id, tool.name, self._turn, arguments)
+        self._journaled.add(call_id)
 
     def after_call(self, tool: Any, call_id: str, arguments: dict[str, Any], status: str) -> None:
         if mutates(tool):
@@ -76,9 +79,11 @@ class TurnGuard:
                 self._notebooks.add(path)
 
     def step_durable(self, messages: list[dict[str, Any]]) -> None:
-        ids = [m["tool_call_id"] for m in messages if m.get("role") == "tool" and m.get("tool_call_id")]
+        ids = [m["tool_call_id"] for m in messages if m.get("role") == "tool"
+               and m.get("tool_call_id") in self._journaled]
         if ids:
             self.journal.finalize(ids)
+            self._journaled.difference_update(ids)
 
     def end_turn(self) -> None:
         # Synchronous on purpose: it runs while an aborted turn unwinds, where an await could be cut.

@@ -31,18 +31,19 @@ class IsolationError(RuntimeError):
 
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True,
-        overrides: list[str] | None = None) -> str:
+        overrides: list[str] | None = None, options: list[str] | None = None) -> str:
     """Run git with a fixed argv and the repository's programs disabled; returns stdout.
 
     ``overrides`` are the repository's filter drivers neutralised (``filter_overrides``), computed
-    once per repository by the caller; None looks them up for this call.
+    once per repository by the caller; None looks them up for this call. ``options`` are more ``-c``
+    settings (left out of the error message, which names the command).
     """
     full_env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
     full_env.pop("GIT_DIR", None)
     full_env.pop("GIT_WORK_TREE", None)
     if overrides is None:
         overrides = filter_overrides(cwd)
-    argv = ["git", *SAFE, *overrides, *IDENTITY, *args]
+    argv = ["git", *SAFE, *overrides, *IDENTITY, *(options or []), *args]
     done = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL)
     if check and done.returncode != 0:

@@ -16,7 +16,7 @@ import hmac
 import secrets
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from .. import events as ev
 from ..approvals import Approvals
@@ -37,11 +37,13 @@ class ServedTools:
     """The tools an outside agent may call, run the way the agent runs them."""
 
     def __init__(self, workspace: str | Path, *, toolsets: tuple[str, ...] = DEFAULT_SERVED,
-                 approval: str = "ask", approver: Callable[[ev.ApprovalRequest], str] | None = None,
-                 on_event: Callable[[ev.Event], None] | None = None, deny_note: str = "",
+                 approval: str = "ask", approver: Callable[[ev.ApprovalRequest], str | Awaitable[str]] | None = None,
+                 on_event: Callable[[ev.Event], None] | None = None,
+                 deny_note: str | Callable[[str], str] = "",
                  extra: Sequence[ToolSet] = ()):
         """``extra``: more tool sets served when named in ``toolsets`` (the kernel tools, built by the
-        Jupyter layer for a kernel it reaches)."""
+        Jupyter layer for a kernel it reaches). ``deny_note``: added to a denial's message (or a function
+        of the call's id giving it)."""
         self.extra = list(extra)
         unknown = [t for t in toolsets if t not in SERVABLE and t not in {x.name for x in self.extra}]
         if unknown:
@@ -76,7 +78,8 @@ class ServedTools:
         try:
             args = tool.validate(arguments)
             if await self.approvals.decide(tool, ctx, args) == "deny":
-                note = f"; {self.deny_note}" if self.deny_note else ""
+                why = self.deny_note(ctx.call_id) if callable(self.deny_note) else self.deny_note
+                note = f"; {why}" if why else ""
                 return f"denied by the nbagent user ({self.config.approval} mode): {name} did not run{note}", True
             fn_args = (ctx,) if tool.takes_context else ()
             result = (await tool.fn(*fn_args, **args) if tool.is_async

@@ -54,8 +54,11 @@ class NbAgentServer(ExtensionApp):
                                help="Close a session's agent this long after its last tab disconnected.")
     worker_threads = Int(4, config=True, help="Threads for blocking work: the database, the file walk.")
     mcp_approval = Unicode("ask", config=True,
-                           help='Writes by outside agents through /nbagent/mcp: "ask" (no one to ask in the '
-                                'server yet: denied), "auto" (run) or "read-only" (denied).')
+                           help='Writes by outside agents through /nbagent/mcp: "ask" (in the JupyterLab '
+                                'panel; denied when no panel is open), "auto" (run) or "read-only" (denied).')
+    mcp_approval_timeout = Float(300.0, config=True,
+                                 help="Seconds an outside agent's call waits for an answer in the panel before "
+                                      "it is denied.")
     mcp_toolsets = List(Unicode(), default_value=["notebook", "kernel"], config=True,
                         help="Tool sets served at /nbagent/mcp: notebook, kernel (this server's kernels), core, "
                              "edit-plus, git.")
@@ -102,7 +105,8 @@ class NbAgentServer(ExtensionApp):
 
         kernels = kernel_toolset(server_kernels(self.serverapp), choose=True)
         try:
-            return MCPRoute(root, approval=self.mcp_approval, toolsets=tuple(self.mcp_toolsets), extra=[kernels])
+            return MCPRoute(root, approval=self.mcp_approval, toolsets=tuple(self.mcp_toolsets), hub=self.hub,
+                            approval_timeout=self.mcp_approval_timeout, extra=[kernels])
         except ImportError:  # the mcp extra is not installed: the route answers 503
             return None
 
