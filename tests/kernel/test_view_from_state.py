@@ -110,3 +110,23 @@ def _followed(hub: ViewHub) -> list:
     views: list = []
     hub.follow(views.append)
     return views
+
+
+def test_an_undo_made_elsewhere_shows_on_the_finished_turn(make_agent, workspace):
+    """/undo, the panel or code: the turn's checkpoint in the state changes, and so do its buttons."""
+    agent = make_agent(Reply(tool_calls=[Call("write_file", {"path": "a.txt", "content": "new\n"})]), "Wrote it.")
+    (workspace / "a.txt").write_text("old\n")
+    hub = hub_for(agent)
+    view = hub.turn_view("write a.txt", short_id("turn_"))
+    hub.submit(view, "write a.txt").result(30)
+    assert view.wait(5)
+    view.flush()
+    bar = view.checkpoint
+    assert "1 file changed: a.txt" in bar.label.value and bar.redo_button.layout.display == "none"
+    agent.undo()  # not the view's button
+    view.flush()
+    assert (workspace / "a.txt").read_text() == "old\n"
+    assert bar.undo_button.layout.display == "none" and bar.redo_button.layout.display == ""
+    agent.redo()
+    view.flush()
+    assert bar.undo_button.layout.display == "" and bar.redo_button.layout.display == "none"
