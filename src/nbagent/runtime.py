@@ -82,7 +82,8 @@ class AgentRuntime:
                          before_steps=self._inject_memory, guard=self.guard, before_prompt=self.context.absorb)
 
     def _limit(self, text: str, name: str) -> str:
-        return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_subdir("outputs"),
+        # The outputs folder is made (and checked) only for an output that is cut, not on every call.
+        return limit_output(text, self.config.output_limit, save_dir=lambda: self.workspace.state_subdir("outputs"),
                             name=name)
 
     def _tracking(self, emit: Callable[[ev.Event], None]) -> Callable[[ev.Event], None]:
