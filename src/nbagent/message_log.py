@@ -45,6 +45,8 @@ class MessageLog:
             raise ValueError("a MessageLog with heads needs a fetch to read them whole")
         self._fetch = fetch
         self._lock = threading.Lock()
+        self._sizes: list[int] = []
+        """message_chars of the first len(_sizes) messages, as if whole."""
 
     def __len__(self) -> int:
         return len(self._items)
@@ -74,10 +76,13 @@ class MessageLog:
 
     def sizes(self, start: int) -> list[int]:
         """message_chars of each message from ``start`` on, as if every message were whole."""
-        heads = self._heads
-        if not heads:
-            return [message_chars(m) for m in self._items[start:]]
-        return [message_chars(m) + heads.get(i, 0) for i, m in enumerate(self._items[start:], start)]
+        # Kept, not recomputed for every request: a message does not change once appended (the loop
+        # counts its size then too), and a head's whole message has the size counted for the head.
+        known, heads = len(self._sizes), self._heads
+        if known < len(self._items):
+            self._sizes.extend(message_chars(m) + heads.get(i, 0)
+                               for i, m in enumerate(self._items[known:], known))
+        return self._sizes[start:]
 
     def readable(self) -> tuple[list[Message], list[str]]:
         """Every message whole that can be read, and why the others cannot (for a transcript to show
