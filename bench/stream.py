@@ -48,7 +48,7 @@ def one_run(kind: str, deltas: int) -> dict[str, float]:
             view = hub_for(agent).turn_view("bench", turn_id)
         elif kind == "naive view":
             answer = Answer()
-            agent.subscribe(lambda e: answer.append(e.text) if e.type == "text_delta" else None)
+            agent.subscribe(lambda e: setattr(answer, "markdown", answer.markdown + e.text) if e.type == "text_delta" else None)
         SENT.clear()
         cpu, wall = time.process_time(), time.perf_counter()
         result = agent.submit("bench", turn_id=turn_id).result()

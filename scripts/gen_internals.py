@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("workspace", "the workspace root, path confinement, the ignore-aware walk, process trees",
      ("nbagent.workspace", "nbagent.walker", "nbagent.procs")),
     ("state", "the session, the SQLite store, project memory, prompt history, the knowledge index, attached context",
-     ("nbagent.session", "nbagent.store", "nbagent.knowledge", "nbagent.context")),
+     ("nbagent.session", "nbagent.message_log", "nbagent.store", "nbagent.knowledge", "nbagent.context")),
     ("model", "model adapters over the openai SDK and the offline model",
      ("nbagent.model",)),
     ("tools", "the tools, their runner, approvals and output limits, MCP servers' tools; checkpoints and the "

@@ -5,7 +5,8 @@ tests/fixtures/event_sequences/<name>.json: {"description", "events": [...], "ex
 The expected state is the Python reducer's; rerun this script when a reduce rule changes on purpose,
 and review the diff: it is the contract the panel follows.
 
-    .venv/bin/python scripts/record_sequences.py
+    .venv/bin/python scripts/record_sequences.py             # run the scenarios again (new ids)
+    .venv/bin/python scripts/record_sequences.py --expected  # only recompute the expected states
 """
 
 from __future__ import annotations
@@ -160,8 +161,24 @@ SCENARIOS = {
 }
 
 
+def recompute_expected() -> None:
+    """The stored events reduced again: for a reduce rule that adds to the state without changing the
+    events (the recorded ids stay, so the diff shows only the rule's effect)."""
+    for path in sorted(OUT.glob("*.json")):
+        data = json.loads(path.read_text())
+        state = AgentState()
+        for event in data["events"]:
+            state = reduce(state, ev.event_from_dict(event))
+        data["expected"] = _stable(state.to_dict())
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        print(f"{path.stem}: expected state recomputed")
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
+    if sys.argv[1:] == ["--expected"]:
+        recompute_expected()
+        sys.exit(0)
     wanted = sys.argv[1:] or list(SCENARIOS)
     for name in wanted:
         description, scenario = SCENARIOS[name]

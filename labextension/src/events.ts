@@ -412,6 +412,7 @@ export interface ToolItem {
   } | null;
   diff: string | null;
   decision: string | null;
+  decided_by: string | null;
   output: string | null;
   is_error: boolean;
   duration_ms: number | null;

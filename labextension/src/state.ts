@@ -99,7 +99,8 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
     case 'approval_decision': {
       const next = { ...s, approvals: s.approvals.filter(a => a.call_id !== e.call_id) };
       const status = e.decision === 'deny' ? 'denied' : 'running';
-      return withTurn(next, e.turn_id, t => updateTool(t, e.call_id, e.name, { status, decision: e.decision }));
+      return withTurn(next, e.turn_id, t => updateTool(t, e.call_id, e.name, { status, decision: e.decision, decided_by: e.by })
+      );
     }
     case 'tool_result': {
       const next = { ...s, approvals: s.approvals.filter(a => a.call_id !== e.call_id) };
@@ -223,6 +224,7 @@ function updateTool(turn: Turn, callId: string, name: string, changes: Partial<T
     arguments: null,
     diff: null,
     decision: null,
+    decided_by: null,
     output: null,
     is_error: false,
     duration_ms: null,

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import AgentConfig
+from .config import DEFAULT, AgentConfig
 from .events import Event
 from .tools.base import Tool, ToolSet, function_tool, tool
 
 __version__ = "0.1.0"
-__all__ = ["Agent", "AgentConfig", "Event", "RunResult", "Tool", "ToolSet", "batch", "function_tool", "tool",
+__all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolSet", "batch", "function_tool", "tool",
            "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
 
 

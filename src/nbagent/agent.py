@@ -65,7 +65,7 @@ class Agent:
         except BaseException:
             self._thread_loop.stop()  # a failed construction leaves no thread behind
             raise
-        self._stored_messages = list(self.runtime.session.messages)
+        self._stored_count = len(self.runtime.session.log)
         self._state = self._fresh_state()
         self._stored_turns: tuple[str | None, tuple] | None = None
         self._thread_loop.call(self._start_worker)
@@ -245,7 +245,8 @@ class Agent:
     def reconfigure(self, **changes: Any) -> dict[str, Any]:
         """Change settings of the live agent on the same session: model, approval, toolsets, max_steps,
         memory, tool_approvals, temperature, ... A change made while a turn runs applies to its next
-        step (the approval mode to the very next decision). Returns what changed; emits
+        step (the approval mode to the very next decision). ``None`` leaves a setting as it is;
+        ``nbagent.DEFAULT`` puts it back to what the configuration gives. Returns what changed; emits
         settings_changed."""
         if self._closed:
             raise AgentClosed("this agent is closed")
@@ -378,7 +379,9 @@ class Agent:
         """The turns stored before this agent opened the session (rebuilt once per session)."""
         cached = self._stored_turns
         if cached is None or cached[0] != session_id:
-            cached = (session_id, turns_from_messages(self._stored_messages))
+            # Read here, not at construction: a resumed session's old outputs stay in the store until then.
+            stored = self.runtime.session.messages[: self._stored_count]
+            cached = (session_id, turns_from_messages(stored))
             self._stored_turns = cached
         return cached[1]
 
@@ -393,7 +396,7 @@ class Agent:
         return session_id
 
     def _session_switched(self) -> None:
-        self._stored_messages = list(self.runtime.session.messages)
+        self._stored_count = len(self.runtime.session.log)
         fresh = self._fresh_state()
         whole = dataclasses.replace(fresh, transcript=self._stored_transcript(fresh.session_id))
         self._emit(ev.SessionChanged(session_id=fresh.session_id or "", state=whole.to_dict()))

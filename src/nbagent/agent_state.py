@@ -54,6 +54,8 @@ class ToolItem:
     arguments: dict[str, Any] | None = None
     diff: str | None = None
     decision: str | None = None
+    decided_by: str | None = None
+    """Who decided: "user" (someone was asked), "always" or "read-only mode"."""
     output: str | None = None
     is_error: bool = False
     duration_ms: float | None = None
@@ -253,7 +255,8 @@ def _approval_request(s: AgentState, e: ev.ApprovalRequest) -> AgentState:
 def _approval_decision(s: AgentState, e: ev.ApprovalDecision) -> AgentState:
     s = replace(s, approvals=tuple(a for a in s.approvals if a.call_id != e.call_id))
     status = "denied" if e.decision == "deny" else "running"
-    return _with_turn(s, e, lambda t: _update_tool(t, e.call_id, e.name, status=status, decision=e.decision))
+    return _with_turn(s, e, lambda t: _update_tool(t, e.call_id, e.name, status=status, decision=e.decision,
+                                                   decided_by=e.by))
 
 
 def _tool_result(s: AgentState, e: ev.ToolResult) -> AgentState:

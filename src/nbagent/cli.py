@@ -87,7 +87,8 @@ def _run(args: argparse.Namespace) -> int:
                   api=args.api, approval=approval, toolsets=args.toolsets, max_steps=args.max_steps,
                   session=session, memory=False if args.no_memory else None)
     markdown = args.markdown == "always" or (args.markdown == "auto" and sys.stdout.isatty())
-    renderer = TerminalRenderer(markdown=markdown, quiet=args.quiet)
+    # Like every front end, the terminal starts from the agent's state and applies the turn's events.
+    renderer = TerminalRenderer(markdown=markdown, quiet=args.quiet, state=agent.snapshot())
     # The question goes to stderr and the answer is read from stdin, when stdin is a terminal.
     approver = TerminalApprover(ask_on_stderr if sys.stdin.isatty() else None,
                                 unattended="run with --yes to approve, or --approval read-only")

@@ -21,6 +21,10 @@ def add_batch_parser(sub, parents=()) -> None:
                    help="what tools may do: a batch never asks, so choose auto or read-only")
     p.add_argument("--concurrency", "-j", type=int, default=4, help="tasks at once (default 4)")
     p.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786) to run the tasks on")
+    p.add_argument("--git-url", help="a repository the workers clone instead of reading the workspace "
+                                     "(https://, ssh://, git://, file:// or user@host:path)")
+    p.add_argument("--revision", help="with --git-url: the branch, tag or commit to start from "
+                                      "(default: the workspace's HEAD)")
     p.add_argument("--model", "-m", help="model name (env NBAGENT_MODEL)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
     p.add_argument("--toolsets", help="comma-separated tool sets (core is always on)")
@@ -71,7 +75,8 @@ def run_batch_command(args: argparse.Namespace) -> int:
                                       max_steps=args.max_steps).items() if v is not None}
     try:
         frame = batch(tasks, prompt=template, workspace=getattr(args, "workspace", None) or ".",
-                      concurrency=args.concurrency, client=client, approval=args.approval, **options)
+                      concurrency=args.concurrency, client=client, approval=args.approval,
+                      git_url=args.git_url, revision=args.revision, **options)
     finally:
         if client is not None:
             client.close()

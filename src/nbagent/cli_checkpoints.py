@@ -1,7 +1,9 @@
 """``nbagent undo`` and ``nbagent redo``: move a session's workspace between a turn's checkpoints.
 
 No model is needed: the checkpoints and the session live in the workspace's
-``.nbagent/``. The session gets the same history note as ``agent.undo()``.
+``.nbagent/``. The session gets the same history note as ``agent.undo()``. When a Jupyter server
+with nbagent's extension serves the workspace, notebooks open there are restored through it (their
+live documents), as the agent's own undo does; without one, every file is written directly.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .checkpoints import CheckpointError, Checkpoints
 from .errors import StoreError
@@ -34,6 +36,7 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
         with SessionStore(root) as store:
             session_id = _session_id(store, args.session)
             checkpoints = Checkpoints(root, root / ".nbagent", session_id)
+            checkpoints.notebook_stores = _server_stores(root)
             move = checkpoints.undo if args.checkpoint_action == "undo" else checkpoints.redo
             restored = move(force=args.force)
             session = store.load(session_id)
@@ -46,6 +49,16 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
     for path in restored.files:
         print(f"  {_printable(path)}")
     return 0
+
+
+def _server_stores(root: Path) -> Callable[[], list[Any]] | None:
+    """A running Jupyter server with nbagent's extension serving this workspace restores the notebooks
+    open there through their live documents, as the agent's own undo does; else the files are written."""
+    from .jupyter.server_link import find_server
+    from .tools.nbfile import FILE_STORE
+
+    server = find_server(root)
+    return None if server is None else (lambda: [server, FILE_STORE])
 
 
 def _session_id(store: SessionStore, selector: str | None) -> str:

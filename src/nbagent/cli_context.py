@@ -108,7 +108,7 @@ def cmd_attach(args, store: ContextStore, session: str | None, root: Path) -> in
     kind, spec = ("command", args.command) if args.command else ("file", args.file)
     if kind == "file":
         check_watchable(spec, Workspace(root))
-    source = store.attach(args.name, kind, scope=session or "", spec=spec, why=args.why or f"attached from the CLI",
+    source = store.attach(args.name, kind, scope=session or "", spec=spec, why=args.why or "attached from the CLI",
                           every=args.every, wake=args.wake)
     fetched = refresh(source, Workspace(root), timeout=COMMAND_TIMEOUT)
     if fetched.output is not None:

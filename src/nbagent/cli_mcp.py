@@ -30,6 +30,11 @@ def add_mcp_parser(sub, parents=()) -> None:
     serve.add_argument("--port", type=int, default=8765, help="with --http: the port (default 8765)")
     serve.add_argument("--token", help="with --http: the bearer token (default: env NBAGENT_MCP_TOKEN, "
                                        "else a random one, printed)")
+    serve.add_argument("--jupyter-url", help="serve the kernel tools against a running kernel of the Jupyter "
+                                             "server at this URL (with --kernel)")
+    serve.add_argument("--jupyter-token", help="that server's token (default: env JUPYTER_TOKEN)")
+    serve.add_argument("--kernel", help="the kernel: its id, the path of a notebook whose kernel it is, or a "
+                                        "kernel name (python3) when only one of that name runs")
     serve.set_defaults(handler=_serve)
     mcp.set_defaults(handler=lambda args: (mcp.print_help(), 2)[1])
 
@@ -94,17 +99,49 @@ def _through_jupyter_server() -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from .errors import ToolError
+
+    if bool(args.kernel) != bool(args.jupyter_url):
+        print("nbagent mcp serve: --kernel and --jupyter-url go together", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_serve_async(args))
+    except ToolError as exc:  # the Jupyter server or the kernel cannot be found
+        print(f"nbagent mcp serve: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _kernel_tools(args: argparse.Namespace) -> list:
+    """The kernel tool set for --kernel on --jupyter-url (the kernel checked now, looked up at each call)."""
+    import os
+
+    if not args.kernel:
+        return []
+    from .jupyter.served_kernel import kernel_toolset, named_kernel
+    from .jupyter.server_kernel import ServerKernel
+
+    token = args.jupyter_token or os.environ.get("JUPYTER_TOKEN", "")
+    found = await ServerKernel.find(args.jupyter_url, token, args.kernel)
+    print(f"nbagent mcp: kernel tools on kernel {found.kernel_id} of {args.jupyter_url}", file=sys.stderr,
+          flush=True)
+    return [kernel_toolset(named_kernel(args.jupyter_url, token, args.kernel), choose=False)]
+
+
+async def _serve_async(args: argparse.Namespace) -> None:
     import os
 
     from .mcp.serve import ServedTools, serve_http, serve_stdio, terminal_approver
 
+    extra = await _kernel_tools(args)
     toolsets = tuple(t.strip() for t in args.toolsets.split(",") if t.strip())
+    toolsets += tuple(x.name for x in extra if x.name not in toolsets)
     served = ServedTools(Path(getattr(args, "workspace", None) or "."), toolsets=toolsets, approval=args.approval,
-                         approver=terminal_approver)
+                         approver=terminal_approver, extra=extra)
     _through_jupyter_server()
     if not args.http:
-        asyncio.run(serve_stdio(served))
-        return 0
+        await serve_stdio(served)
+        return
     token = args.token or os.environ.get("NBAGENT_MCP_TOKEN") or secrets.token_urlsafe(24)
     shown = "(given)" if args.token or os.environ.get("NBAGENT_MCP_TOKEN") else token
 
@@ -112,5 +149,4 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"nbagent mcp: serving {', '.join(toolsets)} of {served.config.workspace} at {url}\n"
               f"  Authorization: Bearer {shown}", file=sys.stderr, flush=True)
 
-    asyncio.run(serve_http(served, args.host, args.port, token, started))
-    return 0
+    await serve_http(served, args.host, args.port, token, started)

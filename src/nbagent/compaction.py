@@ -17,6 +17,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import events as ev
+from .message_log import message_chars
+
+__all__ = ["estimate_tokens", "message_chars", "prune", "prune_at", "cut_index", "repair", "summarize_session"]
 
 Message = dict[str, Any]
 
@@ -26,38 +29,35 @@ def estimate_tokens(messages: list[Message]) -> int:
     return sum(message_chars(m) for m in messages) // 4
 
 
-def message_chars(m: Message) -> int:
-    n = len(m.get("content") or "") + len(m.get("reasoning") or "")
-    for call in m.get("tool_calls") or ():
-        n += len(call.get("arguments") or "") + len(call.get("name") or "")
-    for item in m.get("reasoning_items") or ():
-        n += len(str(item.get("encrypted_content") or "")) // 2
-    return n
-
-
 def prune(messages: list[Message], budget_tokens: int, keep_recent: int = 12) -> list[Message]:
     """Fit ``messages`` under ``budget_tokens``: older messages lose reasoning and tool traffic.
 
     The newest ``keep_recent`` messages (more while they fit) stay whole; older
     assistant messages keep their text only, older tool results go.
     """
-    cut = _cut_index(messages, budget_tokens, keep_recent)
+    return prune_at(messages, cut_index([message_chars(m) for m in messages], budget_tokens, keep_recent))
+
+
+def prune_at(messages: list[Message], cut: int) -> list[Message]:
+    """Messages from ``cut`` on whole; before it, tool results go and assistants keep their text.
+    What goes is never read: a resumed session leaves it in the store (nbagent.store.messages)."""
     older = [_strip(m) for m in messages[:cut]]
     return repair([m for m in older if m is not None] + messages[cut:])
 
 
-def _cut_index(messages: list[Message], budget_tokens: int, keep_recent: int) -> int:
-    cut = max(0, len(messages) - keep_recent)
-    used = estimate_tokens(messages[cut:])
+def cut_index(sizes: list[int], budget_tokens: int, keep_recent: int = 12) -> int:
+    """Where ``prune`` cuts messages of these sizes (``message_chars`` of each)."""
+    cut = max(0, len(sizes) - keep_recent)
+    used = sum(sizes[cut:]) // 4
     # Narrow the window while even the recent messages overflow, keeping at least the last two.
-    while used > budget_tokens and cut < len(messages) - 2:
-        used -= message_chars(messages[cut]) // 4
+    while used > budget_tokens and cut < len(sizes) - 2:
+        used -= sizes[cut] // 4
         cut += 1
     # Widen the kept window while it fits in half the budget: recent tool
     # results are what the model is working with.
-    while cut > 0 and used + message_chars(messages[cut - 1]) // 4 < budget_tokens // 2:
+    while cut > 0 and used + sizes[cut - 1] // 4 < budget_tokens // 2:
         cut -= 1
-        used += message_chars(messages[cut]) // 4
+        used += sizes[cut] // 4
     return cut
 
 

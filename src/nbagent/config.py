@@ -23,6 +23,18 @@ REQUIRED_TOOLSET = {"small": "read"}
 """The tool set each profile keeps on whatever ``toolsets`` says ("core" for the others; nbagent.profiles)."""
 
 
+class _Default:
+    """The value of ``DEFAULT``."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT"
+
+
+DEFAULT: Any = _Default()
+"""``agent.reconfigure(model=DEFAULT)``: back to what the configuration gives for that setting (the
+defaults, then the environment), undoing the constructor's argument and every live change."""
+
+
 @dataclass
 class AgentConfig:
     workspace: Path = field(default_factory=Path.cwd)
@@ -182,6 +194,11 @@ class AgentConfig:
 
     def with_changes(self, **changes: Any) -> "AgentConfig":
         return replace(self, **_coerce(changes)).validated()
+
+    def configured(self, names) -> dict[str, Any]:
+        """What the defaults and the environment give for ``names``: no arguments, no live changes."""
+        base = AgentConfig.load(workspace=self.workspace)
+        return {name: getattr(base, name) for name in names}
 
     def validated(self) -> "AgentConfig":
         if self.api not in APIS:

@@ -20,7 +20,7 @@ from .model.base import (
 from .cost import cost_of
 from .profiles import FULL, Profile
 from .prompt import system_prompt
-from .compaction import message_chars, prune
+from .compaction import cut_index, message_chars, prune_at
 from .tools.runner import ToolRunner
 
 
@@ -60,7 +60,7 @@ class Loop:
         self.before_prompt = before_prompt
         """Called with the turn id once the turn has started, before its prompt is added: the attached
         context's notes go in there (between turns, never mid-turn). Returns the messages it appended."""
-        self._wire_chars = sum(message_chars(m) for m in session.wire_messages())
+        self._wire_chars = sum(session.wire_sizes())
         self._last_input_tokens: int | None = None
         self._chars_since_usage = 0
         self._pruned_to: int | None = None
@@ -135,26 +135,36 @@ class Loop:
 
     def _request(self, turn_id: str, step: int = 1) -> ModelRequest:
         static, todos, memory = self.prompt_parts()
+<<<<<<< HEAD
         offer_tools = self.profile.tool_steps is None or step <= self.profile.tool_steps
         messages = self.session.wire_messages()
         tokens = self._estimate_tokens()
         if tokens > self.config.compact_threshold:
             messages = self._pruned(messages, turn_id)
+=======
+        if self._estimate_tokens() > self.config.compact_threshold:
+            messages = self._pruned(turn_id)
+>>>>>>> main
         else:
-            messages = list(messages)
+            messages = list(self.session.wire_messages())
         return ModelRequest(
             system=system_prompt(static, todos, memory), messages=messages,
             tools=self.registry.specs() if offer_tools else [], max_tokens=self.profile.max_tokens,
             temperature=self.config.temperature, reasoning_effort=self.config.reasoning_effort,
         )
 
-    def _pruned(self, messages: list[dict], turn_id: str) -> list[dict]:
-        wire = prune(messages, self.config.compact_threshold)
-        if len(wire) < len(messages) and len(wire) != self._pruned_to:
+    def _pruned(self, turn_id: str) -> list[dict]:
+        # compaction.prune, sized without reading what a resume left in the store: before the cut,
+        # messages are cut down to what their heads hold, so only the kept ones are read whole.
+        sizes = self.session.wire_sizes()
+        cut = cut_index(sizes, self.config.compact_threshold)
+        wire = prune_at(self.session.wire_messages(loaded_from=cut), cut)
+        before = len(sizes)
+        if len(wire) < before and len(wire) != self._pruned_to:
             self._pruned_to = len(wire)
             self.emit(ev.Compacted(
-                before=len(messages), after=len(wire), turn_id=turn_id,
-                message=f"context compacted: {len(messages)} messages pruned to {len(wire)} on the wire",
+                before=before, after=len(wire), turn_id=turn_id,
+                message=f"context compacted: {before} messages pruned to {len(wire)} on the wire",
             ))
         return wire
 
@@ -215,7 +225,7 @@ class Loop:
 
     def reset_estimates(self) -> None:
         """After the wire history changes wholesale (compact, resume)."""
-        self._wire_chars = sum(message_chars(m) for m in self.session.wire_messages())
+        self._wire_chars = sum(self.session.wire_sizes())
         self._last_input_tokens = None
         self._chars_since_usage = 0
 

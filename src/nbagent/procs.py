@@ -20,6 +20,7 @@ import signal
 import subprocess
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Mapping
@@ -212,6 +213,8 @@ class ProcessTracker:
         self._running: dict[int, ProcessRef] = {}
         self._killed: set[int] = set()
         self._stop_hooks: list[Callable[[], int]] = []
+        self._calls = 0  # batches of tool calls in flight
+        self._stopped = False  # Stop came while they run: a command they start from now on is killed
 
     def add_stop_hook(self, hook: Callable[[], int]) -> Callable[[], None]:
         """Also call ``hook()`` on ``kill_all`` (from any thread): it stops work that is not a child
@@ -256,11 +259,31 @@ class ProcessTracker:
         self._track(proc.pid)
         return proc
 
+    @contextmanager
+    def calls_in_flight(self):
+        """Around a model response's tool calls: a Stop that comes after the call was shown but before
+        its command started (the shell still spawning) still stops it, rather than being lost."""
+        with self._lock:
+            self._calls += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._calls -= 1
+                if not self._calls:
+                    self._stopped = False
+
     def _track(self, pid: int) -> None:
         ref = ProcessRef.of(pid)
         with self._lock:
             self._killed.discard(pid)  # a reused pid starts with a clean record
-            self._running[pid] = ref
+            stopped = self._stopped
+            if stopped:
+                self._killed.add(pid)
+            else:
+                self._running[pid] = ref
+        if stopped:
+            kill_tree(ref, self.grace)
 
     def release(self, pid: int) -> bool:
         """Stop tracking ``pid`` (it ended, or moved to a background task).
@@ -283,6 +306,7 @@ class ProcessTracker:
             self._killed.update(r.pid for r in refs)
             self._running.clear()
             hooks = list(self._stop_hooks)
+            self._stopped = self._calls > 0
         stopped = sum(hook() for hook in hooks)
         return stopped + sum(kill_tree(ref, self.grace) for ref in refs)
 

@@ -11,12 +11,12 @@ from typing import Any, Callable
 from . import events as ev
 from .approvals import Approvals
 from .compaction import summarize_session
-from .config import AgentConfig
+from .config import DEFAULT, AgentConfig
 from .errors import ConfigError
 from .context.live import LiveContext
 from .loop import Loop
 from .mcp.manager import MCPManager
-from .model.factory import make_model
+from .model.factory import default_model_name, make_model
 from .procs import ProcessTracker
 from .profiles import Profile, apply as apply_profile, choose as choose_profile
 from .prompt import short_prompt, static_prompt
@@ -89,7 +89,8 @@ class AgentRuntime:
         return render(self.config, self.registry)
 
     def _limit(self, text: str, name: str) -> str:
-        return limit_output(text, self.config.output_limit, save_dir=self.workspace.state_subdir("outputs"),
+        # The outputs folder is made (and checked) only for an output that is cut, not on every call.
+        return limit_output(text, self.config.output_limit, save_dir=lambda: self.workspace.state_subdir("outputs"),
                             name=name)
 
     def _tracking(self, emit: Callable[[ev.Event], None]) -> Callable[[ev.Event], None]:
@@ -150,6 +151,7 @@ class AgentRuntime:
         fixed = sorted(set(changes) & set(FIXED_SETTINGS))
         if fixed:
             raise ConfigError(f"{', '.join(fixed)} cannot change on a live agent: make a new Agent")
+        changes = self._with_defaults(changes)
         new = self.config.with_changes(**changes)
         changed = {k: getattr(new, k) for k in changes if getattr(new, k) != getattr(self.config, k)}
         if not changed:
@@ -163,6 +165,20 @@ class AgentRuntime:
         if {"toolsets", "memory", "extra_instructions"} & set(changed):
             self._rebuild_tools()
         return changed
+
+    def _with_defaults(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """``DEFAULT`` values replaced by what the configuration gives (for the model with none named:
+        the endpoint's own, as when the agent was built without one)."""
+        resets = [name for name, value in changes.items() if value is DEFAULT]
+        if not resets:
+            return changes
+        changes = {**changes, **self.config.configured(resets)}
+        if "model" in resets and not changes["model"]:
+            changes["model"] = default_model_name(self.config)
+            if not changes["model"]:
+                raise ConfigError(f"no configured model to go back to for {self.config.base_url}: "
+                                  "name one (NBAGENT_MODEL or model=...)")
+        return changes
 
     def _set_model(self, name: str | None) -> None:
         if name and hasattr(self.model, "set_name"):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import StoreError
 from .ids import new_id
+from .message_log import MessageLog
 
 if TYPE_CHECKING:  # the store imports Session from here: its modules load lazily below
     from .store.db import Database
@@ -62,7 +63,9 @@ class MemoryBackend:
 @dataclass
 class Session:
     id: str = field(default_factory=new_id)
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    log: MessageLog = field(default_factory=MessageLog, repr=False, compare=False)
+    """The messages; what only a transcript needs of a resumed session stays in the store until read
+    (``messages`` reads it all, the request only what pruning keeps: nbagent.message_log)."""
     title: str | None = None
     origin: str | None = None
     provider: str = ""
@@ -83,8 +86,8 @@ class Session:
     def append(self, messages: list[dict[str, Any]]) -> None:
         """Add a completed step (with the tool calls and usage recorded since the last one);
         durable in the backend before this returns."""
-        start = len(self.messages)
-        self.messages.extend(messages)
+        start = len(self.log)
+        self.log.extend(messages)
         with self._batch():
             self._flush_records()
             self.backend.append_messages(self.id, start, messages, self.turns)
@@ -143,12 +146,29 @@ class Session:
 
     def set_summary(self, summary_message: dict[str, Any]) -> None:
         """Replace the transcript on the wire by a summary; older messages stay stored."""
-        self.summary_index = len(self.messages)
+        self.summary_index = len(self.log)
         self.append([summary_message])
         self.backend.update_session(self.id, summary_index=self.summary_index)
 
-    def wire_messages(self) -> list[dict[str, Any]]:
-        return self.messages[self.summary_index:] if self.summary_index else self.messages
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """Every message whole, in order (what a resume left in the store is read first)."""
+        return self.log.all()
+
+    def wire_messages(self, loaded_from: int = 0) -> list[dict[str, Any]]:
+        """The messages sent to the model: those after a /compact summary. Before wire position
+        ``loaded_from`` a message may still be a head (what pruning keeps of it): only for the pruned
+        request, which cuts those messages down to that anyway (loop.Loop._pruned)."""
+        return self.log.view(self.summary_index, self.summary_index + loaded_from)
+
+    def wire_sizes(self) -> list[int]:
+        """message_chars of each wire message, without reading heads' whole messages."""
+        return self.log.sizes(self.summary_index)
+
+    def message_heads(self) -> list[dict[str, Any]]:
+        """Every message, heads included: for readers of roles and note ids only (the context
+        absorber), never to send or show."""
+        return self.log.heads()
 
 
 def _title_from(prompt: str, limit: int = 60) -> str:
@@ -280,7 +300,7 @@ def _fork_in_memory(session: Session, up_to_turn: int | None) -> Session:
             break
         messages.append(dict(message))
     whole = up_to_turn is None or up_to_turn >= session.turns
-    return Session(messages=messages, title=session.title, origin=session.origin, provider=session.provider,
+    return Session(log=MessageLog(messages), title=session.title, origin=session.origin, provider=session.provider,
                    model=session.model, todos=list(session.todos) if whole else [],
                    turns=session.turns if whole or up_to_turn is None else up_to_turn,
                    summary_index=session.summary_index if session.summary_index < len(messages) else 0)

@@ -18,139 +18,286 @@ import re
 import shutil
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, TextIO
 
 from . import events as ev
-from .context.notes import note_line
+from .agent_state import (AgentState, NoticeItem, PendingApproval, ReasoningItem, TextItem, ToolItem, Turn,
+                          reduce)
 from .display import (STATUS_MARKS, TODO_MARKS, counts_line_for, escape_controls, key_argument, shorten,
                       summarize_arguments)
 
 
 @dataclass(frozen=True)
 class Rendered:
-    """What one event prints: the answer's text and the activity lines, in this order."""
+    """What one event prints, in order: parts of the answer (the model's text) and of the activity."""
 
-    answer: str = ""
-    activity: str = ""
+    parts: tuple[tuple[str, str], ...] = ()
+    """("answer" | "activity", text) pairs."""
+
+    @property
+    def answer(self) -> str:
+        return "".join(text for kind, text in self.parts if kind == "answer")
+
+    @property
+    def activity(self) -> str:
+        return "".join(text for kind, text in self.parts if kind == "activity")
 
     @property
     def text(self) -> str:
-        return self.answer + self.activity
+        return "".join(text for _, text in self.parts)
 
 
 class TerminalRenderer:
-    """Turns one turn's events into terminal text (make one per turn)."""
+    """Prints what changes in an agent's state, event by event.
+
+    It keeps an ``AgentState`` (from ``Agent.snapshot()`` or ``Agent.watch()``; empty by default) and
+    applies every event with ``agent_state.reduce``, the rules every front end shares; what it prints is
+    the difference between the state before and after. So a terminal that joins while a turn runs shows
+    that turn so far (``catch_up``) and then follows it exactly as one that was there from the start.
+    With ``follow`` set to a turn id, only that turn's changes are printed (the state still takes every
+    event). ``show_prompt`` prints each turn's prompt when it starts (the text view; the CLI's user typed it).
+    """
 
     def __init__(self, *, markdown: bool = False, width: int | None = None, show_reasoning: bool = False,
-                 quiet: bool = False):
+                 quiet: bool = False, state: AgentState | None = None, follow: str | None = None,
+                 show_prompt: bool = False):
         self.show_reasoning = show_reasoning
         self.quiet = quiet
         """Only the answer, approval cards and errors: no tool activity."""
+        self.state = state if state is not None else AgentState()
+        self.follow = follow
+        self.show_prompt = show_prompt
         self._answer = _MarkdownAnswer(width) if markdown else _PlainAnswer()
         self._markdown = markdown
+        self._open_text: int | None = None  # the index of the text item the answer is streaming
         self._activity_column = 0
         self._thinking_since: float | None = None
         self._thought = 0.0
 
     def render(self, event: ev.Event) -> Rendered:
-        if isinstance(event, ev.TextDelta):
-            return Rendered(self._answer.add(event.text))
-        answer = self._answer.close()
-        if isinstance(event, ev.ReasoningDelta):
-            return Rendered(answer, "" if self.quiet else self._reasoning(event.text))
-        self._stop_thinking()
-        if self.quiet and event.type not in ("error", "turn_end", "approval_request"):
-            return Rendered(answer)
-        handler: Callable[[Any], str] | None = getattr(self, "_" + event.type, None)
-        return Rendered(answer, handler(event) if handler else "")
+        """Apply ``event`` to the state; what it changed, as text."""
+        before, self.state = self.state, reduce(self.state, event)
+        if self.follow is not None and event.turn_id != self.follow:
+            return Rendered()
+        return self._changes(before, self.state, event)
 
-    # ----- activity ------------------------------------------------------------------------
+    def catch_up(self) -> Rendered:
+        """The turn in flight so far, and the queue unless following one turn (a view that joins late
+        prints this first)."""
+        state = self.state
+        if self.follow is not None and (state.turn is None or state.turn.turn_id != self.follow):
+            return Rendered()
+        queue = state.queue if self.follow is not None else ()
+        return self._changes(replace(state, turn=None, approvals=(), queue=queue, todos=()), state, None)
+
+    # ----- the difference between two states ------------------------------------------------------
+    def _changes(self, before: AgentState, after: AgentState, event: ev.Event | None) -> Rendered:
+        out = _Output(self._close_answer)
+        turn_id = event.turn_id if event is not None and event.turn_id else (after.turn.turn_id
+                                                                              if after.turn else "")
+        old, new = _turn_of(before, turn_id), _turn_of(after, turn_id)
+        if new is not None and old is None and self.show_prompt:
+            out.note(self._line(f"» {escape_controls(new.prompt)}"))
+        if event is None:  # catching up: the queue and the todo list, then the turn so far
+            self._state_lines(before, after, event, out)
+        if new is not None and new is not old:
+            self._items(old.items if old is not None else (), new, after, event, out)
+            if new.memory != (old.memory if old is not None else ()):
+                out.note(self._memory_lines(old, new))
+            mark = new.checkpoint
+            if mark is not None and not mark.undone and mark != (old.checkpoint if old is not None else None):
+                out.note(self._files_changed(mark.files))
+        if event is not None:
+            self._state_lines(before, after, event, out)
+        if new is not None and new.status != "running" and (old is None or old.status == "running"):
+            out.keep = True
+            self._ended(new, out)
+        return out.rendered(self.quiet)
+
+    def _items(self, old_items: tuple, turn: Turn, state: AgentState, event: ev.Event | None,
+               out: "_Output") -> None:
+        for index, item in enumerate(turn.items):
+            previous = old_items[index] if index < len(old_items) else None
+            if previous is item:
+                continue
+            if isinstance(item, TextItem):
+                if self._open_text != index:
+                    out.say(self._close_answer())
+                    self._open_text = index
+                self._stop_thinking()
+                out.say(self._answer.add(item.text[len(previous.text) if previous is not None else 0:]))
+                continue
+            out.say(self._close_answer())
+            if isinstance(item, ReasoningItem):
+                out.note(self._reasoning(previous, item))
+                continue
+            self._stop_thinking()
+            if isinstance(item, ToolItem):
+                out.note(self._tool(previous, item, state, event, out))
+            elif isinstance(item, NoticeItem) and previous is None:
+                out.note(self._notice(item, out))
+
+    def _state_lines(self, before: AgentState, after: AgentState, event: ev.Event | None,
+                     out: "_Output") -> None:
+        """What changed outside the turn's items: the queue, todos, settings, notices, checkpoints."""
+        known = {q.turn_id for q in before.queue}
+        for position, queued in enumerate(after.queue, start=1):
+            if queued.turn_id not in known:
+                out.note(self._line(f"[queued at position {position}: {_one_line(queued.prompt, 60)}]"))
+        if after.todos is not before.todos:
+            out.note(self._todos(after.todos))
+        changed = {k: v for k, v in after.settings.items() if before.settings.get(k, _MISSING) != v}
+        if changed and after.session_id == before.session_id:
+            pairs = ", ".join(f"{k}={v}" for k, v in changed.items())
+            out.note(self._line(f"[settings: {_one_line(pairs, 200)}]"))
+        if after.notices is not before.notices:
+            known_notices = {id(n) for n in before.notices}
+            for notice in after.notices:
+                if id(notice) not in known_notices:
+                    out.note(self._notice(notice, out))
+        if isinstance(event, ev.Checkpoint) and event.action in ("undone", "redone"):
+            out.note(self._checkpoint(event))  # "taken" is on its turn; "diverged" is a notice
+
+    # ----- one part each ---------------------------------------------------------------------
     def _line(self, text: str) -> str:
         """A line of its own (after streamed reasoning, if any)."""
         prefix = "\n" if self._activity_column else ""
         self._activity_column = 0
         return f"{prefix}{text}\n"
 
-    def _reasoning(self, text: str) -> str:
-        if self._thinking_since is None:
+    def _close_answer(self) -> str:
+        self._open_text = None
+        return self._answer.close()
+
+    def _reasoning(self, previous: ReasoningItem | None, item: ReasoningItem) -> str:
+        head = ""
+        if previous is None:
             self._thinking_since = time.monotonic()
-            return self._line("thinking:" if self.show_reasoning else "thinking…")
+            head = self._line("thinking:" if self.show_reasoning else "thinking…")
+        text = item.text[len(previous.text) if previous is not None else 0:]
         if not self.show_reasoning or not text:
-            return ""
+            return head
         text = escape_controls(text)
         self._activity_column = len(text) - text.rfind("\n") - 1
-        return text
+        return head + text
 
     def _stop_thinking(self) -> None:
         if self._thinking_since is not None:
             self._thought += time.monotonic() - self._thinking_since
             self._thinking_since = None
 
-    def _prompt_queued(self, e: ev.PromptQueued) -> str:
-        return self._line(f"[queued at position {e.position}: {_one_line(e.prompt, 60)}]")
+    def _tool(self, previous: ToolItem | None, item: ToolItem, state: AgentState, event: ev.Event | None,
+              out: "_Output") -> str:
+        """A call's line when its arguments are known, its card while it waits, its end when settled."""
+        text = ""
+        name = escape_controls(item.name, keep_newlines=False)
+        if item.arguments is not None and (previous is None or previous.arguments is None):
+            text += self._line(f"→ {name} {_one_line(summarize_arguments(item.name, item.arguments), 100)}")
+        asked_now = item.status == "awaiting_approval" and (previous is None or previous.status != item.status)
+        if asked_now or (previous is None and item.decided_by == "user"):  # joined late: the card was shown
+            pending = next((a for a in state.approvals if a.call_id == item.call_id), None)
+            out.keep = True
+            text += self._line(approval_card(pending or item, color=self._markdown).rstrip("\n"))
+        if item.decision is not None and (previous is None or previous.decision != item.decision):
+            by = f" ({escape_controls(item.decided_by, keep_newlines=False)})" if item.decided_by else ""
+            text += self._line(f"  {item.decision}{by}")
+        if _settled_now(previous, item):
+            output = (item.output or "").strip()
+            detail = f": {_one_line(output.splitlines()[0], 100)}" if item.status != "done" and output else ""
+            text += self._line(f"  {STATUS_MARKS.get(item.status, '?')} {name} {item.status}{detail}")
+        return text
 
-    def _tool_call(self, e: ev.ToolCall) -> str:
-        return self._line(f"→ {escape_controls(e.name, keep_newlines=False)} "
-                          f"{_one_line(summarize_arguments(e.name, e.arguments), 100)}")
+    def _notice(self, notice: NoticeItem, out: "_Output") -> str:
+        if notice.level == "error":
+            out.keep = True
+            return self._line(f"error: {escape_controls(notice.text)}")
+        if notice.level == "memory":
+            return self._line(_one_line(notice.text, 120))
+        return self._line(f"[{_one_line(notice.text, 200)}]")
 
-    def _approval_request(self, e: ev.ApprovalRequest) -> str:
-        return self._line(approval_card(e, color=self._markdown).rstrip("\n"))
-
-    def _approval_decision(self, e: ev.ApprovalDecision) -> str:
-        return self._line(f"  {e.decision} ({e.by})")
-
-    def _tool_result(self, e: ev.ToolResult) -> str:
-        output = e.output.strip()
-        detail = f": {_one_line(output.splitlines()[0], 100)}" if e.status != "done" and output else ""
-        name = escape_controls(e.name, keep_newlines=False)
-        return self._line(f"  {STATUS_MARKS.get(e.status, '?')} {name} {e.status}{detail}")
-
-    def _todos_changed(self, e: ev.TodosChanged) -> str:
-        lines = [f"todos: {counts_line_for(e.todos)}"]
+    def _todos(self, todos: tuple[dict[str, Any], ...]) -> str:
+        lines = [f"todos: {counts_line_for(list(todos))}"]
         lines += [f"  {TODO_MARKS.get(str(t.get('status')), '?')} {_one_line(str(t.get('content', '')), 200)}"
-                  for t in e.todos]
+                  for t in todos]
         return self._line("\n".join(lines))
 
-    def _memory_changed(self, e: ev.MemoryChanged) -> str:
-        if e.action not in ("remember", "forget"):
+    def _memory_lines(self, old: Turn | None, new: Turn) -> str:
+        shown = {_entry_text(x) for x in (old.memory if old is not None else ())}
+        texts = [_entry_text(x) for x in new.memory if _entry_text(x) not in shown]
+        if not texts:
             return ""
-        texts = "; ".join(str(x.get("text", "")) for x in e.entries)
-        return self._line(f"memory {e.action}: {_one_line(texts, 100)}")
+        return self._line(f"memory in this turn's prompt: {_one_line('; '.join(texts), 100)}")
 
-    def _memory_injected(self, e: Any) -> str:
-        if not e.entries:
-            return ""
-        texts = "; ".join(str(x.get("text", "")) for x in e.entries)
-        return self._line(f"memory in this turn's prompt: {_one_line(texts, 100)}")
-
-    def _settings_changed(self, e: Any) -> str:
-        pairs = ", ".join(f"{k}={v}" for k, v in e.settings.items())
-        return self._line(f"[settings: {_one_line(pairs, 200)}]")
-
-    def _compacted(self, e: ev.Compacted) -> str:
-        return self._line(f"[{_one_line(e.message, 200) or 'compacted'}]")
-
-    def _context_note(self, e: ev.ContextNote) -> str:
-        return self._line(f"[{escape_controls(note_line(e.source, e.change, e.summary, e.changes))}]")
-
-    def _error(self, e: ev.Error) -> str:
-        return self._line(f"error: {escape_controls(e.message)}")
+    def _files_changed(self, files: tuple[str, ...]) -> str:
+        return self._line(f"files changed: {_files(files)} (nbagent undo puts them back)")
 
     def _checkpoint(self, e: ev.Checkpoint) -> str:
-        files = _one_line(", ".join(escape_controls(f, keep_newlines=False) for f in e.files), 200)
-        label = {"taken": "files changed", "undone": f"undid turn {e.turn}", "redone": f"redid turn {e.turn}",
-                 "diverged": "changed since the last checkpoint"}.get(e.action, e.action)
-        hint = " (nbagent undo puts them back)" if e.action == "taken" else ""
-        return self._line(f"{label}: {files}{hint}")
+        label = "undid" if e.action == "undone" else "redid"
+        return self._line(f"{label} turn {e.turn}: {_files(e.files)}")
 
-    def _turn_end(self, e: ev.TurnEnd) -> str:
+    def _ended(self, turn: Turn, out: "_Output") -> None:
+        self._stop_thinking()
+        out.say(self._close_answer())
         lines = []
         if self._thought and not self.quiet:
             lines.append(f"(thought for {self._thought:.1f} s)")
-        if e.reason != "done":
-            lines.append(f"[turn ended: {e.reason}]")
-        return self._line("\n".join(lines)) if lines else ""
+        self._thought = 0.0
+        if turn.status != "done":
+            lines.append(f"[turn ended: {turn.status}]")
+        if lines:
+            out.note(self._line("\n".join(lines)))
+
+
+_MISSING = object()
+
+
+class _Output:
+    """What one change prints, in order, and whether quiet mode keeps its activity (approval cards,
+    errors, the turn's end)."""
+
+    def __init__(self, close_answer: Callable[[], str]) -> None:
+        self.parts: list[tuple[str, str]] = []
+        self.keep = False
+        self._close_answer = close_answer
+
+    def say(self, text: str) -> None:
+        if text:
+            self.parts.append(("answer", text))
+
+    def note(self, text: str) -> None:
+        """An activity line; the answer's open paragraph ends first."""
+        if text:
+            self.say(self._close_answer())
+            self.parts.append(("activity", text))
+
+    def rendered(self, quiet: bool) -> Rendered:
+        drop = quiet and not self.keep
+        return Rendered(tuple(p for p in self.parts if not (drop and p[0] == "activity")))
+
+
+def _settled_now(previous: ToolItem | None, item: ToolItem) -> bool:
+    """The call's result came (``tool_result``), or the turn ended with the call still open."""
+    if item.output is not None:
+        return previous is None or previous.output is None
+    return item.status == "interrupted" and (previous is None or previous.status != "interrupted")
+
+
+def _turn_of(state: AgentState, turn_id: str) -> Turn | None:
+    """The turn ``turn_id`` in flight, or just ended (the transcript's last)."""
+    if state.turn is not None and state.turn.turn_id == turn_id:
+        return state.turn
+    if state.transcript and state.transcript[-1].turn_id == turn_id:
+        return state.transcript[-1]
+    return None
+
+
+def _files(files) -> str:
+    return _one_line(", ".join(escape_controls(f, keep_newlines=False) for f in files), 200)
+
+
+def _entry_text(entry: dict[str, Any]) -> str:
+    return str(entry.get("text", ""))
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -257,7 +404,7 @@ def render_markdown(source: str, width: int | None = None) -> str:
 _DIFF_COLORS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[35m"}
 
 
-def approval_card(request: ev.ApprovalRequest, *, color: bool = False) -> str:
+def approval_card(request: ev.ApprovalRequest | PendingApproval | ToolItem, *, color: bool = False) -> str:
     """The whole call awaiting approval: its tool, every argument in full, and the diff of an edit.
 
     Nothing is cut; control characters and escape sequences are shown escaped, so what the card shows
@@ -265,11 +412,13 @@ def approval_card(request: ev.ApprovalRequest, *, color: bool = False) -> str:
     """
     lines = [f"? approval needed for {escape_controls(request.name, keep_newlines=False)}"]
     key = key_argument(request.name)
-    names = sorted(request.arguments, key=lambda name: name != key)  # the telling argument first
+    arguments = request.arguments or {}
+    names = sorted(arguments, key=lambda name: name != key)  # the telling argument first
     for name in names:
-        lines += _argument_lines(escape_controls(str(name), keep_newlines=False), request.arguments[name])
-    if request.annotations:  # an MCP server's own claims about the tool: shown, never relied on
-        hints = ", ".join(f"{k}={v}" for k, v in request.annotations.items())
+        lines += _argument_lines(escape_controls(str(name), keep_newlines=False), arguments[name])
+    annotations = getattr(request, "annotations", None)
+    if annotations:  # an MCP server's own claims about the tool: shown, never relied on
+        hints = ", ".join(f"{k}={v}" for k, v in annotations.items())
         lines.append(f"  server's hints (unverified): {escape_controls(hints, keep_newlines=False)}")
     if request.diff:
         lines.append("  diff:")

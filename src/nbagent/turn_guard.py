@@ -52,6 +52,9 @@ class TurnGuard:
         self._turn_id = ""
         self._turn = 0
         self._reported_error = False
+        self._notebooks: set[str] = set()
+        self._journaled: set[str] = set()
+        """Calls with a pending line whose step is not durable yet (read-only calls have no lines)."""
 
     # ----- the turn ----------------------------------------------------------------------
     def begin_turn(self, turn: int, turn_id: str) -> None:
@@ -66,25 +69,40 @@ class TurnGuard:
             await asyncio.to_thread(self.checkpoints.before_change)
             self._report_error()
         self.journal.pending(call_id, tool.name, self._turn, arguments)
+        self._journaled.add(call_id)
 
     def after_call(self, tool: Any, call_id: str, arguments: dict[str, Any], status: str) -> None:
         if mutates(tool):
             path = self.journal.relative(path_argument(arguments))
             self.journal.ended(call_id, status == "done", path)
+            if path and path.endswith(".ipynb"):
+                self._notebooks.add(path)
 
     def step_durable(self, messages: list[dict[str, Any]]) -> None:
-        ids = [m["tool_call_id"] for m in messages if m.get("role") == "tool" and m.get("tool_call_id")]
+        ids = [m["tool_call_id"] for m in messages if m.get("role") == "tool"
+               and m.get("tool_call_id") in self._journaled]
         if ids:
             self.journal.finalize(ids)
+            self._journaled.difference_update(ids)
 
     def end_turn(self) -> None:
         # Synchronous on purpose: it runs while an aborted turn unwinds, where an await could be cut.
         if not self.enabled:
             return
+        self._settle_notebooks()
         entry = self.checkpoints.end_turn()
         self._report_error()
         if entry is not None:
             self._emit_state("taken", entry.turn, entry.files, entry.turn_id)
+
+    def _settle_notebooks(self) -> None:
+        """An open notebook the turn edited reaches its file when the room saves: wait for that, so the
+        "after" snapshot holds the turn's notebook edits."""
+        paths, self._notebooks = sorted(self._notebooks), set()
+        try:
+            self.checkpoints.settle(paths)
+        except Exception as exc:  # a server gone or a tab closed: the snapshot takes the file as it is
+            log.warning("could not wait for open notebooks to be saved: %s", exc)
 
     def _report_error(self) -> None:
         if self.checkpoints.error and not self._reported_error:

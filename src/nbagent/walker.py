@@ -13,8 +13,8 @@ directory does git's view of the workspace show? The rules they share:
 - the user's global excludes file and ``.ignore``/``.rgignore`` files do not
   (git never reads the latter; the former would make results depend on who runs);
 - an ignored directory is not entered, so nothing below it can come back;
-- hidden files are listed; ``.git``, ``.nbagent`` and collaboration's ``.jupyter/`` and
-  ``.jupyter_ystore.db`` never are;
+- hidden files are listed; ``.git``, ``.nbagent``, collaboration's ``.jupyter/`` and
+  ``.jupyter_ystore.db`` and Jupyter's ``.ipynb_checkpoints/`` never are;
 - symbolic links are not followed and not listed (ripgrep's default), so
   the walk never leaves the workspace.
 
@@ -35,9 +35,12 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-ALWAYS_SKIPPED = (".git", ".nbagent",
-                  # jupyter-collaboration writes these into the server root (docs/notebooks.md)
-                  ".jupyter", ".jupyter_ystore.db", ".jupyter_ystore.db-journal", ".jupyter_ystore.db-wal")
+JUPYTER_STATE = (
+    # jupyter-collaboration writes these into the server root (docs/notebooks.md)
+    ".jupyter", ".jupyter_ystore.db", ".jupyter_ystore.db-journal", ".jupyter_ystore.db-wal",
+    # Jupyter's contents manager keeps its own copy of each saved notebook here
+    ".ipynb_checkpoints")
+ALWAYS_SKIPPED = (".git", ".nbagent", *JUPYTER_STATE)
 
 
 @lru_cache(maxsize=1)

@@ -144,7 +144,12 @@ def test_history_walks_with_up_and_down(page):
 def test_dark_theme(page, shot):
     run_command(page, "Use Theme: JupyterLab Dark")
     page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-    page.wait_for_timeout(500)
+    dark = """() => {  // the theme's stylesheet has reached the panel: its background is dark
+        const el = document.querySelector('.jp-nbagent');
+        const rgb = el && getComputedStyle(el).backgroundColor.match(/\\d+/g);
+        return rgb && rgb.slice(0, 3).reduce((a, b) => a + Number(b), 0) < 300;
+    }"""
+    page.wait_for_function(dark, timeout=30_000)
     background = page.locator(f"{PANEL} .jp-nbagent-transcript").evaluate(
         "el => getComputedStyle(el.closest('.jp-nbagent')).backgroundColor")
     channels = [int(c) for c in background[background.index("(") + 1:-1].split(",")[:3]]

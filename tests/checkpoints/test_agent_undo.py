@@ -111,7 +111,9 @@ def test_resume_reports_files_changed_since_the_last_checkpoint(project, agent_o
 def test_the_terminal_shows_the_files_a_turn_changed_with_escapes_shown_not_run():
     from nbagent.terminal import TerminalRenderer
 
-    shown = TerminalRenderer().render(ev.Checkpoint(action="taken", turn=2, files=["a.py", "evil\x1b[2J.txt"]))
+    renderer = TerminalRenderer()
+    renderer.render(ev.TurnStart(prompt="edit", turn_id="t2"))
+    shown = renderer.render(ev.Checkpoint(action="taken", turn=2, files=["a.py", "evil\x1b[2J.txt"], turn_id="t2"))
     assert "files changed: a.py, evil" in shown.activity and "\x1b[2J" not in shown.activity
     assert "nbagent undo" in shown.activity
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from nbagent.checkpoints.notebooks import cell_ops
+from nbagent.checkpoints.notebooks import cell_ops, same_notebook
 from nbagent.tools.nbdoc import apply_ops
 
 
@@ -35,3 +35,19 @@ def test_cell_ops_turn_the_current_cells_into_the_checkpoints():
 def test_an_unchanged_notebook_needs_only_moves():
     cells = [md("a", "x"), code("b", "y")]
     assert {op["op"] for op in cell_ops(cells, copy.deepcopy(cells))} == {"move"}
+
+
+def test_a_notebook_saved_in_another_formatting_is_the_same_notebook():
+    import json
+
+    out = {"output_type": "stream", "name": "stdout", "text": "a\nb\n"}
+    nb = {"cells": [code("load", "x = 1\ny = 2", [out], 1)], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    compact = json.dumps(nb).encode()
+    # How nbformat (and so a collaboration room) writes it: sorted keys, indented, lines as lists.
+    lines = json.loads(json.dumps(nb))
+    lines["cells"][0]["source"] = ["x = 1\n", "y = 2"]
+    lines["cells"][0]["outputs"][0]["text"] = ["a\n", "b\n"]
+    assert same_notebook(compact, json.dumps(lines, indent=1, sort_keys=True).encode() + b"\n")
+    lines["cells"][0]["source"] = ["x = 1\n", "y = 3"]
+    assert not same_notebook(compact, json.dumps(lines).encode())
+    assert not same_notebook(compact, b"not json")

@@ -93,3 +93,43 @@ def test_todo_list_needs_no_approval_even_read_only(make_agent):
     result = agent.run("plan")
     assert result.ok and agent.todos[0]["content"] == "x"
     assert not [e for e in result.events if isinstance(e, ev.ApprovalDecision)]
+
+
+def test_default_puts_a_setting_back_to_what_the_configuration_gives(tmp_path, monkeypatch):
+    from nbagent import DEFAULT, Agent
+    from nbagent.testing.server import ScriptedServer
+
+    monkeypatch.setenv("NBAGENT_MODEL", "configured-model")
+    monkeypatch.setenv("NBAGENT_APPROVAL", "read-only")
+    with ScriptedServer() as server:
+        server.enqueue("one", "two", "three")
+        agent = Agent(workspace=tmp_path, base_url=server.url, api_key="sk-test", model="given-model",
+                      approval="auto", persist=False, memory=False)
+        try:
+            agent.run("first")
+            agent.reconfigure(model="live-model")
+            agent.run("second")
+            seen = []
+            agent.subscribe(seen.append)
+            changed = agent.reconfigure(model=DEFAULT, approval=DEFAULT)
+            agent.run("third")
+        finally:
+            agent.close()
+        models = [r.body["model"] for r in server.model_requests()]
+    assert models == ["given-model", "live-model", "configured-model"]
+    assert changed == {"model": "configured-model", "approval": "read-only"}
+    assert [e.settings for e in seen if isinstance(e, ev.SettingsChanged)] == [changed]
+
+
+def test_default_model_with_none_configured_is_the_endpoints_own(make_agent, tmp_path):
+    from nbagent import DEFAULT
+    from nbagent.model.factory import DEFAULT_OPENAI_MODEL
+
+    agent = make_agent("hi")
+    agent.reconfigure(model="other")
+    assert agent.reconfigure(model=DEFAULT) == {"model": DEFAULT_OPENAI_MODEL}  # no endpoint: OpenAI's
+    agent.runtime.config.base_url = "http://127.0.0.1:9/v1"  # a server of one's own names no default
+    agent.reconfigure(model="other")
+    with pytest.raises(ConfigError, match="no configured model to go back to"):
+        agent.reconfigure(model=DEFAULT)
+    assert agent.config.model == "other"  # refused: nothing changed

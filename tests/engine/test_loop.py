@@ -168,8 +168,10 @@ def test_abort_ends_the_turn_at_once_clears_the_queue_and_keeps_what_was_said(ma
 def test_the_agent_is_usable_after_an_abort(make_agent):
     model = ScriptedModel([Slow(0.05, Reply(text="x" * 200)), "fresh"], chunk_size=2)
     agent = make_agent(model=model)
+    streaming = threading.Event()
+    agent.subscribe(lambda e: streaming.set() if isinstance(e, ev.TextDelta) else None)
     future = agent.submit("slow")
-    time.sleep(0.2)
+    assert streaming.wait(10)
     agent.abort()
     assert future.result(5).reason == "aborted"
     assert agent.run("again").text == "fresh"

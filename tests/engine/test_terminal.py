@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import io
+import json
 import re
+import threading
+from pathlib import Path
+
+import pytest
 
 from nbagent import events as ev
+from nbagent.agent_state import AgentState, reduce
 from nbagent.display import escape_controls
-from nbagent.terminal import TerminalApprover, TerminalRenderer, approval_card, render_markdown
+from nbagent.terminal import Rendered, TerminalApprover, TerminalRenderer, approval_card, render_markdown
 
 
 def answer_of(renderer: TerminalRenderer, events) -> tuple[str, str]:
@@ -56,7 +62,7 @@ def test_text_view_turn_with_reasoning_todos_memory_and_a_failure():
 
 def test_escape_sequences_from_the_model_and_tools_never_reach_the_terminal():
     hostile = "ok\x1b]0;pwned\x07 \x1b[2J\r\u202eevil"
-    events = [ev.TextDelta(text=hostile),
+    events = [ev.TurnStart(prompt="p"), ev.TextDelta(text=hostile),
               ev.ToolCall(name="bash", call_id="c", arguments={"command": hostile}),
               ev.ToolResult(name="bash", call_id="c", output=hostile, status="failed"),
               ev.Error(message=hostile), ev.TurnEnd(reason="error")]
@@ -67,6 +73,7 @@ def test_escape_sequences_from_the_model_and_tools_never_reach_the_terminal():
 
 def test_markdown_mode_renders_each_finished_block():
     renderer = TerminalRenderer(markdown=True, width=60)
+    renderer.render(ev.TurnStart(prompt="p"))
     first = renderer.render(ev.TextDelta(text="# Plan\n\nSome **bold** words"))
     assert "Plan" in first.answer and "**" not in first.answer  # the heading's block is complete
     assert "bold" not in first.answer  # the paragraph is still open
@@ -77,6 +84,7 @@ def test_markdown_mode_renders_each_finished_block():
 
 def test_markdown_keeps_a_code_block_with_blank_lines_in_one_piece():
     renderer = TerminalRenderer(markdown=True, width=60)
+    renderer.render(ev.TurnStart(prompt="p"))
     assert renderer.render(ev.TextDelta(text="```python\nx = 1\n\ny = 2\n")).answer == ""
     out = re.sub(r"\x1b\[[0-9;]*m", "", renderer.render(ev.TextDelta(text="```\n\nafter\n")).answer)
     assert "x = 1" in out and "y = 2" in out and "```" not in out
@@ -125,3 +133,66 @@ def test_without_a_way_to_ask_the_call_is_denied_with_a_hint():
     assert TerminalApprover(None, out=out, unattended="run with --yes")(request) == "deny"
     assert TerminalApprover(no_stdin, out=out, unattended="use auto")(request) == "deny"
     assert "no terminal to ask; run with --yes" in out.getvalue() and "denied; use auto" in out.getvalue()
+
+
+# ----- a terminal that joins late shows the same as one that was there from the start -------------------
+
+SEQUENCES = sorted((Path(__file__).parent.parent / "fixtures" / "event_sequences").glob("*.json"))
+
+
+_TODOS = re.compile(r"^todos: .*\n(?:  [✔▶○⚠] .*\n)*", re.M)
+
+
+def _turn_text(renderer: TerminalRenderer, events, start: Rendered | None = None) -> str:
+    """What a renderer printed, with the todo list left out: a late view shows the list as it is
+    after the turn's items, a view from the start where it changed (both show the latest list)."""
+    text = (start.text if start else "") + "".join(renderer.render(e).text for e in events)
+    return _TODOS.sub("", re.sub(r"\(thought for [0-9.]+ s\)", "(thought)", text))
+
+
+def _cuts(events):
+    """(cut, turn id) for every point where a turn is in flight."""
+    state = AgentState()
+    for cut, event in enumerate(events):
+        state = reduce(state, event)
+        if state.turn is not None:
+            yield cut + 1, state.turn.turn_id
+
+
+@pytest.mark.parametrize("path", SEQUENCES, ids=lambda p: p.stem)
+def test_joining_mid_turn_prints_what_watching_from_the_start_printed(path):
+    events = [ev.event_from_dict(e) for e in json.loads(path.read_text())["events"]]
+    checked = 0
+    for cut, turn_id in _cuts(events):
+        whole = _turn_text(TerminalRenderer(follow=turn_id), events)
+        state = AgentState()
+        for event in events[:cut]:
+            state = reduce(state, event)
+        late = TerminalRenderer(state=state, follow=turn_id)
+        assert _turn_text(late, events[cut:], late.catch_up()) == whole, f"cut after event {cut}"
+        checked += 1
+    assert checked
+
+
+def test_the_text_view_opened_while_a_call_waits_shows_the_turn_so_far(make_agent, tmp_path):
+    from nbagent.jupyter.text_view import TextFollower
+    from nbagent.testing import Call, Reply
+
+    asked = threading.Event()
+    agent = make_agent(Reply(text="I will write it.", tool_calls=[Call("write_file", {"path": "n.txt", "content": "x"})]),
+                       "Written.", approval="ask")
+    from_start = io.StringIO()
+    TextFollower(agent, from_start)
+    agent.subscribe(lambda e: asked.set() if isinstance(e, ev.ApprovalRequest) else None)
+    future = agent.submit("write n.txt")
+    assert asked.wait(10)
+    late = io.StringIO()
+    follower = TextFollower(agent, late)
+    so_far = late.getvalue()
+    assert "» write n.txt" in so_far and "→ write_file n.txt" in so_far and "? approval needed" in so_far
+    agent.decide(agent.snapshot().approvals[0].call_id, "approve")
+    assert future.result(10).reason == "done"
+    agent.wait(5)
+    follower.close()
+    assert late.getvalue() == from_start.getvalue()
+    assert "\nWritten.\nfiles changed: n.txt" in late.getvalue()

@@ -5,24 +5,15 @@ from __future__ import annotations
 import time
 
 from nbagent import events as ev
-from nbagent.jupyter.widgets.coalesce import coalesce
 from nbagent.jupyter.widgets.turn import TurnView
 
 T = "turn_1"
 
 
-def test_coalesce_merges_runs_and_keeps_order():
-    batch = [(1.0, ev.ReasoningDelta(text="a", turn_id=T)), (1.1, ev.ReasoningDelta(text="b", turn_id=T)),
-             (1.2, ev.TextDelta(text="c", turn_id=T)), (1.3, ev.TextDelta(text="d", turn_id=T)),
-             (1.4, ev.ToolInputDelta(text="{}", turn_id=T)), (1.5, ev.ToolCall(name="x", turn_id=T)),
-             (1.6, ev.TextDelta(text="e", turn_id=T))]
-    out = coalesce(batch)
-    assert [(type(e).__name__, getattr(e, "text", None), at) for at, e in out] == [
-        ("ReasoningDelta", "ab", 1.0), ("TextDelta", "cd", 1.2), ("ToolCall", None, 1.5), ("TextDelta", "e", 1.6)]
-
-
 def test_a_fast_stream_sends_at_most_about_thirty_messages_a_second(recorded):
     view = TurnView(turn_id=T)
+    view.handle(ev.TurnStart(prompt="p", turn_id=T))
+    view.flush()
     recorded.clear()  # the comm_open messages of the widgets themselves
     pieces = [f"word{i} " for i in range(6000)]
     start = time.monotonic()

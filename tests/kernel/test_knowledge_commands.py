@@ -33,12 +33,18 @@ def test_knowledge_slash_commands(shell, make_agent, workspace, monkeypatch):
 
 
 def test_the_live_view_lists_injected_entries_once_with_score_and_why():
-    from nbagent.jupyter.widgets.memory import Memory
+    from nbagent import events as ev
+    from nbagent.jupyter.widgets.turn import TurnView
 
-    view = Memory()
-    view.changed("injected", [{"id": 1, "kind": "fact", "text": "uses <uv>"}])
-    view.changed("injected", [{"id": 1, "kind": "fact", "text": "uses <uv>", "score": 0.62,
-                               "why": "cosine 0.52 (raw 0.87) + keywords 0.40"},
-                              {"id": 2, "kind": "decision", "text": "deploy from release", "score": 0.41, "why": "keywords 1.00"}])
-    assert [e["id"] for e in view.injected] == [1, 2]
-    assert "uses &lt;uv&gt;" in view.body.value and "(0.62: cosine 0.52 (raw 0.87) + keywords 0.40)" in view.body.value
+    view = TurnView(turn_id="t")
+    for event in (ev.TurnStart(prompt="p", turn_id="t"),
+                  ev.MemoryInjected(entries=[{"id": 1, "kind": "fact", "text": "uses <uv>"}], turn_id="t"),
+                  ev.MemoryInjected(entries=[{"id": 1, "kind": "fact", "text": "uses <uv>", "score": 0.62,
+                                              "why": "cosine 0.52 (raw 0.87) + keywords 0.40"},
+                                             {"id": 2, "kind": "decision", "text": "deploy from release",
+                                              "score": 0.41, "why": "keywords 1.00"}], turn_id="t")):
+        view.handle(event)
+    view.flush()
+    body = view.memory.body.value
+    assert [e["id"] for e in view.memory.injected] == [1, 2]
+    assert "uses &lt;uv&gt;" in body and "(0.62: cosine 0.52 (raw 0.87) + keywords 0.40)" in body

@@ -25,7 +25,7 @@ def test_a_whole_turn_with_an_approval_clicked_while_it_waits(make_agent, worksp
         approval="ask")
     view, future = start(agent, "make hello.txt")
     card = wait_for(lambda: view.cards.get("b1"))
-    assert not future.done() and view.tools.rows["b1"].status == "waiting"
+    assert not future.done() and view.rows["b1"].status == "awaiting_approval"
     assert "echo hello" in card.body.value
     card.approve_button.click()  # the test clicks as a user would, from the kernel's thread
     result = future.result(30)
@@ -33,10 +33,11 @@ def test_a_whole_turn_with_an_approval_clicked_while_it_waits(make_agent, worksp
     view.flush()
     assert result.reason == "done" and (workspace / "hello.txt").read_text() == "hello\n"
     assert view.state == "done" and view.approvals.children == ()
-    assert view.tools.rows["t1"].status == "done" and view.tools.rows["b1"].status == "done"
+    assert view.rows["t1"].status == "done" and view.rows["b1"].status == "done"
     assert "<strong>hello.txt</strong>" in view.answer.value
     assert view.answer.markdown.startswith("I'll plan first.")
-    assert view.reasoning.dropped and view.reasoning.summary.value.startswith("thought for")
+    (reasoning,) = view.answer.reasonings
+    assert reasoning.dropped and reasoning.summary.value.startswith("thought for")
     assert view.todos.counts.value == "1 of 2 done" and view.todos.progress.value == 1
     assert view.header.session_id == agent.session_id and view.header.title == "make hello.txt"
     assert view.header.input_tokens > 0
@@ -50,19 +51,19 @@ def test_deny_is_reported_on_the_row(make_agent, workspace, wait_for):
     future.result(30)
     view.wait(5)
     view.flush()
-    assert view.tools.rows["b1"].status == "denied" and not (workspace / "nope").exists()
+    assert view.rows["b1"].status == "denied" and not (workspace / "nope").exists()
 
 
 def test_stop_kills_the_command_and_the_turn_goes_on(make_agent, wait_for):
     agent = make_agent(Reply(tool_calls=[Call("bash", {"command": "sleep 30"}, id="b1")]),
                        Reply(text="The command was stopped."))
     view, future = start(agent, "wait a while")
-    wait_for(lambda: view.tools.rows.get("b1") and _running_children())
+    wait_for(lambda: view.rows.get("b1") and _running_children())
     view.controls.stop_button.click()
     result = future.result(30)
     view.wait(5)
     view.flush()
-    assert view.tools.rows["b1"].status == "killed"
+    assert view.rows["b1"].status == "killed"
     assert result.reason == "done" and "stopped" in view.answer.markdown
 
 

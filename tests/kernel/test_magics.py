@@ -102,12 +102,17 @@ def test_session_options_switch_sessions(shell, make_agent):
 
 
 def test_options_reconfigure_the_live_agent_even_a_given_one(shell, make_agent):
+    from nbagent.model.factory import DEFAULT_OPENAI_MODEL
+
     agent = use(shell, make_agent)
     _, text = run(shell, "%agent --model other-model")
     assert "model: other-model" in text and agent.session.model == "other-model"
     _, text = run(shell, "%agent --approval read-only")
     assert "approval: read-only" in text and nj.current_agent(shell) is agent
     assert agent.config.approval == "read-only" and agent.snapshot().settings["approval"] == "read-only"
+    _, text = run(shell, "%agent --approval default --model default")  # back to the configuration's
+    assert "approval: ask" in text and agent.config.approval == "ask"
+    assert f"model: {DEFAULT_OPENAI_MODEL}" in text  # none configured, no endpoint: OpenAI's default
 
 
 def test_background_turns_queue_and_drain_in_order(shell, make_agent, wait_for):

@@ -38,6 +38,17 @@ def execute(kc, code: str, timeout: float = 60) -> tuple[dict, str]:
     return reply["content"], _stdout(kc, msg_id)
 
 
+def _until_streaming(kc, msg_id: str, timeout: float = 60) -> str:
+    """The cell's output up to the first of the answer's words."""
+    out: list[str] = []
+    deadline = time.monotonic() + timeout
+    while "word" not in "".join(out):
+        msg = kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+            out.append(msg["content"]["text"])
+    return "".join(out)
+
+
 def _stdout(kc, msg_id: str) -> str:
     out = []
     while True:
@@ -55,12 +66,12 @@ def test_interrupt_during_wait_aborts_the_turn_and_the_session_goes_on(kernel, t
     content, _ = execute(kc, SETUP.format(workspace=str(tmp_path)))
     assert content["status"] == "ok", content
     msg_id = kc.execute("%agent --wait tell me a lot")
-    time.sleep(3)  # the turn is streaming (a Slow reply of 400 words takes ~13 s)
+    streamed = _until_streaming(kc, msg_id)  # a Slow reply of 400 words takes ~13 s: it is mid-turn
     km.interrupt_kernel()
     reply = kc.get_shell_msg(timeout=60)
     assert reply["parent_header"]["msg_id"] == msg_id
     assert reply["content"]["status"] == "error", reply["content"]
-    text = _stdout(kc, msg_id)
+    text = streamed + _stdout(kc, msg_id)
     assert "word word" in text and "the turn was aborted" in text
     content, text = execute(kc, "print(agent.busy, [m['role'] for m in agent.session.messages])")
     # The kernel's history (the setup cell) came first, as a note: %agent attaches it by default.

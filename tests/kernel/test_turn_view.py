@@ -1,4 +1,5 @@
-"""The live view of one turn, fed event objects directly: each widget's state through its traits."""
+"""The live view of one turn, fed event objects directly (reduced onto its own state): each widget's state
+through its traits."""
 
 from __future__ import annotations
 
@@ -9,9 +10,18 @@ T = "turn_1"
 
 
 def feed(view: TurnView, *events: ev.Event) -> None:
+    """Apply ``events`` (the turn starts first when they do not start it) and render them."""
+    if view.live.state.turn is None and not view.ended and not any(isinstance(e, (ev.TurnStart, ev.PromptQueued))
+                                                                   for e in events):
+        view.handle(ev.TurnStart(prompt="p", turn_id=view.turn_id))
     for event in events:
         view.handle(event)
     view.flush()
+
+
+def reasoning_of(view: TurnView):
+    (reasoning,) = view.answer.reasonings
+    return reasoning
 
 
 def test_streamed_text_renders_as_markdown():
@@ -32,41 +42,43 @@ def test_raw_html_from_the_model_is_escaped():
 def test_reasoning_is_collapsed_then_dropped_for_one_line():
     view = TurnView(turn_id=T)
     feed(view, ev.ReasoningDelta(text="Let me think", turn_id=T), ev.ReasoningDelta(text=" hard.", turn_id=T))
-    assert view.reasoning.text == "Let me think hard."
-    assert view.reasoning.layout.display == "" and not view.reasoning.expanded
-    assert view.reasoning.body.layout.display == "none"
-    view.reasoning.toggle.value = True  # the user expands it
-    assert "Let me think hard." in view.reasoning.body.value and view.reasoning.body.layout.display == ""
+    reasoning = reasoning_of(view)
+    assert reasoning.text == "Let me think hard."
+    assert reasoning.layout.display != "none" and not reasoning.expanded
+    assert reasoning.body.layout.display == "none"
+    reasoning.toggle.value = True  # the user expands it
+    assert "Let me think hard." in reasoning.body.value and reasoning.body.layout.display == ""
     feed(view, ev.TextDelta(text="Answer.", turn_id=T), ev.TurnEnd(reason="done", text="Answer.", turn_id=T))
-    assert view.reasoning.dropped
-    assert view.reasoning.children == (view.reasoning.summary,)
-    assert view.reasoning.summary.value.startswith("thought for ")
+    assert reasoning.dropped
+    assert reasoning.children == (reasoning.summary,)
+    assert reasoning.summary.value.startswith("thought for ")
+    assert [type(c).__name__ for c in view.answer.children] == ["Reasoning", "Answer"]  # in the order it happened
 
 
 def test_no_reasoning_leaves_the_panel_hidden():
     view = TurnView(turn_id=T)
     feed(view, ev.TextDelta(text="x", turn_id=T), ev.TurnEnd(turn_id=T))
-    assert view.reasoning.layout.display == "none" and not view.reasoning.dropped
+    assert view.answer.reasonings == []
 
 
-def test_tool_in_flight_and_rows_through_every_status():
+def test_tool_rows_through_every_status():
     view = TurnView(turn_id=T)
     feed(view, ev.ToolInputStart(name="bash", call_id="c1", turn_id=T))
-    assert view.tools.flying == ["bash"] and "running bash" in view.tools.in_flight.value
+    row = view.rows["c1"]
+    assert row.status == "input" and "preparing" in row.line.value and "bash" in row.line.value
     feed(view, ev.ToolInputDelta(name="bash", call_id="c1", text='{"command": "ls"}', turn_id=T),
          ev.ToolCall(name="bash", call_id="c1", arguments={"command": "ls -la"}, turn_id=T))
-    row = view.tools.rows["c1"]
+    assert view.rows["c1"] is row
     assert row.status == "running" and row.summary == "ls -la" and "ls -la" in row.line.value
     feed(view, ev.ToolResult(name="bash", call_id="c1", output="a.txt\nb.txt", status="done", turn_id=T))
-    assert row.status == "done" and view.tools.flying == [] and view.tools.in_flight.value == ""
-    assert row.result.layout.display == "" and "a.txt" in row.result.value
+    assert row.status == "done" and row.result.layout.display == "" and "a.txt" in row.result.value
     assert row.result.value.startswith("<details") and "<details open" not in row.result.value  # collapsed
-    for i, status in enumerate(("failed", "denied", "killed"), start=2):
+    for i, status in enumerate(("failed", "denied", "killed", "interrupted"), start=2):
         feed(view, ev.ToolCall(name="read_file", call_id=f"c{i}", arguments={"path": "x.py"}, turn_id=T),
              ev.ToolResult(name="read_file", call_id=f"c{i}", output="no", status=status, is_error=True,
                            turn_id=T))
-        assert view.tools.rows[f"c{i}"].status == status
-        assert status in view.tools.rows[f"c{i}"].line.value
+        assert view.rows[f"c{i}"].status == status
+        assert status in view.rows[f"c{i}"].line.value
 
 
 def test_edit_result_that_is_a_diff_is_coloured():
@@ -74,7 +86,7 @@ def test_edit_result_that_is_a_diff_is_coloured():
     diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new\n"
     feed(view, ev.ToolCall(name="edit_file", call_id="e1", arguments={"path": "x.py"}, turn_id=T),
          ev.ToolResult(name="edit_file", call_id="e1", output=diff, turn_id=T))
-    html = view.tools.rows["e1"].result.value
+    html = view.rows["e1"].result.value
     assert '<span style="color:#1a7f37">+new</span>' in html and '<span style="color:#cf222e">-old</span>' in html
 
 
@@ -92,11 +104,11 @@ def test_todo_progress_counts_and_marks():
 
 def test_memory_injected_and_remembered():
     view = TurnView(turn_id=T)
-    feed(view, ev.MemoryChanged(action="injected", entries=[{"kind": "fact", "text": "uses uv"}], turn_id=T),
+    feed(view, ev.MemoryInjected(entries=[{"id": 1, "kind": "fact", "text": "uses uv"}], turn_id=T),
          ev.MemoryChanged(action="remember", entries=[{"kind": "command", "text": "make test"}], turn_id=T))
     assert [e["text"] for e in view.memory.injected] == ["uses uv"]
-    assert [e["text"] for e in view.memory.remembered] == ["make test"]
-    assert "make test" in view.memory.body.value and view.memory.layout.display == ""
+    assert "uses uv" in view.memory.body.value and view.memory.layout.display == ""
+    assert "memory remember: make test" in view.answer.value  # a notice, where it happened
 
 
 def test_approval_card_click_decides_and_the_decision_settles_it():
@@ -106,44 +118,56 @@ def test_approval_card_click_decides_and_the_decision_settles_it():
     feed(view, ev.ToolCall(name="edit_file", call_id="c1", arguments={"path": "x"}, turn_id=T),
          ev.ApprovalRequest(name="edit_file", call_id="c1", arguments={"path": "x"}, diff=diff, turn_id=T))
     card = view.cards["c1"]
-    assert card in view.approvals.children and view.tools.rows["c1"].status == "waiting"
+    assert card in view.approvals.children and view.rows["c1"].status == "awaiting_approval"
+    assert "waiting" in view.rows["c1"].line.value
     assert "+b" in card.body.value and "Approve edit_file?" in card.title.value
     card.always_button.click()
     assert decided == [("c1", "always")] and card.approve_button.disabled
     card.deny_button.click()  # a second click changes nothing
     assert decided == [("c1", "always")]
     feed(view, ev.ApprovalDecision(name="edit_file", call_id="c1", decision="always", turn_id=T))
-    assert view.approvals.children == () and view.tools.rows["c1"].status == "running"
+    assert view.approvals.children == () and view.rows["c1"].status == "running"
 
 
 def test_turn_end_settles_everything_and_hides_the_controls():
     view = TurnView(turn_id=T)
     feed(view, ev.ToolCall(name="bash", call_id="c1", arguments={"command": "sleep 9"}, turn_id=T),
-         ev.ApprovalRequest(name="bash", call_id="c1", arguments={"command": "sleep 9"}, turn_id=T),
-         ev.Error(message="boom", turn_id=T), ev.TurnEnd(reason="aborted", turn_id=T))
+         ev.ApprovalRequest(name="bash", call_id="c1", arguments={"command": "sleep 9"}, turn_id=T))
+    card = view.cards["c1"]
+    feed(view, ev.Error(message="boom", turn_id=T), ev.TurnEnd(reason="aborted", turn_id=T))
     assert view.state == "aborted" and view.ended and view.header.status == "aborted"
-    assert view.tools.rows["c1"].status == "killed" and view.approvals.children == ()
-    assert "boom" in view.notes.value and "turn ended: aborted" in view.notes.value
+    assert view.rows["c1"].status == "interrupted" and view.approvals.children == () and view.cards == {}
+    assert card.approve_button.disabled  # a card left open is settled, not clickable
+    assert "error: boom" in view.answer.value and "turn ended: aborted" in view.notes.value
     assert view.controls.layout.display == "none"
 
 
-def test_header_counts_tokens_and_cost():
-    view = TurnView(turn_id=T, model="gpt-x")
-    feed(view, ev.Usage(input_tokens=10, output_tokens=5, total_input_tokens=12_345, total_output_tokens=678,
-                        cost=0.0123, turn_id=T))
+def test_a_prompt_dropped_from_the_queue_ends_its_view():
+    view = TurnView(turn_id=T, prompt="second")
+    feed(view, ev.TurnStart(prompt="first", turn_id="turn_0"), ev.PromptQueued(prompt="second", position=1, turn_id=T))
+    assert view.state == "queued"
+    feed(view, ev.TurnEnd(reason="aborted", turn_id=T))
+    assert view.ended and view.state == "aborted" and not view.controls.running
+
+
+def test_header_counts_tokens_and_cost_and_names_the_model():
+    view = TurnView(turn_id=T)
+    feed(view, ev.SettingsChanged(settings={"model": "gpt-x"}),
+         ev.Usage(input_tokens=10, output_tokens=5, total_input_tokens=12_345, total_output_tokens=678,
+                  cost=0.0123, turn_id=T))
     assert (view.header.input_tokens, view.header.output_tokens, view.header.cost) == (12_345, 678, 0.0123)
     assert "12.3k in / 678 out" in view.header.value and "$0.0123" in view.header.value
+    assert view.header.model == "gpt-x"
 
 
 def test_queued_then_running():
     view = TurnView(turn_id=T, prompt="second")
-    feed(view, ev.PromptQueued(prompt="second", position=1, turn_id=T))
+    feed(view, ev.TurnStart(prompt="first", turn_id="turn_0"), ev.PromptQueued(prompt="second", position=1, turn_id=T),
+         ev.PromptQueued(prompt="third", position=2, turn_id="turn_3"))
     assert view.state == "queued" and view.header.status == "queued (position 1)"
-    feed(view, ev.TurnStart(prompt="second", turn_id=T))
-    assert view.state == "running"
-    view.set_queued(2)
-    view.flush()
     assert view.controls.queue_label.value == "2 queued"
+    feed(view, ev.TurnEnd(turn_id="turn_0"), ev.TurnStart(prompt="second", turn_id=T))
+    assert view.state == "running" and view.controls.queue_label.value == "1 queued"
 
 
 def test_stop_and_abort_buttons_call_through():
@@ -169,6 +193,6 @@ def test_tool_rows_and_paragraphs_interleave_in_the_order_they_happened():
     kinds = [(type(c).__name__, c.markdown if isinstance(c, Answer) else c.call_id) for c in view.answer.children]
     assert kinds == [("Answer", "Let me look."), ("ToolRow", "c1"), ("Answer", "Found **a.py**; reading it."),
                      ("ToolRow", "c2"), ("ToolRow", "c3"), ("Answer", "Done.")]
-    assert all(isinstance(view.tools.rows[c], ToolRow) for c in ("c1", "c2", "c3"))
+    assert all(isinstance(view.rows[c], ToolRow) for c in ("c1", "c2", "c3"))
     assert view.answer.markdown == "Let me look.\n\nFound **a.py**; reading it.\n\nDone."
     assert view.answer.value.index("Let me look") < view.answer.value.index("<strong>a.py</strong>")

@@ -84,3 +84,19 @@ def test_a_new_file_is_seen_by_the_next_build(tmp_path):
     write(tmp_path, "src/app/later/deep.py", "def deeper(): pass\n")
     text = RepoMap(tmp_path).block()
     assert "def brand_new()" in text and "def deeper()" in text
+
+
+def test_a_copy_of_the_same_files_is_not_parsed_again(tmp_path, monkeypatch):
+    """A batch's tasks each map a fresh copy (new mtimes, own cache): files already analysed in this
+    process are known by their content, so only changed content reaches the parser."""
+    from nbagent.knowledge import repomap
+
+    project(tmp_path / "a")
+    project(tmp_path / "b")
+    text = RepoMap(tmp_path / "a").block()
+    parsed = []
+    real = repomap._parser
+    monkeypatch.setattr(repomap, "_parser", lambda language: parsed.append(language) or real(language))
+    assert RepoMap(tmp_path / "b").block() == text and parsed == []
+    write(tmp_path / "b", "src/app/util.py", "from .models import User\n\ndef fmt(x, pad: int = 1): return x\n")
+    assert "def fmt(x, pad: int = 1)" in RepoMap(tmp_path / "b").block() and parsed == ["python"]

@@ -270,3 +270,20 @@ def test_an_http_server_that_went_away_is_named_and_reconnected(make_agent):
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_tools_list_changed_relists_the_server_before_the_next_turn(make_agent):
+    agent = make_agent(Reply(tool_calls=[Call(f"{T}grow", {"name": "fresh"})]), "grown",
+                       Reply(tool_calls=[Call(f"{T}fresh")]), "used",
+                       mcp_servers=_servers(trust="always"), approval="auto")
+    seen: list[ev.Event] = []
+    agent.subscribe(seen.append)
+    assert agent.run("grow a tool").tool_calls[0]["output"] == "added fresh"
+    assert agent.registry.get(f"{T}fresh") is None  # the notification is acted on before the next turn
+    second = agent.run("use it")
+    assert f"{T}fresh" in [t["name"] for t in agent.runtime.model.requests[-1].tools]
+    assert second.tool_calls[0]["output"] == "I am fresh"
+    (changed,) = [e for e in seen if isinstance(e, ev.SettingsChanged) and "mcp_tools" in e.settings]
+    assert "fresh" in changed.settings["mcp_tools"]["toy"] and "echo" in changed.settings["mcp_tools"]["toy"]
+    assert "fresh" in agent.snapshot().settings["mcp_tools"]["toy"]
+    assert "fresh" in next(row for row in agent.mcp_status() if row["name"] == "toy")["tools"]

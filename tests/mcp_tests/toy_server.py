@@ -4,7 +4,8 @@ Run as ``python toy_server.py`` (stdio) or ``python toy_server.py http PORT`` (s
 127.0.0.1). Its tools: echo, add, huge (a big output), picture (an image), remove_everything
 (annotated destructive), read_thing (annotated read-only), crash (the process exits), hang (waits,
 cancellable), block (blocks the server's loop: only a kill ends it), title_arg (an argument named
-"title"), and pid (the server's process id).
+"title"), pid (the server's process id), and grow (adds a tool named by its argument and sends
+notifications/tools/list_changed).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import sys
 import time
 
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.types import ToolAnnotations
 
 server = MCPServer("toy")
@@ -90,6 +91,18 @@ def title_arg(title: str) -> str:
 def pid() -> str:
     """The server's process id."""
     return str(os.getpid())
+
+
+@server.tool()
+async def grow(name: str, ctx: Context) -> str:
+    """Add a tool called ``name`` (it returns its own name) and tell the client the tools changed."""
+
+    def grown() -> str:
+        return f"I am {name}"
+
+    server.add_tool(grown, name=name, description=f"A tool added at run time: {name}.")
+    await ctx.session.send_tool_list_changed()
+    return f"added {name}"
 
 
 if __name__ == "__main__":

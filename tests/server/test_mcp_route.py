@@ -12,10 +12,12 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def jp_server_config(model, request):
+    approval, timeout = (request.param, 30.0) if isinstance(getattr(request, "param", None), str) else \
+        getattr(request, "param", ("auto", 30.0))
     return {
         "ServerApp": {"jpserver_extensions": {"nbagent.jupyter.server": True}},
         "NbAgentServer": {"model_factory": lambda session_id: model, "idle_close_seconds": 0.2,
-                          "mcp_approval": getattr(request, "param", "auto")},
+                          "mcp_approval": approval, "mcp_approval_timeout": timeout},
     }
 
 
@@ -115,3 +117,48 @@ async def test_mcp_serve_started_inside_jupyterlab_edits_through_the_server(jp_f
     assert not edit.is_error, _text(edit)
     assert nbformat.read(notebook, as_version=4).cells[0].source == "x = 5"
     assert "notebooks go through the Jupyter server at http" in errlog.read_text()
+
+
+async def _panel(api, connect):
+    """A panel tab: a session's socket, past its snapshot."""
+    client = await connect((await api("POST", "sessions"))["id"])
+    assert (await client.next())["type"] == "snapshot"
+    return client
+
+
+@pytest.mark.parametrize("jp_server_config", ["ask"], indirect=True)
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+async def test_ask_mode_asks_in_the_open_panel(mcp_url, jp_auth_header, notebook, api, connect, decision):
+    import asyncio
+
+    panel, other_tab = await _panel(api, connect), await _panel(api, connect)
+    edit = asyncio.ensure_future(_session(
+        mcp_url, jp_auth_header, lambda c: c.call_tool("notebook_read", {"path": "open.ipynb"}),
+        lambda c: c.call_tool("notebook_edit", {"path": "open.ipynb", "cell_id": "setup", "source": "x = 4"})))
+    request = await panel.until("approval_request")
+    assert request["name"] == "notebook_edit" and request["arguments"]["source"] == "x = 4"
+    assert request["diff"] and "x = 4" in request["diff"]  # the card shows the change before it is made
+    await other_tab.until("approval_request", call_id=request["call_id"])  # every tab sees the card
+    assert not edit.done() and nbformat.read(notebook, as_version=4).cells[0].source == "x = 1"
+    await panel.send(type="approval", call_id=request["call_id"], decision=decision)
+    _, result = await asyncio.wait_for(edit, 30)
+    decided = await other_tab.until("approval_decision", call_id=request["call_id"])
+    assert decided["decision"] == decision
+    source = nbformat.read(notebook, as_version=4).cells[0].source
+    if decision == "approve":
+        assert not result.is_error and source == "x = 4", _text(result)
+    else:
+        assert result.is_error and "denied by the nbagent user" in _text(result) and source == "x = 1"
+        assert "mcp_approval" not in _text(result)  # the user said no: no hint about config
+
+
+@pytest.mark.parametrize("jp_server_config", [("ask", 0.5)], indirect=True)
+async def test_no_answer_in_the_panel_denies_after_the_timeout(mcp_url, jp_auth_header, notebook, api, connect):
+    panel = await _panel(api, connect)
+    _, edit = await _session(
+        mcp_url, jp_auth_header, lambda c: c.call_tool("notebook_read", {"path": "open.ipynb"}),
+        lambda c: c.call_tool("notebook_edit", {"path": "open.ipynb", "cell_id": "setup", "source": "x = 9"}))
+    assert edit.is_error and "no answer in the JupyterLab panel within 0.5 s" in _text(edit)
+    request = await panel.until("approval_request")
+    await panel.until("approval_decision", call_id=request["call_id"], decision="deny")  # the card goes away
+    assert nbformat.read(notebook, as_version=4).cells[0].source == "x = 1"

@@ -134,9 +134,8 @@ async def test_prompts_sent_mid_turn_queue_and_abort_clears_them(api, connect, m
     await client.until("prompt_queued", prompt="third")
 
     await client.send(type="abort")
-    end = await client.until("turn_end")
-    assert end["reason"] == "aborted"
-    await asyncio.sleep(0.3)
+    ends = [await client.until("turn_end") for _ in range(3)]  # the running turn and both queued prompts
+    assert {e["reason"] for e in ends} == {"aborted"}
     await client.send(type="prompt", text="after the abort")
     start = await client.until("turn_start")
     assert start["prompt"] == "after the abort", "the queued prompts were dropped by the abort"
@@ -170,8 +169,7 @@ async def test_stop_kills_the_command_and_the_turn_goes_on(api, connect, model):
     await client.until("snapshot")
     await client.send(type="prompt", text="wait a while")
     await client.until("tool_call", call_id="call_sleep")
-    await asyncio.sleep(0.5)  # let the shell start
-    await client.send(type="stop")
+    await client.send(type="stop")  # at once: a Stop before the shell has started stops it too
     result = await client.until("tool_result", call_id="call_sleep", timeout=15)
     assert result["status"] == "killed"
     end = await client.until("turn_end")
@@ -231,6 +229,24 @@ async def test_new_settings_apply_to_an_open_session_before_its_next_prompt(api,
     assert (await client.until("turn_end"))["text"] == "edited without asking"
     assert "approval_request" not in client.types()
     assert (jp_root_dir / "notes.txt").read_text() == "colour = blue\n"
+
+
+async def test_clearing_a_setting_puts_the_open_session_back_to_the_configured_one(api, connect, model,
+                                                                                jp_root_dir):
+    (jp_root_dir / "notes.txt").write_text("colour = red\n")
+    model.enqueue(Reply(tool_calls=[EDIT]), Reply(text="asked first"))
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.until("snapshot")
+    await api("PUT", "settings", body={"approval": "auto"})
+    await client.until("settings_changed")
+    await api("PUT", "settings", body={"approval": None})  # the panel cleared it: ask, as configured
+    changed = await client.until("settings_changed")
+    assert changed["settings"] == {"approval": "ask"}
+    await client.send(type="prompt", text="edit")
+    request = await client.until("approval_request")
+    await client.send(type="approval", call_id=request["call_id"], decision="approve")
+    assert (await client.until("turn_end"))["text"] == "asked first"
 
 
 async def test_the_agent_closes_after_the_last_tab_leaves(api, connect):

@@ -31,6 +31,29 @@ def test_stop_command_during_bash_is_reported_as_killed(tmp_path):
     assert result.text == "stopped it"
 
 
+def test_stop_pressed_before_the_shell_started_still_stops_the_command(tmp_path):
+    from nbagent import events as ev
+
+    model = ScriptedModel([Reply(tool_calls=[Call("bash", {"command": "sleep 300; true"})]),
+                           Reply(tool_calls=[Call("bash", {"command": "echo later"})]), "done"])
+    agent = Agent(model=model, workspace=tmp_path, approval="auto", persist=False, memory=False)
+    stopped = []
+
+    def stop_on_first_call(event):  # on the agent's thread, before the tool runs: the shell is not up yet
+        if isinstance(event, ev.ToolCall) and not stopped:
+            stopped.append(agent.stop_command())
+
+    agent.subscribe(stop_on_first_call)
+    try:
+        result = agent.run("run it", timeout=30)
+    finally:
+        agent.close()
+    first, second = result.tool_calls
+    assert stopped == [0]  # nothing was running yet when Stop came
+    assert first["status"] == "killed" and first["output"] == "killed by the user"
+    assert second["status"] == "done" and "later" in second["output"]  # the Stop ended with its call
+
+
 def test_a_handed_over_command_is_waited_on_in_the_next_step(tmp_path):
     model = ScriptedModel([
         Reply(tool_calls=[Call("bash", {"command": "sleep 0.8; echo built; exit 4", "timeout": 0.2})]),

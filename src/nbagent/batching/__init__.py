@@ -7,8 +7,9 @@
                        client=dask_client)
 
 Local runs use asyncio with a semaphore (``concurrency`` tasks at once); with ``client=`` a
-``dask.distributed.Client`` the tasks run on its workers (which need nbagent and the workspace on a
-shared filesystem) and stream back as they finish. See docs/batch.md.
+``dask.distributed.Client`` the tasks run on its workers (which need nbagent, and the workspace on a
+shared filesystem or ``git_url=`` a repository they clone) and stream back as they finish. See
+docs/batch.md.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from ..ids import short_id
 from .isolation import git, repository_top, snapshot
 from .progress import Progress, default_progress
 from .schedule import run_distributed, run_local
-from .task import BATCH_APPROVALS, TaskSpec, batch_dir
+from .remote import RemoteSource, check_url, remove_batch_copies, resolve_revision
+from .task import BATCH_APPROVALS, TaskSpec, batch_dir, import_session
 
 COLUMNS = ["task", "prompt", "text", "reason", "tool_calls", "input_tokens", "output_tokens", "cost",
            "files_changed", "diff", "session_id", "error", "seconds", "host", "pid"]
@@ -32,7 +34,7 @@ __all__ = ["COLUMNS", "batch", "prompts_from"]
 
 def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concurrency: int = 4,
           client: Any = None, progress: Callable[[int, int, dict], None] | bool | None = None,
-          **agent_options: Any):
+          git_url: str | None = None, revision: str | None = None, **agent_options: Any):
     """Run every task as its own session in its own copy of ``workspace``; a DataFrame, one row a task.
 
     ``tasks`` is a list of prompts, or a DataFrame (or list of dicts) whose rows fill the template
@@ -40,6 +42,11 @@ def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concu
     never waits on a prompt; anything that would still ask is denied). Other keyword arguments go
     to each ``Agent`` (model, base_url, toolsets, max_steps, ...). A failed task is a row with
     ``error`` set, never an exception that loses the finished ones.
+
+    ``git_url`` (with ``revision``: a branch, tag or commit; by default the workspace's HEAD, or the
+    remote's HEAD when the workspace is not a repository) makes every task start from that commit,
+    cloned once per worker machine, instead of from a snapshot of ``workspace``; the sessions still
+    end up in ``workspace``.
     """
     import pandas as pd
 
@@ -54,9 +61,11 @@ def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concu
         raise ConfigError(f"workspace {root} is not a directory")
     texts = prompts_from(tasks, prompt)
     batch_id = short_id("batch_")
-    source = snapshot(root)  # every task starts from the same files, even if the user edits meanwhile
+    remote = _remote(git_url, revision, root) if git_url is not None else None
+    # every task starts from the same files, even if the user edits meanwhile
+    source = snapshot(root) if remote is None else None
     specs = [TaskSpec(index=i, prompt=text, workspace=str(root), batch_id=batch_id, source=source,
-                      agent_options=dict(agent_options)) for i, text in enumerate(texts)]
+                      agent_options=dict(agent_options), remote=remote) for i, text in enumerate(texts)]
     report = _progress(progress, len(specs))
     try:
         if client is not None:
@@ -65,7 +74,9 @@ def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concu
             rows = run_local(specs, concurrency, report)
     finally:
         report.close()
-        _clean_up(root, batch_id)
+        _clean_up(root, batch_id, remote, client)
+    for row in rows:
+        import_session(root, row)
     rows.sort(key=lambda r: r["task"])
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame.attrs["batch_id"] = batch_id
@@ -109,13 +120,25 @@ def _progress(progress: Any, total: int) -> Progress:
     return Progress(total, callback=progress)
 
 
-def _clean_up(root: Path, batch_id: str) -> None:
+def _remote(git_url: str, revision: str | None, root: Path) -> RemoteSource:
+    """The URL checked, the commit every task starts from, the workspace's folder in the repository."""
+    url = check_url(git_url)
+    top = repository_top(root)
+    subdir = root.relative_to(top).as_posix() if top is not None and root != top else ""
+    if revision is None and top is not None:
+        revision = git(top, "rev-parse", "HEAD").strip()
+    return RemoteSource(url=url, commit=resolve_revision(url, revision), subdir=subdir)
+
+
+def _clean_up(root: Path, batch_id: str, remote: RemoteSource | None, client: Any) -> None:
     """Remove every copy of this batch, including those of a task whose worker died."""
+    if remote is not None:
+        remove_batch_copies(batch_id)
+        if client is not None:
+            client.run(remove_batch_copies, batch_id)
+        return
     try:
         folder = batch_dir(root, batch_id)
     except OSError:  # .nbagent is not a real folder (refused): no copy was ever made there
         return
     shutil.rmtree(folder, ignore_errors=True)
-    top = repository_top(root)
-    if top is not None:
-        git(top, "worktree", "prune", check=False)

@@ -1,16 +1,18 @@
-"""Isolated copies of a workspace for batch tasks: a git worktree in a repository, a plain copy otherwise.
+"""Isolated copies of a workspace for batch tasks: a checkout of a snapshot commit in a repository, a plain copy otherwise.
 
 A task edits its own copy, so parallel tasks never collide, and its changes come back as a diff
-against the snapshot it started from. The user's repository is treated as hostile and left as it
-is: the snapshot is written through a temporary index (the user's HEAD, index and working tree are
-never touched), and every git command runs with hooks, fsmonitor and the repository's filter
-drivers switched off, so a repository's configuration cannot run a program.
+against the snapshot it started from. In a repository the copy is a repository of its own that
+borrows the user's objects (git's alternates, read only) and checks the snapshot out: nothing is
+registered in the user's repository (unlike ``git worktree add``, whose shared worktree list had to
+be locked across processes and made 16 parallel tasks queue), and removing a copy is removing a
+folder. The user's repository is treated as hostile and left as it is: the snapshot is written
+through a temporary index (the user's HEAD, index and working tree are never touched), the copy's
+own config is a fresh one, and every git command runs with hooks, fsmonitor and the repository's
+filter drivers switched off, so a repository's configuration cannot run a program.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import shutil
 import stat
@@ -29,18 +31,19 @@ class IsolationError(RuntimeError):
 
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True,
-        overrides: list[str] | None = None) -> str:
+        overrides: list[str] | None = None, options: list[str] | None = None) -> str:
     """Run git with a fixed argv and the repository's programs disabled; returns stdout.
 
     ``overrides`` are the repository's filter drivers neutralised (``filter_overrides``), computed
-    once per repository by the caller; None looks them up for this call.
+    once per repository by the caller; None looks them up for this call. ``options`` are more ``-c``
+    settings (left out of the error message, which names the command).
     """
     full_env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
     full_env.pop("GIT_DIR", None)
     full_env.pop("GIT_WORK_TREE", None)
     if overrides is None:
         overrides = filter_overrides(cwd)
-    argv = ["git", *SAFE, *overrides, *IDENTITY, *args]
+    argv = ["git", *SAFE, *overrides, *IDENTITY, *(options or []), *args]
     done = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL)
     if check and done.returncode != 0:
@@ -84,6 +87,8 @@ class Source:
     commit: str = ""
     """The snapshot commit (git), taken once so that every task starts from the same files."""
     overrides: tuple[str, ...] = ()
+    objects: str = ""
+    """The object store holding ``commit``, which every copy borrows (read only)."""
 
 
 def snapshot(workspace: Path) -> Source:
@@ -93,7 +98,15 @@ def snapshot(workspace: Path) -> Source:
     if top is None:
         return Source(workspace=workspace)
     overrides = filter_overrides(top)
-    return Source(workspace=workspace, top=top, commit=snapshot_commit(top, overrides), overrides=tuple(overrides))
+    commit = snapshot_commit(top, overrides)
+    return Source(workspace=workspace, top=top, commit=commit, overrides=tuple(overrides),
+                  objects=object_store(top, overrides))
+
+
+def object_store(top: Path, overrides: list[str] | None = None) -> str:
+    """The absolute path of the repository's object database (shared by its worktrees)."""
+    common = git(top, "rev-parse", "--path-format=absolute", "--git-common-dir", overrides=overrides).strip()
+    return str(Path(common) / "objects")
 
 
 @dataclass
@@ -101,12 +114,11 @@ class IsolatedCopy:
     """One task's copy: ``workspace`` is where the agent works; ``changes()`` reads it."""
 
     root: Path
-    """The copy's top (a worktree or a copied directory); removed by ``remove()``."""
+    """The copy's top (a checkout or a copied directory, each with a .git of its own); removed by
+    ``remove()``."""
     workspace: Path
     base: str
     """The commit the copy started from."""
-    repo: Path | None
-    """The user's repository top when the copy is a worktree of it."""
     overrides: list[str]
 
     def changes(self) -> tuple[list[str], str]:
@@ -126,10 +138,6 @@ class IsolatedCopy:
         return self.changes()[1]
 
     def remove(self) -> None:
-        if self.repo is not None:
-            with _worktree_lock(self.root.parent):
-                git(self.repo, "worktree", "remove", "--force", "--force", str(self.root), check=False,
-                    overrides=self.overrides)
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -146,10 +154,19 @@ def make_copy(source: Path | Source, dest: Path) -> IsolatedCopy:
     if source.top is None:
         return _plain_copy(source.workspace, dest)
     overrides = list(source.overrides)
-    with _worktree_lock(dest.parent):
-        git(source.top, "worktree", "add", "--detach", str(dest), source.commit, overrides=overrides)
+    checkout(dest, source.objects, source.commit, overrides)
     rel = source.workspace.relative_to(source.top)
-    return IsolatedCopy(root=dest, workspace=dest / rel, base=source.commit, repo=source.top, overrides=overrides)
+    return IsolatedCopy(root=dest, workspace=dest / rel, base=source.commit, overrides=overrides)
+
+
+def checkout(dest: Path, objects: str, commit: str, overrides: list[str]) -> None:
+    """A new repository at ``dest`` whose HEAD is ``commit`` (detached), checked out, reading the
+    objects of ``objects`` through alternates (new objects go to its own store)."""
+    git(dest.parent, "init", "-q", "--template=", str(dest), overrides=[])
+    info = dest / ".git" / "objects" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "alternates").write_text(objects + "\n", encoding="utf-8")
+    git(dest, "checkout", "-q", "--detach", commit, overrides=overrides)
 
 
 def snapshot_commit(top: Path, overrides: list[str] | None = None) -> str:
@@ -186,17 +203,4 @@ def _plain_copy(workspace: Path, dest: Path) -> IsolatedCopy:
     git(dest, "add", "-A", "--", ".", overrides=[])
     git(dest, "commit", "-q", "--allow-empty", "--no-verify", "-m", "nbagent batch baseline", overrides=[])
     base = git(dest, "rev-parse", "HEAD", overrides=[]).strip()
-    return IsolatedCopy(root=dest, workspace=dest, base=base, repo=None, overrides=[])
-
-
-@contextlib.contextmanager
-def _worktree_lock(folder: Path):
-    """One ``git worktree add/remove`` at a time across processes (Dask workers share the repository):
-    git's own locks on the repository's worktree list make concurrent ones fail at random."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder / ".worktree.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
+    return IsolatedCopy(root=dest, workspace=dest, base=base, overrides=[])

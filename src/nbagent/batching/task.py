@@ -12,12 +12,15 @@ import socket
 import time
 import traceback
 import uuid
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..statedir import state_dir
+from ..store.sessions import SessionStore
 from .isolation import Source, make_copy
+from .remote import RemoteSource, batch_copies
 
 BATCH_APPROVALS = ("auto", "read-only")
 
@@ -29,15 +32,20 @@ class TaskSpec:
     workspace: str
     """The user's workspace (absolute); the task's copy is made under its .nbagent/batch/."""
     batch_id: str
-    source: Source
-    """The snapshot every task of the batch starts from (taken once, by the batch)."""
+    source: Source | None
+    """The snapshot every task of the batch starts from (taken once, by the batch); None when the
+    workers clone ``remote`` instead."""
     agent_options: dict[str, Any] = field(default_factory=dict)
+    remote: RemoteSource | None = None
+    """The git URL and commit the workers clone, when they cannot see ``workspace``. The task's
+    session then travels back in its row (compressed) instead of being written to ``workspace``."""
 
     def copy_dir(self) -> Path:
         """A fresh folder for one attempt: a task rerun after its worker died must not meet the
         copy the dead attempt left behind (the batch removes them all when it ends)."""
         attempt = uuid.uuid4().hex[:8]
-        return batch_dir(Path(self.workspace), self.batch_id) / f"task-{self.index:05d}-{attempt}"
+        folder = batch_copies(self.batch_id) if self.remote else batch_dir(Path(self.workspace), self.batch_id)
+        return folder / f"task-{self.index:05d}-{attempt}"
 
 
 def batch_dir(workspace: Path, batch_id: str) -> Path:
@@ -64,10 +72,7 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
     row = empty_row(spec)
     copy = None
     try:
-        if not Path(spec.workspace).is_dir():
-            raise FileNotFoundError(f"workspace {spec.workspace} is not reachable from {row['host']}: "
-                                    "batch workers need it on a shared filesystem")
-        copy = make_copy(spec.source, spec.copy_dir())
+        copy = make_copy(_source(spec, row["host"]), spec.copy_dir())
         row.update(_run_agent(spec, copy.workspace))
         row["files_changed"], row["diff"] = copy.changes()
     except Exception as exc:  # one task's failure is its row, never the batch's end
@@ -80,12 +85,23 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
     return row
 
 
+def _source(spec: TaskSpec, host: str) -> Source:
+    if spec.remote is not None:
+        return spec.remote.on_this_machine()
+    if spec.source is None or not Path(spec.workspace).is_dir():
+        raise FileNotFoundError(f"workspace {spec.workspace} is not reachable from {host}: batch workers "
+                                "need it on a shared filesystem, or git_url= a repository they can clone")
+    return spec.source
+
+
 def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
     from ..agent import Agent
-    from ..store.sessions import SessionStore
 
     options = dict(spec.agent_options)
     options.setdefault("origin", f"batch:{spec.batch_id}")
+    # The copy is thrown away when the task ends and its result is the diff: undo checkpoints of it
+    # would be git work (snapshots, refs) for nothing. A caller can still ask for them.
+    options.setdefault("checkpoints", False)
     agent = Agent(workspace=workspace, approver=deny_approval, session="new", **options)
     try:
         result = agent.run(spec.prompt)
@@ -101,6 +117,18 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
     if persisted:  # the copy goes away: its session moves into the user's workspace
         with SessionStore(workspace) as store:
             exported = store.export_json(result.session_id)
-        with SessionStore(Path(spec.workspace)) as store:
-            out["session_id"] = store.import_json(exported)
+        if spec.remote is not None:  # this worker cannot reach the workspace: the client imports it
+            out["session_export"] = zlib.compress(exported.encode("utf-8"))
+        else:
+            with SessionStore(Path(spec.workspace)) as store:
+                out["session_id"] = store.import_json(exported)
     return out
+
+
+def import_session(workspace: Path, row: dict[str, Any]) -> None:
+    """On the client: store a session that came back in a row (git_url batches) in the workspace."""
+    exported = row.pop("session_export", None)
+    if exported is None:
+        return
+    with SessionStore(workspace) as store:
+        row["session_id"] = store.import_json(zlib.decompress(exported).decode("utf-8"))

@@ -20,6 +20,7 @@ from .gitrepo import CheckpointError, GitRepo
 from .gitstore import GitStore
 from .manifest import Manifest, TurnCheckpoint, ref_safe
 from .model import Change, Entry
+from .notebooks import same_notebook, settle
 from .restore import apply
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -180,12 +181,32 @@ class Checkpoints:
         turn_changes = self.store.changes(expected, target)
         current = self.store.snapshot()
         drifted = self.store.changes(expected, current)
-        conflicts = sorted(p for p in turn_changes if p in drifted)
+        conflicts = self._real_conflicts(sorted(p for p in turn_changes if p in drifted), drifted)
         if conflicts and not force:
             raise CheckpointConflict(action, entry.turn, conflicts)
         targets = {path: new for path, (_, new) in turn_changes.items()}
         blobs = self.store.read([e for e in targets.values() if e is not None])
         return apply(self.root, targets, blobs, self._live_writer())
+
+    def _real_conflicts(self, paths: list[str], drifted: dict[str, Change]) -> list[str]:
+        """Drop notebooks whose cells are still the checkpoint's: an open notebook's room saves the
+        same cells in its own formatting, which is no change by someone else."""
+        pairs = {p: (old, new) for p in paths if p.endswith(".ipynb")
+                 for old, new in [drifted[p]] if old is not None and new is not None}
+        if not pairs:
+            return paths
+        blobs = self.store.read([e for pair in pairs.values() for e in pair])
+        same = {p for p, (old, new) in pairs.items() if same_notebook(blobs[old.oid], blobs[new.oid])}
+        return [p for p in paths if p not in same]
+
+    def settle(self, paths: list[str]) -> None:
+        """Wait until the open notebooks among ``paths`` are saved (before a snapshot is taken)."""
+        if self.notebook_stores is None:
+            return
+        stores = self.notebook_stores()
+        for rel in paths:
+            if rel.endswith(".ipynb"):
+                settle(stores, self.root / rel, rel)
 
     def _live_writer(self):
         if self.notebook_stores is None:
@@ -193,7 +214,7 @@ class Checkpoints:
         from .notebooks import restore_live
 
         stores = self.notebook_stores
-        return lambda rel, path, data: restore_live(stores(), path, rel, data)
+        return lambda rel, path, data, exists: restore_live(stores(), path, rel, data, exists)
 
     def preview(self, action: str) -> tuple[int, list[str]] | None:
         """(turn, files) that ``undo`` or ``redo`` would change now, or None when there is none."""

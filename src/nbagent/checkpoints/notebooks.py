@@ -5,39 +5,116 @@ view, nbagent.tools.nbdoc), undo and redo send it the same cell operations the a
 edits use, so the open notebook updates at once and no save conflict loses anything. The cells
 come back with their ids, types, sources and outputs; a notebook no live store holds is restored as
 a file, byte for byte.
+
+A live document reaches the file a moment later (the collaboration room saves it after a short
+delay), so whoever snapshots the workspace next waits for that save first (``settle``), and a
+notebook the room saved counts as unchanged when its cells are the checkpoint's (``same_notebook``):
+the room writes the same cells in its own formatting.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any, Callable
 
+from ..errors import ToolError
 from ..tools.nbdoc import token_of
 
 StoresFn = Callable[[], list[Any]]
+SETTLE_TIMEOUT = 10.0
+"""Seconds to wait for an open notebook's room to save it (jupyter-collaboration's delay is 1 s)."""
+_POLL = 0.02
 
 
-def restore_live(stores: list[Any], path: Path, name: str, data: bytes) -> bool:
-    """Make the open notebook's cells those of ``data``; False when no live store holds it."""
-    try:
-        target = json.loads(data.decode("utf-8"))
-        cells = target["cells"]
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return False
-    if not all(isinstance(c, dict) and c.get("id") for c in cells):
+def restore_live(stores: list[Any], path: Path, name: str, data: bytes, exists: bool = True) -> bool:
+    """Make the open notebook's cells those of ``data``; False when no live store holds it.
+
+    Returns once the file holds the restored cells too (or after SETTLE_TIMEOUT), so the next
+    snapshot, undo or redo sees them. A notebook whose file is gone (``exists`` False) is left to
+    the file when a collaboration room holds it: a room cannot save a file that is gone, and it
+    reloads one that comes back. A JupyterLab tab without collaboration saves it, so it takes it.
+    """
+    cells = _cells(data)
+    if cells is None or not all(isinstance(c, dict) and c.get("id") for c in cells):
         return False  # cells without ids cannot be matched: the file path restores them exactly
+    for attempt in range(3):
+        store, snap = _live(stores, path, name)
+        if store is None or snap is None or (not exists and snap.where == "live document"):
+            return False
+        try:
+            store.apply(path, name, cell_ops(snap.notebook["cells"], cells))
+            break
+        except ToolError:
+            if attempt == 2:  # someone keeps typing in it: say so rather than overwrite their cell
+                raise
+    _wait_for_file(path, cells, SETTLE_TIMEOUT)
+    return True
+
+
+def settle(stores: list[Any], path: Path, name: str, timeout: float = SETTLE_TIMEOUT) -> None:
+    """Wait until an open notebook's file holds the cells its live store holds (no store: at once)."""
+    _, snap = _live(stores, path, name)
+    if snap is not None:
+        _wait_for_file(path, snap.notebook["cells"], timeout)
+
+
+def same_notebook(a: bytes, b: bytes) -> bool:
+    """Whether two notebook files hold the same cells (ids, types, sources, outputs), however written."""
+    cells_a, cells_b = _cells(a), _cells(b)
+    return cells_a is not None and cells_b is not None and _comparable(cells_a) == _comparable(cells_b)
+
+
+def _live(stores: list[Any], path: Path, name: str) -> tuple[Any, Any]:
+    """The first store other than the file that holds ``path`` open, with its snapshot."""
     from ..tools.nbfile import FILE_STORE
 
     for store in stores:
         if store is FILE_STORE:
             continue
-        snap = store.read(path, name)
-        if snap is None or snap.where == "file":
-            continue
-        store.apply(path, name, cell_ops(snap.notebook["cells"], cells))
-        return True
-    return False
+        snap = store.read(path, name, allow_missing=True)
+        if snap is not None and snap.where != "file":
+            return store, snap
+    return None, None
+
+
+def _wait_for_file(path: Path, cells: list[dict], timeout: float) -> None:
+    wanted = _comparable(cells)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            on_disk = _cells(path.read_bytes())
+        except OSError:
+            on_disk = None
+        if on_disk is not None and _comparable(on_disk) == wanted:
+            return
+        time.sleep(_POLL)  # the room saves on its own loop: there is no event to wait on from here
+
+
+def _cells(data: bytes) -> list[dict] | None:
+    try:
+        cells = json.loads(data.decode("utf-8"))["cells"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
+    return cells if isinstance(cells, list) else None
+
+
+def _comparable(cells: list[Any]) -> list[tuple]:
+    return [(c.get("id"), c.get("cell_type"), _text(c.get("source")),
+             json.dumps([_output(o) for o in c.get("outputs") or []], sort_keys=True), c.get("execution_count"))
+            if isinstance(c, dict) else (None,) for c in cells]
+
+
+def _output(output: Any) -> Any:
+    """An output with its multi-line strings joined (nbformat writes them as lists of lines)."""
+    if not isinstance(output, dict):
+        return output
+    joined = {k: _text(v) if k == "text" else v for k, v in output.items()}
+    if isinstance(output.get("data"), dict):
+        joined["data"] = {mime: _text(v) if isinstance(v, list) and all(isinstance(x, str) for x in v) else v
+                          for mime, v in output["data"].items()}
+    return joined
 
 
 def cell_ops(current: list[dict], target: list[dict]) -> list[dict]:

@@ -19,8 +19,9 @@ from ..tempfiles import temp_path
 from .gitrepo import CheckpointError
 from .model import EXECUTABLE, SYMLINK, Entry
 
-LiveWriter = Callable[[str, Path, bytes], bool]
-"""``live(rel, path, data)``: restore an open notebook through its live document; False: not open."""
+LiveWriter = Callable[[str, Path, bytes, bool], bool]
+"""``live(rel, path, data, exists)``: restore an open notebook through the store that holds it open
+(``exists``: the file is there now); False: write the file."""
 
 GITLINK = "160000"
 
@@ -38,11 +39,15 @@ def apply(root: Path, targets: dict[str, Entry | None], blobs: dict[str, bytes],
             if _remove(path, root):
                 changed.append(rel)
         else:
-            data = blobs[entry.oid]
-            if not (live and rel.endswith(".ipynb") and path.is_file() and live(rel, path, data)):
-                _write(path, entry, data, root)
+            _restore_file(root, rel, path, entry, blobs[entry.oid], live)
             changed.append(rel)
     return changed
+
+
+def _restore_file(root: Path, rel: str, path: Path, entry: Entry, data: bytes, live: LiveWriter | None) -> None:
+    if live and rel.endswith(".ipynb") and entry.mode != SYMLINK and live(rel, path, data, path.is_file()):
+        return  # an open notebook took the cells and saves the file itself
+    _write(path, entry, data, root)
 
 
 def _inside(root: Path, rel: str) -> Path:

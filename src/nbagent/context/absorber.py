@@ -92,7 +92,7 @@ def absorb(store: ContextStore, session, emit: Callable[[ev.Event], None], turn_
     deliveries = pending(store, session.id)
     if not deliveries:
         return []
-    have = note_ids_in(session.messages)
+    have = note_ids_in(session.message_heads())  # notes are never left in the store: no read
     fresh = [d for d in deliveries if d.note_id not in have]
     if fresh:
         session.append([{"role": "system", "content": d.text, "note_id": d.note_id, "source": d.source}

@@ -52,7 +52,7 @@ class LiveContext:
     def absorb(self, turn_id: str) -> list[dict[str, Any]]:
         """Add the notes due before this turn; returns the messages appended (for the loop's counters)."""
         session = self.state.session
-        before = len(session.messages)
+        before = len(session.log)  # not session.messages: that would read what a resume left in the store
         try:
             absorb(self.store, session, self.emit, turn_id)
         except Exception as exc:  # never lose the turn over context
@@ -61,7 +61,7 @@ class LiveContext:
                 self._failed = True
                 self.emit(ev.Error(message=f"attached context could not be read: {exc}", kind="context",
                                    turn_id=turn_id))
-        return session.messages[before:]
+        return session.message_heads()[before:]  # appended whole: only a resume leaves heads
 
     def moved(self, from_session: str) -> int:
         """The session continued into a new one (fork): its sources and what it had seen move along."""

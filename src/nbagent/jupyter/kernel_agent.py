@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..config import DEFAULT
 from .config import NbAgent
 from .notebook_path import Place, find_place, find_workspace
 
@@ -59,7 +60,11 @@ class AgentKeeper:
         if changes and self.agent is not None:
             changed = self.agent.reconfigure(**changes)
             said += [f"{k}: {_shown(v)}" for k, v in changed.items()]
-        self.settings.update(changes)
+        for name, value in changes.items():  # DEFAULT: the next agent built takes the configured one too
+            if value is DEFAULT:
+                self.settings.pop(name, None)
+            else:
+                self.settings[name] = value
         return said
 
     def _rebuild(self, changes: dict[str, Any]) -> list[str]:

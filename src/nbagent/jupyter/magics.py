@@ -15,7 +15,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from .. import events as ev
-from ..config import APPROVAL_MODES
+from ..config import APPROVAL_MODES, DEFAULT
 from ..errors import NbagentError
 from ..ids import short_id
 from ..open_context import with_context
@@ -27,7 +27,7 @@ from .kernel_context import KernelHistory
 from .notebook_path import own_context
 from .options import split_options
 from ..terminal import TerminalRenderer
-from .text_view import text_approver, text_renderer
+from .text_view import TextFollower, text_approver, text_renderer
 
 
 @magics_class
@@ -45,9 +45,10 @@ class AgentMagics(Magics):
               help="continue the newest session of this notebook")
     @argument("-r", "--resume", metavar="ID", help="continue session ID (or a unique prefix)")
     @argument("-n", "--new", action="store_true", help="start a new session")
-    @argument("--model", help="the model to use from now on")
-    @argument("--toolsets", help="comma-separated tool sets to enable (core is always on)")
-    @argument("--approval", choices=APPROVAL_MODES, help="ask, auto or read-only, from now on")
+    @argument("--model", help="the model to use from now on (default: the configured one again)")
+    @argument("--toolsets", help="comma-separated tool sets to enable (core is always on; default: the "
+                                 "configured ones again)")
+    @argument("--approval", choices=(*APPROVAL_MODES, "default"), help="ask, auto or read-only, from now on")
     @argument("--no-memory", dest="memory", action="store_false", default=None,
               help="do not load or write project memory, from now on")
     @argument("--memory", dest="memory", action="store_true", default=None, help="switch memory back on")
@@ -112,7 +113,8 @@ class AgentMagics(Magics):
 
     def _apply_options(self, args) -> list[str]:
         toolsets = tuple(s.strip() for s in args.toolsets.split(",") if s.strip()) if args.toolsets else None
-        said = self.keeper.configure(model=args.model, toolsets=toolsets, approval=args.approval,
+        said = self.keeper.configure(model=_or_default(args.model), toolsets=_or_default(toolsets),
+                                     approval=_or_default(args.approval),
                                      memory=args.memory, workspace=args.workspace)
         selector = "new" if args.new else "continue" if args.continue_ else args.resume
         if selector:
@@ -166,24 +168,20 @@ class AgentMagics(Magics):
         return view
 
     def _text_inbox(self, agent, turn_id: str, background: bool):
-        """Text mode: print from the agent's thread (background) or queue for the waiting cell."""
-        renderer = text_renderer()
+        """Text mode: print from the agent's thread (background) or queue for the waiting cell. Either
+        way the renderer starts from the agent's snapshot and prints only this turn."""
+        if background:
+            TextFollower(agent, follow=turn_id)  # it unsubscribes at this turn's end
+            return None
         inbox: queue.Queue = queue.Queue()
 
         def on_event(event: ev.Event) -> None:
-            if event.turn_id != turn_id:
-                return
-            if background:
-                text = renderer.render(event).text
-                if text:
-                    print(text, end="", flush=True)
-            else:
-                inbox.put(event)
-            if isinstance(event, ev.TurnEnd):
+            inbox.put(event)  # every event: the renderer's state follows them all
+            if isinstance(event, ev.TurnEnd) and event.turn_id == turn_id:
                 unsubscribe()
 
-        unsubscribe = agent.subscribe(on_event)
-        return None if background else (inbox, renderer)
+        state, unsubscribe = agent.watch(on_event)  # before the turn is submitted: it misses nothing
+        return inbox, text_renderer(state=state, follow=turn_id)
 
     def _wait(self, agent, future, view, inbox) -> None:
         """Block until the turn ends (a terminal shell). An interrupt aborts the turn, then propagates."""
@@ -236,7 +234,7 @@ class AgentMagics(Magics):
             except queue.Empty:
                 break
             pending.append(renderer.render(event).text)
-            if isinstance(event, ev.ApprovalRequest):
+            if isinstance(event, ev.ApprovalRequest) and event.turn_id == renderer.follow:
                 print("".join(pending), end="", flush=True)
                 pending = []
                 agent.decide(event.call_id, text_approver()(event))
@@ -336,3 +334,8 @@ def unload_ipython_extension(ipython) -> None:
     if rewrite_agent_lines in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.remove(rewrite_agent_lines)
     ipython.user_ns.pop(AWAIT_NAME, None)
+
+
+def _or_default(value):
+    """``default`` for --model, --toolsets or --approval: back to what the configuration gives."""
+    return DEFAULT if value in ("default", ("default",)) else value

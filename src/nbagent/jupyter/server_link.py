@@ -96,6 +96,58 @@ def connect(env: Mapping[str, str] | None = None) -> ServerNotebookStore | None:
         return store
 
 
+def find_server(workspace: Path, env: Mapping[str, str] | None = None) -> ServerNotebookStore | None:
+    """The notebook store of a running Jupyter server with nbagent's extension whose root holds
+    ``workspace``, for a process that server did not start (``nbagent undo`` in a terminal); None
+    when there is none, and the caller uses the files.
+
+    A terminal opened in JupyterLab inherits NBAGENT_SERVER_INFO; elsewhere the runtime files that
+    running extensions write (0600, in Jupyter's runtime directory) are read, newest first, and a
+    file whose server process is gone is skipped. Nothing is registered for the process.
+    """
+    source: Mapping[str, str] = os.environ if env is None else env
+    candidates = [source[ENV_VAR]] if source.get(ENV_VAR) else []
+    candidates += [str(p) for p in _runtime_files()]
+    workspace = Path(os.path.realpath(workspace))
+    for candidate in candidates:
+        info = _read_info(candidate)
+        if info is None or not _serves(info, workspace):
+            continue
+        register_secret(info["secret"])
+        return ServerNotebookStore(info["url"], info["secret"], kernel_id=None)
+    return None
+
+
+def _runtime_files() -> list[Path]:
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+    except ImportError:  # no Jupyter installed: no server to find
+        return []
+    found = []
+    for path in Path(jupyter_runtime_dir()).glob("nbagent-server-*.json"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if st.st_uid == os.getuid() and not st.st_mode & 0o077:  # ours, and written by secure_write
+            found.append((st.st_mtime, path))
+    return [path for _, path in sorted(found, reverse=True)]
+
+
+def _serves(info: dict[str, Any], workspace: Path) -> bool:
+    """The server still runs and ``workspace`` is inside its root (a server of another project is not asked)."""
+    root, pid = info.get("root"), info.get("pid")
+    if not isinstance(root, str) or not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False  # a server killed before it could remove its file
+    except PermissionError:
+        pass  # alive, run by someone else: the owner check on the file already passed
+    return workspace.is_relative_to(os.path.realpath(root))
+
+
 def disconnect() -> None:
     with _LOCK:
         for store in _CONNECTED:

@@ -1,19 +1,19 @@
-"""The view registry (ViewHub): one per agent, it routes the agent's events to the live views of their turns.
+"""The view registry (ViewHub): one per agent, it keeps the agent's state for its live views.
 
-It subscribes to the agent once and routes each event to the views shown for that event's turn,
-keeps their headers and queue counts current, and feeds followers (``agent.view()``) with a view
-per turn."""
+It starts from ``Agent.watch`` (the snapshot and the subscription taken at the same instant), reduces
+every event onto one LiveState and hands the new state to the views of the turns still shown live, so
+every view of an agent renders the same state by the same rules. Followers (``agent.view()``) get a
+view for the turn running and the prompts queued when they start following, then one per new turn.
+"""
 
 from __future__ import annotations
 
-import logging
 import threading
 import weakref
 from typing import Any, Callable
 
 from .. import events as ev
 
-log = logging.getLogger("nbagent.jupyter")
 _hubs: "weakref.WeakKeyDictionary[object, ViewHub]" = weakref.WeakKeyDictionary()
 _hubs_lock = threading.Lock()
 
@@ -28,24 +28,40 @@ def hub_for(agent) -> "ViewHub":
 
 class ViewHub:
     def __init__(self, agent):
+        from .widgets.live_state import LiveState
+
         self.agent = agent
         self._views: dict[str, Any] = {}
-        """The TurnView of each turn shown, by turn id."""
+        """The live TurnView of each turn shown (until its turn ends), by turn id."""
+        self._finished: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        """Views of ended turns: they still show their checkpoint's Undo/Redo, from wherever it came."""
         self._followers: list[Callable[[object], None]] = []
         self._lock = threading.Lock()
-        self._unsubscribe = agent.subscribe(self._on_event)
+        self.live = LiveState()
+        self._early: list[ev.Event] | None = []
+        """Events that came (on the agent's thread) before ``watch`` returned its snapshot here."""
+        state, self._unsubscribe = agent.watch(self._on_event)
+        with self._lock:
+            self.live.state = state
+            for event in self._early or ():
+                self.live.apply(event)
+            self._early = None
+
+    @property
+    def state(self):
+        return self.live.state
 
     def turn_view(self, prompt: str, turn_id: str):
-        """The live view of the turn ``turn_id`` (made now, before the prompt is submitted)."""
+        """The live view of the turn ``turn_id`` (made now, before the prompt is submitted or while it runs)."""
         from .widgets.turn import TurnView
 
         agent = self.agent
         view = TurnView(turn_id=turn_id, prompt=prompt, decide=agent.decide, stop=agent.stop_command,
                         abort=agent.abort, act=lambda action, turn: getattr(agent, action)(turn=turn),
-                        session_id=agent.session_id, title=agent.session.title or "",
-                        model=_model_name(agent))
+                        live=self.live)
         with self._lock:
-            self._views[turn_id] = view
+            if not view.ended:
+                self._views[turn_id] = view
         return view
 
     def submit(self, view, prompt: str):
@@ -53,12 +69,13 @@ class ViewHub:
         return self.agent.submit(prompt, turn_id=view.turn_id, keep_deltas=False)  # the view has the deltas
 
     def follow(self, on_view: Callable[[object], None]) -> Callable[[], None]:
-        """Call ``on_view(view)`` with the view of every turn from now on (for agent.view())."""
+        """Call ``on_view(view)`` with the view of the turn running and of each prompt queued, then with
+        the view of every turn from now on (for agent.view())."""
         with self._lock:
             self._followers.append(on_view)
-            current = list(self._views.values())
-        for view in current:
-            on_view(view)
+            state = self.live.state
+        for turn_id, prompt in _live_turns(state):
+            on_view(self._view_of(turn_id, prompt))
 
         def unfollow() -> None:
             with self._lock:
@@ -74,42 +91,37 @@ class ViewHub:
     def close(self) -> None:
         self._unsubscribe()
 
+    def _view_of(self, turn_id: str, prompt: str):
+        with self._lock:
+            view = self._views.get(turn_id)
+        return view if view is not None else self.turn_view(prompt, turn_id)
+
     # ----- on the agent's thread -------------------------------------------------------------
     def _on_event(self, event: ev.Event) -> None:
-        view = self._view_for(event)
-        if view is not None:
-            if isinstance(event, ev.TurnStart):
-                self._before_turn(view)
-            view.handle(event)
-            if isinstance(event, (ev.Usage, ev.TurnEnd)):
-                view.set_header(title=self.agent.session.title or "")
-        if isinstance(event, (ev.PromptQueued, ev.TurnStart, ev.TurnEnd)):
-            self._queue_changed()
-        if isinstance(event, ev.TurnEnd):
-            with self._lock:
-                self._views.pop(event.turn_id, None)
-
-    def _view_for(self, event: ev.Event):
         with self._lock:
-            view = self._views.get(event.turn_id)
+            if self._early is not None:
+                self._early.append(event)
+                return
+            state = self.live.apply(event)
             followers = list(self._followers)
-        if view is None and followers and isinstance(event, (ev.PromptQueued, ev.TurnStart)):
-            prompt = event.prompt
-            view = self.turn_view(prompt, event.turn_id)
+            known = event.turn_id in self._views
+        if followers and not known and isinstance(event, (ev.PromptQueued, ev.TurnStart)):
+            view = self.turn_view(event.prompt, event.turn_id)
             for on_view in followers:
                 on_view(view)
-        return view
+        with self._lock:
+            views = list(self._views.values())
+            finished = list(self._finished) if isinstance(event, ev.Checkpoint) else []
+        for view in views + finished:
+            view.update(state, event)
+        if isinstance(event, ev.TurnEnd):
+            with self._lock:
+                view = self._views.pop(event.turn_id, None)
+                if view is not None:
+                    self._finished.add(view)
 
-    def _before_turn(self, view) -> None:
-        agent = self.agent
-        view.set_header(session_id=agent.session_id, model=_model_name(agent))
 
-    def _queue_changed(self) -> None:
-        count = self.agent.queued
-        for view in self.views():
-            if not view.ended:
-                view.set_queued(count)
-
-
-def _model_name(agent) -> str:
-    return agent.session.model or agent.config.model or ""
+def _live_turns(state) -> list[tuple[str, str]]:
+    """(turn id, prompt) of the turn in flight and of the prompts queued, in order."""
+    turns = [(state.turn.turn_id, state.turn.prompt)] if state.turn is not None else []
+    return turns + [(q.turn_id, q.prompt) for q in state.queue]

@@ -11,6 +11,7 @@ warm build only lists and stats files.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -36,6 +37,11 @@ MAX_FILE_BYTES = 512_000
 CACHE_NAME = "repomap.json"
 LISTING_TTL = 60.0
 CACHE_VERSION = 4
+MEMO_ENTRIES = 20_000
+"""Files analysed in this process, by content: another copy of the same files (a batch's tasks, each
+in its own worktree with fresh mtimes) reuses the symbols instead of parsing again."""
+_MEMO: dict[tuple[str, bytes], tuple[tuple, tuple]] = {}
+_MEMO_LOCK = threading.Lock()
 HEADER = "Repository map (most imported files first; symbols with signatures):"
 
 LANGUAGES = {
@@ -166,6 +172,20 @@ def analyse(path: Path, rel: str) -> FileInfo:
         return FileInfo(rel, [], [])
     if suffix == ".ipynb":
         source = notebook_source(source)
+    digest = (language, hashlib.blake2b(source, digest_size=16).digest())
+    with _MEMO_LOCK:
+        known = _MEMO.get(digest)
+    if known is not None:
+        return FileInfo(rel, list(known[0]), list(known[1]))
+    info = _analyse_source(language, source, rel)
+    with _MEMO_LOCK:
+        _MEMO[digest] = (tuple(info.symbols), tuple(info.imports))
+        while len(_MEMO) > MEMO_ENTRIES:
+            _MEMO.pop(next(iter(_MEMO)))
+    return info
+
+
+def _analyse_source(language: str, source: bytes, rel: str) -> FileInfo:
     try:
         tree = _parser(language).parse(source)
     except Exception as exc:  # a grammar missing from this build: list the file without symbols

@@ -43,6 +43,8 @@ class MCPConnection:
         """stopped (not started yet), running, failed (could not start), crashed (stopped by itself)."""
         self.error: str | None = None
         self.tools: list[Any] | None = None
+        self.tools_changed = False
+        """The server sent notifications/tools/list_changed since its tools were last listed."""
         self.server_info: Any = None
         self.client: Any = None
         self.process: ProcessRef | None = None
@@ -106,7 +108,8 @@ class MCPConnection:
             transport = self._stdio_transport()
         else:
             transport = await self._http_transport(stack)
-        client = await stack.enter_async_context(Client(transport, mode="legacy"))
+        client = await stack.enter_async_context(Client(transport, mode="legacy",
+                                                        message_handler=self._on_message))
         if self.config.command:
             self.process = _find_child(self._token)
         return client
@@ -131,6 +134,27 @@ class MCPConnection:
 
         http = await stack.enter_async_context(create_mcp_http_client(headers=dict(self.config.headers)))
         return streamable_http_client(self.config.url or "", http_client=http)
+
+    async def _on_message(self, message: Any) -> None:
+        """The server's notifications: tools/list_changed marks the tools for listing again (by the
+        manager, before the next turn); the rest are not used."""
+        from mcp_types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            self.tools_changed = True
+
+    async def relist(self) -> list[Any]:
+        """List a running server's tools again (after tools/list_changed); returns them."""
+        client = self.client
+        if client is None or self.status != "running":
+            return self.tools or []
+        self.tools_changed = False  # a notification arriving while listing marks them again
+        try:
+            self.tools = await asyncio.wait_for(self._list_all(), self.timeout)
+        except Exception as exc:
+            raise MCPServerError(f"MCP server {self.name!r} said its tools changed but did not list them: "
+                                 f"{_describe(exc)}") from None
+        return self.tools
 
     async def _list_all(self) -> list[Any]:
         tools, cursor = [], None

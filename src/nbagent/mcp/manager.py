@@ -7,7 +7,9 @@ timeout (``AgentConfig.mcp_timeout``, or the server's own ``timeout``); its
 tools then join the registry and the system prompt for this and later turns.
 A server that fails to start is reported as an ``error`` event (kind "mcp")
 and tried again on the next turn. A server that crashes later keeps its tool
-list: the next call restarts it.
+list: the next call restarts it. A server that sends notifications/tools/list_changed
+is listed again before the next turn; its tool set then holds the new tools, and a
+``settings_changed`` event (``mcp_tools``: each server's tool names) tells front ends.
 """
 
 from __future__ import annotations
@@ -91,12 +93,14 @@ class MCPManager:
             emit(ev.Error(message=problem, kind="mcp", turn_id=turn_id))
         self.problems = []
         pending = [n for n in self.servers if self.enabled(n) and n not in self.listed]
-        if not pending:
+        relist = [n for n in self.servers if self.enabled(n) and n in self.listed
+                  and self.connections[n].tools_changed]
+        if not pending and not relist:
             return False
         results = await asyncio.gather(*(self.connections[n].ensure_started() for n in pending),
-                                       return_exceptions=True)
+                                       *(self.connections[n].relist() for n in relist), return_exceptions=True)
         changed = False
-        for name, result in zip(pending, results):
+        for name, result in zip(pending + relist, results):
             if isinstance(result, BaseException):
                 emit(ev.Error(message=str(result), kind="mcp", turn_id=turn_id))
                 continue
@@ -105,6 +109,9 @@ class MCPManager:
             registry.replace_tools(f"mcp:{name}", self.made[name])
             self.listed.add(name)
             changed = True
+        if relist and changed:  # front ends show the servers' tools: tell them the new lists
+            emit(ev.SettingsChanged(settings={"mcp_tools": {n: [t.name for t in self.connections[n].tools or []]
+                                                           for n in sorted(self.listed)}}, turn_id=turn_id))
         return changed
 
     # ----- calls -----------------------------------------------------------------------------

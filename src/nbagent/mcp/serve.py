@@ -16,7 +16,7 @@ import hmac
 import secrets
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable, Sequence
 
 from .. import events as ev
 from ..approvals import Approvals
@@ -24,7 +24,7 @@ from ..config import AgentConfig
 from ..errors import ConfigError, ToolError
 from ..procs import ProcessTracker
 from ..tools import builtin_toolsets
-from ..tools.base import Registry, Tool
+from ..tools.base import Registry, Tool, ToolSet
 from ..tools.context import ToolContext
 from ..workspace import Workspace
 
@@ -37,11 +37,18 @@ class ServedTools:
     """The tools an outside agent may call, run the way the agent runs them."""
 
     def __init__(self, workspace: str | Path, *, toolsets: tuple[str, ...] = DEFAULT_SERVED,
-                 approval: str = "ask", approver: Callable[[ev.ApprovalRequest], str] | None = None,
-                 on_event: Callable[[ev.Event], None] | None = None, deny_note: str = ""):
-        unknown = [t for t in toolsets if t not in SERVABLE]
+                 approval: str = "ask", approver: Callable[[ev.ApprovalRequest], str | Awaitable[str]] | None = None,
+                 on_event: Callable[[ev.Event], None] | None = None,
+                 deny_note: str | Callable[[str], str] = "",
+                 extra: Sequence[ToolSet] = ()):
+        """``extra``: more tool sets served when named in ``toolsets`` (the kernel tools, built by the
+        Jupyter layer for a kernel it reaches). ``deny_note``: added to a denial's message (or a function
+        of the call's id giving it)."""
+        self.extra = list(extra)
+        unknown = [t for t in toolsets if t not in SERVABLE and t not in {x.name for x in self.extra}]
         if unknown:
-            raise ConfigError(f"cannot serve tool set(s) {', '.join(unknown)}; servable: {', '.join(SERVABLE)}")
+            raise ConfigError(f"cannot serve tool set(s) {', '.join(unknown)}; servable: {', '.join(SERVABLE)} "
+                              "(and kernel, with a kernel to serve)")
         self.config = AgentConfig.load(workspace=workspace, approval=approval, toolsets=toolsets, persist=False)
         self.on_event = on_event or (lambda event: None)
         self.deny_note = deny_note
@@ -52,7 +59,7 @@ class ServedTools:
                                    emit=self.on_event, processes=ProcessTracker())
 
     def _registry(self, toolsets: tuple[str, ...]) -> Registry:
-        sets = [ts for ts in builtin_toolsets(memory=False) if ts.name in toolsets]
+        sets = [ts for ts in [*builtin_toolsets(memory=False), *self.extra] if ts.name in toolsets]
         for ts in sets:
             ts.always_on = False  # "core" is served only when asked for: it holds bash
         return Registry(sets, toolsets)
@@ -71,7 +78,8 @@ class ServedTools:
         try:
             args = tool.validate(arguments)
             if await self.approvals.decide(tool, ctx, args) == "deny":
-                note = f"; {self.deny_note}" if self.deny_note else ""
+                why = self.deny_note(ctx.call_id) if callable(self.deny_note) else self.deny_note
+                note = f"; {why}" if why else ""
                 return f"denied by the nbagent user ({self.config.approval} mode): {name} did not run{note}", True
             fn_args = (ctx,) if tool.takes_context else ()
             result = (await tool.fn(*fn_args, **args) if tool.is_async
@@ -142,7 +150,8 @@ def build_server(served: ServedTools) -> Any:
 
 INSTRUCTIONS = ("nbagent's tools on a Jupyter workspace: read notebooks with notebook_read, then change them "
                 "cell by cell by cell id with notebook_edit, notebook_insert, notebook_delete and notebook_move. "
-                "Changes may need the nbagent user's approval.")
+                "Where served, kernel_variables and kernel_inspect read a running kernel's namespace and "
+                "kernel_run runs code in it. Changes may need the nbagent user's approval.")
 
 
 def _version() -> str:

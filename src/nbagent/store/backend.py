@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import StoreError
 from . import codec
 from .db import Database
+from .messages import message_row
 
 # Columns a Session may change through update_session; anything else is a programming error.
 UPDATABLE = frozenset({
@@ -32,15 +33,13 @@ class SqliteBackend:
 
     def append_messages(self, session_id: str, start_index: int, messages: list[dict], turn: int) -> None:
         now = time.time()
-        rows = [
-            (session_id, start_index + i, turn, str(m.get("role", "")), dump(m), now)
-            for i, m in enumerate(messages)
-        ]
+        rows = [(session_id, start_index + i, turn, *message_row(m), now) for i, m in enumerate(messages)]
         try:
             with self.db.write() as conn:
                 # (session_id, idx) is unique, so replaying an append after a retry adds nothing twice.
                 conn.executemany(
-                    "INSERT INTO messages (session_id, idx, turn, role, data, created) VALUES (?, ?, ?, ?, ?, ?) "
+                    "INSERT INTO messages (session_id, idx, turn, role, data, head, omitted_chars, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (session_id, idx) DO NOTHING",
                     rows,
                 )

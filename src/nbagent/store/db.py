@@ -209,6 +209,15 @@ def m003_context_sources(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m004_message_heads(conn: sqlite3.Connection) -> None:
+    """A message that pruning would cut down (a long tool output, an assistant's tool calls) also stored
+    as its ``head`` with the size of what it omits: a resume decodes heads and leaves the rest in
+    ``data`` until read (store/messages.py). Rows written before this have no head and are read whole."""
+    conn.execute("ALTER TABLE messages ADD COLUMN head TEXT")
+    conn.execute("ALTER TABLE messages ADD COLUMN omitted_chars INTEGER")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -8,8 +8,11 @@ a database with a newer schema is refused (``NewerSchema``) and never altered.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import logging
+import sqlite3
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -18,11 +21,12 @@ from typing import Any
 
 from ..errors import StoreError
 from ..ids import new_id
+from ..message_log import MessageLog
 from ..session import Session
 from . import transfer
 from .backend import SqliteBackend
 from .db import CorruptDatabase, Database, workspace_db_path
-from .messages import read_messages
+from .messages import read_messages, read_whole
 
 __all__ = ["SessionStore", "SessionInfo", "SessionList", "SqliteBackend", "normalize_origin"]
 
@@ -190,13 +194,27 @@ class SessionStore:
             ).fetchone()
             if row is None:
                 raise StoreError(f"no session {session_id!r}")
-            messages = read_messages(conn, session_id)
+            messages, heads = read_messages(conn, session_id)
         fields = dict(zip(LOAD_COLUMNS, row))
         try:
             fields["todos"] = json.loads(fields["todos"])
         except (TypeError, ValueError) as exc:
             raise StoreError(f"session {session_id}: its todos cannot be read ({exc})") from exc
-        return Session(messages=messages, backend=self._backend(), **fields)
+        log = MessageLog(messages, heads, functools.partial(self._read_whole, session_id))
+        return Session(log=log, backend=self._backend(), **fields)
+
+    def _read_whole(self, session_id: str, indexes: list[int]) -> dict[int, dict[str, Any]]:
+        """A loaded session's outputs left in the store; read even after this store was closed."""
+        try:
+            try:
+                with self._database().read() as conn:
+                    return read_whole(conn, session_id, indexes)
+            except sqlite3.ProgrammingError:  # closed: the session outlived its store (agent closed)
+                with contextlib.closing(sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True)) as conn:
+                    return read_whole(conn, session_id, indexes)
+        except sqlite3.Error as exc:  # gone, or a damaged page that shows only now
+            raise StoreError(f"session {session_id}: its tool outputs cannot be read from {self.path} ({exc}); "
+                             "nothing was changed") from exc
 
     # -- listing and housekeeping -----------------------------------------------------------
 

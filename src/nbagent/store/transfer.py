@@ -17,6 +17,7 @@ import pydantic
 from ..errors import StoreError
 from ..ids import new_id
 from .backend import dump
+from .messages import message_row
 
 FORMAT = "nbagent.session"
 VERSION = 1
@@ -90,8 +91,9 @@ def copy_session(conn: sqlite3.Connection, source_id: str, fork_id: str, turn: i
         (fork_id, now, now, turn, whole, turn, source_id),
     )
     copied = conn.execute(
-        "INSERT INTO messages (session_id, idx, turn, role, data, created) "
-        "SELECT ?, idx, turn, role, data, created FROM messages WHERE session_id = ? AND turn <= ?",
+        "INSERT INTO messages (session_id, idx, turn, role, data, head, omitted_chars, created) "
+        "SELECT ?, idx, turn, role, data, head, omitted_chars, created FROM messages "
+        "WHERE session_id = ? AND turn <= ?",
         (fork_id, source_id, turn),
     ).rowcount
     # A /compact summary that lies beyond the copied part does not apply to the fork.
@@ -169,9 +171,9 @@ def import_session(conn: sqlite3.Connection, data: Export, workspace: str) -> st
     )
     sid = session["id"]
     conn.executemany(
-        "INSERT INTO messages (session_id, idx, turn, role, data, created) VALUES (?, ?, ?, ?, ?, ?)",
-        [(sid, i, m.turn, str(m.message.get("role", "")), dump(m.message), m.created)
-         for i, m in enumerate(data.messages)],
+        "INSERT INTO messages (session_id, idx, turn, role, data, head, omitted_chars, created) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(sid, i, m.turn, *message_row(m.message), m.created) for i, m in enumerate(data.messages)],
     )
     for call in data.tool_calls:
         record = call.model_dump()

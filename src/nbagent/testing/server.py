@@ -23,7 +23,7 @@ import socket
 import sys
 import threading
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Literal
 
@@ -53,6 +53,8 @@ class RecordedRequest:
     body: dict[str, Any] | None
     api: str | None = None
     """"chat" or "responses" for the two model endpoints, else None."""
+    raw: bytes = b""
+    """The body's bytes as they came (for tests that compare requests byte for byte)."""
 
 
 @dataclass
@@ -286,7 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        record = self._record(body, route[0] if route else None)
+        record = self._record(body, route[0] if route else None, raw)
         if route is None:
             return self._send_error(Fail(404, f"Invalid URL (POST {path})", code="unknown_url"), body)
         if not isinstance(body, dict):
@@ -307,10 +309,10 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_whole(complete(reply, body, self.owner.options), plan)
 
-    def _record(self, body: Any, api: str | None) -> RecordedRequest:
+    def _record(self, body: Any, api: str | None, raw: bytes = b"") -> RecordedRequest:
         headers = {k.lower(): v for k, v in self.headers.items()}
         body = body if isinstance(body, dict) else None
-        record = RecordedRequest(self.command, self.path, headers, body, api)
+        record = RecordedRequest(self.command, self.path, headers, body, api, raw)
         self.owner.requests.append(record)
         return record
 

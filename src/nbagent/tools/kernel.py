@@ -360,8 +360,18 @@ def kernel_run(ctx, code: str, timeout: float | None = None) -> str:
     bridge = _bridge(ctx)
     if bridge.run_code is None:
         raise ToolError("this kernel does not let the agent run code")
-    seconds = min(max(float(timeout or RUN_TIMEOUT), 0.1), RUN_TIMEOUT_MAX)
+    seconds = run_timeout(timeout)
     outcome, why = _run_interruptibly(ctx, bridge, code, seconds)
+    return run_report(ctx, outcome, why, seconds)
+
+
+def run_timeout(timeout: float | None) -> float:
+    return min(max(float(timeout or RUN_TIMEOUT), 0.1), RUN_TIMEOUT_MAX)
+
+
+def run_report(ctx, outcome: dict, why: str | None, seconds: float) -> str:
+    """kernel_run's answer from a run's outcome (see KernelBridge) and why it was interrupted
+    ("stopped", "timeout" or None); a failed or interrupted run raises, as a tool error."""
     limit = max(1_000, ctx.config.output_limit // 3)
     parts = [f"{label}:\n{limit_output(text.rstrip(chr(10)), limit)}"
              for label, text in (("stdout", outcome.get("stdout")), ("stderr", outcome.get("stderr")),

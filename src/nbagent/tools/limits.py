@@ -13,7 +13,7 @@ import re
 import secrets
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Callable, TYPE_CHECKING
 
 from ..redaction import redact
 from ..statedir import write_private
@@ -30,14 +30,15 @@ KEEP_SAVED = 200
 def limit_output(
     text: str,
     limit: int = DEFAULT_LIMIT,
-    save_dir: str | os.PathLike[str] | None = None,
+    save_dir: str | os.PathLike[str] | Callable[[], str | os.PathLike[str] | None] | None = None,
     name: str = "output",
     *,
     shown_root: str | os.PathLike[str] | None = None,
 ) -> str:
     """``text`` if it fits in ``limit`` characters, else its head and tail around a gap line.
 
-    With ``save_dir`` the whole text is written there first and the gap line
+    With ``save_dir`` (or a function giving it, called only for an output that is cut) the whole
+    text is written there first and the gap line
     names the file relative to ``shown_root`` (by default the directory holding
     the ``.nbagent`` the file is in: the workspace root), so the model can pass
     it straight to read_file. Registered secrets are redacted first (nbagent.redaction).
@@ -46,6 +47,8 @@ def limit_output(
     if len(text) <= limit:
         return text
     where = "the whole output was not saved"
+    if callable(save_dir):
+        save_dir = save_dir()
     if save_dir is not None:
         try:
             saved = _save(text, Path(save_dir), name)

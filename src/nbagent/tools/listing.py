@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path

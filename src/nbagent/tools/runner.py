@@ -34,10 +34,11 @@ class ToolRunner:
 
     async def run_calls(self, calls: list[dict[str, Any]], turn_id: str) -> list[dict[str, Any]]:
         self.finished_results = {}
-        if all(self._read_only(c) for c in calls) and len(calls) > 1:
-            results = await asyncio.gather(*(self._run_one(c, turn_id) for c in calls))
-        else:
-            results = [await self._run_one(c, turn_id) for c in calls]
+        with self.base_context.processes.calls_in_flight():
+            if all(self._read_only(c) for c in calls) and len(calls) > 1:
+                results = await asyncio.gather(*(self._run_one(c, turn_id) for c in calls))
+            else:
+                results = [await self._run_one(c, turn_id) for c in calls]
         return list(results)
 
     def _read_only(self, call: dict[str, Any]) -> bool:

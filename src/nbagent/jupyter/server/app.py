@@ -23,6 +23,7 @@ from typing import Any, cast
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Callable, Dict, Float, Int, List, Unicode
 
+from ...config import DEFAULT
 from ...tools import nbdoc
 from . import context_routes, handlers
 from .hub import SessionHub
@@ -53,10 +54,14 @@ class NbAgentServer(ExtensionApp):
                                help="Close a session's agent this long after its last tab disconnected.")
     worker_threads = Int(4, config=True, help="Threads for blocking work: the database, the file walk.")
     mcp_approval = Unicode("ask", config=True,
-                           help='Writes by outside agents through /nbagent/mcp: "ask" (no one to ask in the '
-                                'server yet: denied), "auto" (run) or "read-only" (denied).')
-    mcp_toolsets = List(Unicode(), default_value=["notebook"], config=True,
-                        help="Tool sets served at /nbagent/mcp: notebook, core, edit-plus, git.")
+                           help='Writes by outside agents through /nbagent/mcp: "ask" (in the JupyterLab '
+                                'panel; denied when no panel is open), "auto" (run) or "read-only" (denied).')
+    mcp_approval_timeout = Float(300.0, config=True,
+                                 help="Seconds an outside agent's call waits for an answer in the panel before "
+                                      "it is denied.")
+    mcp_toolsets = List(Unicode(), default_value=["notebook", "kernel"], config=True,
+                        help="Tool sets served at /nbagent/mcp: notebook, kernel (this server's kernels), core, "
+                             "edit-plus, git.")
 
     def initialize_settings(self) -> None:
         self.executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="nbagent-server")
@@ -96,8 +101,12 @@ class NbAgentServer(ExtensionApp):
     def _mcp_route(self, root: Path):
         from .mcp_route import MCPRoute
 
+        from ..served_kernel import kernel_toolset, server_kernels
+
+        kernels = kernel_toolset(server_kernels(self.serverapp), choose=True)
         try:
-            return MCPRoute(root, approval=self.mcp_approval, toolsets=tuple(self.mcp_toolsets))
+            return MCPRoute(root, approval=self.mcp_approval, toolsets=tuple(self.mcp_toolsets), hub=self.hub,
+                            approval_timeout=self.mcp_approval_timeout, extra=[kernels])
         except ImportError:  # the mcp extra is not installed: the route answers 503
             return None
 
@@ -124,8 +133,11 @@ class NbAgentServer(ExtensionApp):
 
     async def update_settings(self, changes) -> ServerSettings:
         """New settings: for the agents opened from now on, and live for the open ones."""
-        self.agent_settings = self.agent_settings.updated(changes)
-        await self.hub.reconfigure(**self.agent_settings.agent_options())
+        before, self.agent_settings = self.agent_settings, self.agent_settings.updated(changes)
+        live = {k: self.agent_options.get(k, v) if v is DEFAULT else v  # the server's configuration first
+                for k, v in self.agent_settings.live_options().items()
+                if getattr(before, k) != getattr(self.agent_settings, k)}
+        await self.hub.reconfigure(**live)
         return self.agent_settings
 
     async def stop_extension(self) -> None:

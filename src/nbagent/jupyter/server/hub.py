@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
 from ...agent_state import AgentState, reduce
+from ...approvals import DECISIONS
 from ...errors import NbagentError
 from ...events import Event
 from ...open_context import BadContext, OpenContext, with_context
@@ -73,6 +74,9 @@ class SessionHub:
         self.live: dict[str, LiveSession] = {}
         self._opening: dict[str, asyncio.Future] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.outside_decide: Callable[[str, str], bool] | None = None
+        """Offered each "approval" message first: True when it answered a request that came from outside
+        the sessions (an outside agent's call at /nbagent/mcp), which no agent knows."""
         self.before_prompt: Callable[[str, Any], Awaitable[None]] | None = None
         """Awaited with (session id, the prompt's OpenContext or None) before a prompt is queued: the
         attached context offers the active notebook there. It must not raise."""
@@ -120,6 +124,8 @@ class SessionHub:
             call_id, decision = message.get("call_id"), message.get("decision")
             if not isinstance(call_id, str):
                 return _error("an approval needs a \"call_id\" and a \"decision\"", "bad_request")
+            if decision in DECISIONS and self.outside_decide is not None and self.outside_decide(call_id, decision):
+                return None
             try:
                 live.agent.decide(call_id, decision)  # the agent checks the decision
             except (NbagentError, ValueError) as exc:
@@ -179,6 +185,22 @@ class SessionHub:
         takes them at its next step, the approval mode at its very next decision."""
         for live in list(self.live.values()):
             await self._run(lambda agent=live.agent: agent.reconfigure(**settings))
+
+    @property
+    def watched(self) -> bool:
+        """A panel is connected to some session (someone could answer an approval request)."""
+        return any(live.clients for live in self.live.values())
+
+    def broadcast(self, event: Event) -> None:
+        """Send an event that belongs to no session (an outside agent's approval request and its decision)
+        to every open session, through each one's state like its own events (a joining tab sees the card)."""
+        for live in list(self.live.values()):
+            with live.lock:
+                live.pending.append(event)
+                wake = not live.flush_scheduled
+                live.flush_scheduled = True
+            if wake and self._loop is not None:
+                self._loop.call_soon_threadsafe(self._flush, live)
 
     # ----- internals ---------------------------------------------------------------------
     async def _open(self, session_id: str) -> LiveSession:

@@ -4,8 +4,9 @@ An agent running elsewhere works on the notebooks open in JupyterLab: the served
 go through the server's notebook stores (the live document when a notebook is open). The route is
 authenticated like the extension's other routes (a Jupyter token or login; Jupyter's authorizer
 for the "nbagent" resource). Writes are gated by ``c.NbAgentServer.mcp_approval``: "ask" (the
-default) has no one to ask here yet, so it denies them and says how to allow them; "auto" runs them;
-"read-only" denies them.
+default) asks in the JupyterLab panel's approval card (nbagent.jupyter.server.mcp_approvals), and
+denies them, saying how to allow them, when no panel is open; "auto" runs them (kernel_run still
+asks); "read-only" denies them. The served kernel tools run in this server's kernels.
 
 The SDK's session manager is an ASGI application; ``_asgi_call`` hands it one tornado request.
 It is written by hand because no maintained package runs an ASGI app inside a tornado handler,
@@ -17,30 +18,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web
 
-from ...events import ApprovalRequest
 from .handlers import AUTH_RESOURCE
-
-UNATTENDED = ("the Jupyter server has no one to ask for MCP writes: set c.NbAgentServer.mcp_approval = "
-              "\"auto\" to let outside agents change notebooks")
-
+from .mcp_approvals import PanelApprover
 
 class MCPRoute:
     """The served tools and the SDK's session manager, run for the server's lifetime on its loop."""
 
-    def __init__(self, root: Path, *, approval: str, toolsets: tuple[str, ...]):
+    def __init__(self, root: Path, *, approval: str, toolsets: tuple[str, ...], hub: Any,
+                 approval_timeout: float, extra: Sequence[Any] = ()):
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
         from ...mcp.serve import ServedTools, build_server
 
-        self.served = ServedTools(root, toolsets=toolsets, approval=approval, approver=_deny_unattended,
-                                  deny_note=UNATTENDED if approval == "ask" else "")
+        self.approver = PanelApprover(hub, approval_timeout)
+        hub.outside_decide = self.approver.resolve
+        self.served = ServedTools(root, toolsets=toolsets, approval=approval, approver=self.approver.ask,
+                                  on_event=self.approver.on_event, deny_note=self.approver.deny_note, extra=extra)
         self.manager = StreamableHTTPSessionManager(app=build_server(self.served), json_response=True)
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -63,10 +63,6 @@ class MCPRoute:
         if self._task is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._task, 5)
-
-
-def _deny_unattended(request: ApprovalRequest) -> str:
-    return "deny"
 
 
 class MCPHandler(ExtensionHandlerMixin, APIHandler):

@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ...config import APPROVAL_MODES, DEFAULT_TOOLSETS
+from ...config import APPROVAL_MODES, DEFAULT, DEFAULT_TOOLSETS
 from ...errors import ConfigError
 
 
@@ -33,6 +33,13 @@ class ServerSettings:
         """Keyword arguments for Agent(); unset ones are left to the configuration."""
         return {k: v for k, v in (("model", self.model), ("toolsets", self.toolsets),
                                   ("approval", self.approval)) if v is not None}
+
+    def live_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``Agent.reconfigure`` on the open agents: an unset setting goes back to
+        the configured default (the panel cleared it), rather than staying as it was."""
+        return {"model": DEFAULT if self.model is None else self.model,
+                "toolsets": DEFAULT if self.toolsets is None else self.toolsets,
+                "approval": DEFAULT if self.approval is None else self.approval}
 
     def updated(self, changes: Any) -> "ServerSettings":
         """A copy with ``changes`` (a JSON object) applied; ConfigError says what is wrong."""

@@ -1,4 +1,7 @@
-"""AgentView: what ``agent.view()`` shows, a TurnView per turn in order."""
+"""AgentView: what ``agent.view()`` shows, a TurnView per turn in order.
+
+It starts with the turn running and the prompts queued when it opens (rendered from the agent's state as
+they are), then gains the view of every turn after."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from ..view_registry import hub_for
 
 
 class AgentView(widgets.VBox):
-    """Follows an agent: gains the view of each turn it runs; ``clear()`` empties it (the session stays)."""
+    """Follows an agent; ``clear()`` empties it (the session stays)."""
 
     def __init__(self, agent):
         super().__init__()

@@ -1,4 +1,6 @@
-"""The answer: the streamed text rendered as Markdown (raw HTML escaped, remote images behind a click)."""
+"""An answer paragraph: one text item of a turn rendered as Markdown.
+
+Raw HTML from the model is escaped and remote images stay behind a click (safe_markdown)."""
 
 from __future__ import annotations
 
@@ -14,11 +16,9 @@ class Answer(widgets.HTML):
         self.add_class("nbagent-answer")
 
     markdown = Unicode("")
-    """The answer's Markdown source so far; ``value`` holds its HTML."""
-
-    def append(self, text: str) -> None:
-        self.markdown += text
+    """The paragraph's Markdown source so far; ``value`` holds its HTML."""
 
     @observe("markdown")
     def _render(self, change=None) -> None:
         self.value = markdown_to_html(self.markdown)
+        self.layout.display = "" if self.markdown else "none"

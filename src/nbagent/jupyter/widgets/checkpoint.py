@@ -1,4 +1,7 @@
-"""The "files changed" line of a finished turn, with its Undo and Redo buttons."""
+"""The "files changed" line of a finished turn, with its Undo and Redo buttons.
+
+It shows the turn's checkpoint in the state, so an Undo or Redo made anywhere (the panel, /undo) shows
+here too."""
 
 from __future__ import annotations
 
@@ -7,13 +10,13 @@ from typing import Any, Callable
 
 import ipywidgets as widgets
 
-from ... import events as ev
+from ...agent_state import TurnCheckpoint
 
 SHOWN_FILES = 8
 
 
 class CheckpointBar(widgets.HBox):
-    """Hidden until the turn's checkpoint event; each button's tooltip lists the files it will change."""
+    """Hidden until the turn has a checkpoint; each button's tooltip lists the files it will change."""
 
     def __init__(self, act: Callable[[str, int], Any] | None = None, **kwargs):
         self.label = widgets.HTML()
@@ -29,18 +32,14 @@ class CheckpointBar(widgets.HBox):
         self.undo_button.on_click(lambda _b: self.click("undo"))
         self.redo_button.on_click(lambda _b: self.click("redo"))
 
-    def show(self, event: ev.Checkpoint) -> None:
-        if event.action == "diverged":
-            self.message.value = _small(f"changed since the last checkpoint: {_names(event.files)}", "#9a6700")
-            self.layout.display = ""
-            return
-        self.turn, self.files = event.turn, list(event.files)
+    def show(self, checkpoint: TurnCheckpoint) -> None:
+        self.turn, self.files = checkpoint.turn, list(checkpoint.files)
         count = len(self.files)
         self.label.value = _small(f"{count} file{'s' if count != 1 else ''} changed: {_names(self.files)}")
         tooltip = "\n".join(self.files[:50])
         self.undo_button.tooltip = f"put back as before turn {self.turn}:\n{tooltip}"
         self.redo_button.tooltip = f"re-apply turn {self.turn}:\n{tooltip}"
-        self._buttons(undone=event.action == "undone")
+        self._buttons(undone=checkpoint.undone)
         self.layout.display = ""
 
     def _buttons(self, undone: bool) -> None:

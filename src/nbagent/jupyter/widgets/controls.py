@@ -23,6 +23,7 @@ class Controls(widgets.HBox):
         self.add_class("nbagent-controls")
         self.stop_button.on_click(lambda _b: stop())
         self.abort_button.on_click(lambda _b: abort())
+        self._render()
 
     @observe("queued", "running")
     def _render(self, change=None) -> None:

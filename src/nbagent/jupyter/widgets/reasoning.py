@@ -1,17 +1,17 @@
-"""Reasoning: streamed into a collapsed panel; at the turn's end only "thought for N s" remains."""
+"""Reasoning: one reasoning item of a turn, collapsed while it streams.
+
+Once the turn has ended only "thought for N s" remains."""
 
 from __future__ import annotations
 
 import html
 
 import ipywidgets as widgets
-from traitlets import Bool, Float, Unicode, observe
+from traitlets import Bool, Unicode, observe
 
 
 class Reasoning(widgets.VBox):
     text = Unicode("")
-    seconds = Float(0.0)
-    """Time spent thinking: from each burst's first reasoning delta to the event that ended it."""
     dropped = Bool(False)
     """True once the turn ended and the panel gave way to its one-line summary."""
 
@@ -20,35 +20,21 @@ class Reasoning(widgets.VBox):
                                            layout=widgets.Layout(width="auto", align_self="flex-start"))
         self.body = widgets.HTML(layout=widgets.Layout(display="none"))
         self.summary = widgets.Label()
-        super().__init__(children=(self.toggle,), layout=widgets.Layout(display="none"), **kwargs)
+        super().__init__(children=(self.toggle,), **kwargs)
         self.add_class("nbagent-reasoning")
         self.toggle.observe(self._on_toggle, "value")
-        self._burst_start: float | None = None
 
     @property
     def expanded(self) -> bool:
         return self.toggle.value
 
-    def add(self, text: str, at: float) -> None:
-        if self._burst_start is None:
-            self._burst_start = at
-        self.text += text
-        self.layout.display = ""
-
-    def pause(self, at: float) -> None:
-        """Something other than reasoning arrived: the current burst of thinking is over."""
-        if self._burst_start is not None:
-            self.seconds += max(0.0, at - self._burst_start)
-            self._burst_start = None
-
-    def drop(self, at: float) -> None:
-        self.pause(at)
-        if not self.text or self.dropped:
-            return
-        self.dropped = True
-        self.summary.value = f"thought for {self.seconds:.0f} s" if self.seconds >= 1 else \
-            f"thought for {self.seconds:.1f} s"
-        self.children = (self.summary,)
+    def show(self, text: str, ended: bool, seconds: float | None) -> None:
+        """The item's text so far; ``ended``: the turn is over, so only the summary line stays."""
+        self.text = text
+        if ended and not self.dropped:
+            self.dropped = True
+            self.summary.value = _summary(text, seconds)
+            self.children = (self.summary,)
 
     @observe("text")
     def _on_text(self, change) -> None:
@@ -63,6 +49,12 @@ class Reasoning(widgets.VBox):
             self.body.layout.display = ""
         else:
             self.body.layout.display = "none"
+
+
+def _summary(text: str, seconds: float | None) -> str:
+    if seconds is None:  # it began before this view's agent was watched
+        return f"thought ({len(text.split())} words)"
+    return f"thought for {seconds:.0f} s" if seconds >= 1 else f"thought for {seconds:.1f} s"
 
 
 def _pre(text: str) -> str:

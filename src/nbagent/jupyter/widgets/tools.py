@@ -1,32 +1,33 @@
-"""Tool calls: the tool in flight and one row per call with its status and result.
+"""A tool call's row: the call with a one-line argument summary, its status and an expandable result.
 
-The tool in flight is named at tool_input_start and cleared on its result; each row shows the
-call with a one-line argument summary, a status and an expandable result (diffs in colour)."""
+The row shows one ``ToolItem`` of the state (agent_state.py); its status is the item's, from "input"
+(the arguments are streaming) to done, failed, denied, killed or interrupted."""
 
 from __future__ import annotations
 
 import html
-from typing import Any, Callable
 
 import ipywidgets as widgets
 from traitlets import Dict, Unicode, observe
 
+from ...agent_state import ToolItem
 from .format import diff_html, output_html, summarize_arguments
 
 STATUS_STYLE = {
-    "running": ("▸", "#9a6700"), "waiting": ("?", "#9a6700"), "done": ("✓", "#1a7f37"),
-    "failed": ("✗", "#cf222e"), "denied": ("⊘", "#cf222e"), "killed": ("■", "#cf222e"),
-    "interrupted": ("■", "#9a6700"),
+    "input": ("…", "#666"), "running": ("▸", "#9a6700"), "awaiting_approval": ("?", "#9a6700"),
+    "done": ("✓", "#1a7f37"), "failed": ("✗", "#cf222e"), "denied": ("⊘", "#cf222e"),
+    "killed": ("■", "#cf222e"), "interrupted": ("■", "#9a6700"),
 }
+STATUS_LABEL = {"input": "preparing", "awaiting_approval": "waiting"}
+"""The words shown for the state's statuses where its own name reads badly."""
 
 
 class ToolRow(widgets.VBox):
-    """One call. ``status``: running, waiting (for approval), done, failed, denied, killed or interrupted."""
-
     call_id = Unicode("")
     name = Unicode("")
     arguments = Dict()
-    status = Unicode("running")
+    status = Unicode("input")
+    """The state's status of the call (agent_state.ItemStatus)."""
     output = Unicode("")
     diff = Unicode("")
 
@@ -38,6 +39,11 @@ class ToolRow(widgets.VBox):
         self.add_class("nbagent-tool-row")
         self._render_line()
 
+    def show(self, item: ToolItem) -> None:
+        self.call_id, self.name, self.status = item.call_id, item.name, item.status
+        self.arguments = dict(item.arguments or {})
+        self.output, self.diff = item.output or "", item.diff or ""
+
     @property
     def summary(self) -> str:
         return summarize_arguments(self.name, self.arguments)
@@ -45,7 +51,8 @@ class ToolRow(widgets.VBox):
     @observe("name", "arguments", "status")
     def _render_line(self, change=None) -> None:
         mark, colour = STATUS_STYLE.get(self.status, ("?", "#666"))
-        self.line.value = (f'<span style="color:{colour}">{mark} {self.status}</span> '
+        label = STATUS_LABEL.get(self.status, self.status)
+        self.line.value = (f'<span style="color:{colour}">{mark} {html.escape(label)}</span> '
                            f"<b>{html.escape(self.name)}</b> "
                            f"<code>{html.escape(self.summary)}</code>")
 
@@ -60,69 +67,3 @@ class ToolRow(widgets.VBox):
         self.result.value = (f'<details style="margin-left:1.2em;font-size:12px"><summary>{title}</summary>'
                              f'{"".join(parts)}</details>') if parts else ""
         self.result.layout.display = "" if parts else "none"
-
-
-class ToolCalls(widgets.VBox):
-    """The tool in flight (this widget) and the rows of the calls, each put where ``place`` puts it.
-
-    A turn's view places each row in its timeline, between the paragraphs it came between; by
-    default the rows go in a box below the tool in flight.
-    """
-
-    def __init__(self, place: Callable[[ToolRow], None] | None = None, **kwargs):
-        self.in_flight = widgets.HTML()
-        self.rows_box = widgets.VBox()
-        super().__init__(children=(self.in_flight,) if place else (self.in_flight, self.rows_box), **kwargs)
-        self._place = place or (lambda row: setattr(self.rows_box, "children", (*self.rows_box.children, row)))
-        self.add_class("nbagent-tools")
-        self.rows: dict[str, ToolRow] = {}
-        self._flying: dict[str, str] = {}
-
-    @property
-    def flying(self) -> list[str]:
-        """Names of the tools started and not finished yet."""
-        return list(self._flying.values())
-
-    def started(self, call_id: str, name: str) -> None:
-        self._flying[call_id or name] = name
-        self._render_in_flight()
-
-    def called(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
-        row = self.rows.get(call_id)
-        if row is None:
-            row = self.rows[call_id] = ToolRow(call_id=call_id, name=name)
-            self._place(row)
-        row.arguments = dict(arguments)
-        self._flying.setdefault(call_id, name)
-        self._render_in_flight()
-
-    def waiting(self, call_id: str, diff: str | None) -> None:
-        row = self.rows.get(call_id)
-        if row is not None:
-            row.status = "waiting"
-            row.diff = diff or ""
-
-    def approved(self, call_id: str) -> None:
-        row = self.rows.get(call_id)
-        if row is not None and row.status == "waiting":
-            row.status = "running"
-
-    def finished(self, call_id: str, name: str, status: str, output: str) -> None:
-        if call_id not in self.rows:
-            self.called(call_id, name, {})
-        row = self.rows[call_id]
-        row.status, row.output = status, output
-        self._flying.pop(call_id, None)
-        self._render_in_flight()
-
-    def turn_ended(self) -> None:
-        self._flying.clear()
-        self._render_in_flight()
-        for row in self.rows.values():
-            if row.status in ("running", "waiting"):
-                row.status = "killed"
-
-    def _render_in_flight(self) -> None:
-        names = self.flying
-        self.in_flight.value = ("" if not names else
-                                f'<i>running {html.escape(", ".join(names))}…</i>')

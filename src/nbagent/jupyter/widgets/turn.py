@@ -1,9 +1,11 @@
-"""TurnView: the live view of one turn, built from its events.
+"""TurnView: the live view of one turn, rendered from the agent's state (agent_state.AgentState).
 
-Events may arrive on any thread (the agent calls subscribers on its own); ``handle`` only stamps
-and stores them and asks the throttle for a flush. ``flush`` folds what came since the last flush
-and applies it inside ``hold_sync`` on every widget of the view, so each changed widget sends one
-message per flush, at most about ten flushes a second.
+The view registry reduces every event of the agent onto one LiveState and hands each view the new
+state (``update``); a view fed bare events (``handle``) reduces them onto its own. Either way the view
+only keeps the newest state and asks the throttle for a flush; ``flush`` renders what differs from the
+state it rendered last (unchanged parts are the same objects, so the checks are identity checks),
+inside ``hold_sync`` on every widget of the view, so each changed widget sends one message per flush.
+A view made mid-turn starts from the state as it is, so it shows what a view there from the start shows.
 """
 
 from __future__ import annotations
@@ -11,88 +13,102 @@ from __future__ import annotations
 import contextlib
 import html
 import threading
-import time
-from typing import Callable
+from typing import Any, Callable, NamedTuple
 
 import ipywidgets as widgets
 from traitlets import Unicode
 
 from ... import events as ev
-from ...context.notes import note_line
-from .answer import Answer
+from ...agent_state import AgentState, Counters, PendingApproval, ToolItem, Turn
 from .approval import ApprovalCard
 from .checkpoint import CheckpointBar
-from .coalesce import Stamped, coalesce
 from .controls import Controls
 from .header import Header
+from .live_state import LiveState
 from .memory import Memory
-from .reasoning import Reasoning
+from .notice import notice_html
 from .throttle import Throttle
 from .timeline import Timeline
 from .todos import Todos
-from .tools import ToolCalls
+from .tools import ToolRow
 
-# At most ~7 flushes a second: each flush may send a message per changed widget (answer,
-# tool rows, header), and the budget is ~30 frontend messages a second in all.
+# At most ~7 flushes a second: each flush may send a message per changed widget (a paragraph, a tool
+# row, the header), and the budget is ~30 frontend messages a second in all.
 FLUSH_INTERVAL = 0.15
+ACTIVE = ("waiting", "queued", "running")
+"""The view's states before its turn ends (then it takes the turn's end reason)."""
+
+
+class Shown(NamedTuple):
+    """The part of the agent's state one turn's view renders."""
+
+    turn: Turn | None
+    status: str
+    label: str
+    approvals: tuple[PendingApproval, ...]
+    queued: int
+    todos: tuple[dict[str, Any], ...]
+    counters: Counters
+    session_id: str
+    title: str
+    model: str
 
 
 class TurnView(widgets.VBox):
     turn_id = Unicode("")
     prompt = Unicode("")
     state = Unicode("waiting")
-    """waiting (submitted), queued, running, then the turn_end reason: done, aborted, error, max_steps."""
+    """waiting (submitted), queued, running, then the turn's end reason: done, aborted, error, max_steps."""
 
     def __init__(self, *, turn_id: str = "", prompt: str = "", decide: Callable[[str, str], None] | None = None,
                  stop: Callable[[], object] = lambda: None, abort: Callable[[], object] = lambda: None,
-                 act: Callable[[str, int], object] | None = None, interval: float = FLUSH_INTERVAL, **header):
-        self.header = Header(**header)
+                 act: Callable[[str, int], object] | None = None, interval: float = FLUSH_INTERVAL,
+                 live: LiveState | None = None):
+        self.live = live or LiveState()
+        self.header = Header()
         self.prompt_line = widgets.HTML(_prompt_html(prompt))
-        self.reasoning = Reasoning()
         self.answer = Timeline()
-        """The answer's paragraphs with the tool rows between them, in the order they happened."""
-        self.tools = ToolCalls(place=self.answer.add)
+        """The turn's items in the order they happened: paragraphs, reasoning, tool rows, notices."""
         self.approvals = widgets.VBox()
         self.todos = Todos()
         self.memory = Memory()
         self.notes = widgets.HTML()
+        """How the turn ended, when not "done"."""
         self.controls = Controls(stop=stop, abort=abort)
         self.checkpoint = CheckpointBar(act)
-        super().__init__(children=(self.header, self.prompt_line, self.reasoning, self.answer, self.tools,
-                                   self.approvals, self.todos, self.memory, self.notes, self.checkpoint,
-                                   self.controls),
+        super().__init__(children=(self.header, self.prompt_line, self.answer, self.approvals, self.todos,
+                                   self.memory, self.notes, self.checkpoint, self.controls),
                          turn_id=turn_id, prompt=prompt)
         self.add_class("nbagent-turn")
         self.cards: dict[str, ApprovalCard] = {}
         self._decide = decide or (lambda call_id, decision: None)
-        self._pending: list[Stamped] = []
         self._lock = threading.Lock()
+        self._render_lock = threading.RLock()
+        self._latest: AgentState = self.live.state
+        self._end_reason: str | None = None
+        """A prompt dropped from the queue ends without a turn in the state: its turn_end's reason."""
+        self._shown: Shown | None = None
         self._ended = threading.Event()
         self.throttle = Throttle(self.flush, interval)
         self.flushes = 0
-        self._set_state("waiting")
+        self._render(self._project(self._latest))
 
     # ----- input (any thread) ----------------------------------------------------------------
     def handle(self, event: ev.Event) -> None:
+        """Apply one event to this view's own state (a view with no registry, as in tests)."""
+        self.update(self.live.apply(event), event)
+
+    def update(self, state: AgentState, event: ev.Event | None = None) -> None:
+        """Render ``state`` soon: at once when ``event`` ends this turn or makes it wait (an approval)."""
+        mine = event is not None and event.turn_id == self.turn_id
         with self._lock:
-            self._pending.append((time.monotonic(), event))
-        if isinstance(event, (ev.TurnEnd, ev.ApprovalRequest)):
-            self.throttle.flush_now()  # the end and a waiting turn must show at once
+            self._latest = state
+            if mine and isinstance(event, ev.TurnEnd):
+                self._end_reason = event.reason
+        if mine and isinstance(event, (ev.TurnEnd, ev.ApprovalRequest, ev.Checkpoint)):
+            self.throttle.flush_now()
         else:
             self.throttle.request()
-
-    def set_queued(self, count: int) -> None:
-        """The number of prompts waiting behind the running turn (the hub calls this)."""
-        self._local(_QueueCount(count))
-
-    def set_header(self, **fields) -> None:
-        """Header fields known outside the event stream (session title, model)."""
-        self._local(_HeaderFields(fields))
-
-    def _local(self, item) -> None:
-        with self._lock:
-            self._pending.append((time.monotonic(), item))
-        self.throttle.request()
 
     def __repr__(self) -> str:  # the text/plain of the view, for frontends without widgets
         return f"<nbagent turn ({self.state}): {self.prompt[:60]}>"
@@ -104,111 +120,100 @@ class TurnView(widgets.VBox):
     def wait(self, timeout: float | None = None) -> bool:
         return self._ended.wait(timeout)
 
+    @property
+    def rows(self) -> dict[str, ToolRow]:
+        """The turn's tool rows by call id."""
+        return self.answer.rows
+
     # ----- output (the throttle's thread, or a caller's) -------------------------------------
     def flush(self) -> int:
-        """Apply what is pending; returns the number of widget messages it sends (one per changed widget)."""
-        with self._lock:
-            batch, self._pending = self._pending, []
-        if not batch:
-            return 0
-        self.flushes += 1
-        with _held(self) as held:
-            for at, event in coalesce(batch):
-                self._apply(at, event)
-            return sum(1 for widget in held if getattr(widget, "_states_to_send", None))
+        """Render the newest state; returns the number of widget messages it sends (one per changed widget)."""
+        with self._render_lock:
+            with self._lock:
+                state = self._latest
+            shown = self._project(state)
+            if shown == self._shown:
+                return 0
+            self.flushes += 1
+            with _held(self) as held:
+                self._render(shown)
+                sent = sum(1 for widget in held if getattr(widget, "_states_to_send", None))
+            # A widget made by this flush (a new paragraph or row) sent its opening and first state itself.
+            return sent + 2 * (sum(1 for _ in _tree(self)) - len(held))
 
-    def _apply(self, at: float, event) -> None:
-        if not isinstance(event, (ev.ReasoningDelta, _QueueCount, _HeaderFields, ev.Usage)):
-            self.reasoning.pause(at)
-        handler = _HANDLERS.get(type(event))
-        if handler is not None:
-            handler(self, at, event)
+    def _project(self, state: AgentState) -> Shown:
+        turn, status, label = self._locate(state)
+        previous = self._shown
+        if previous is not None and previous.status not in ACTIVE:
+            # A finished turn's view stays as it ended; only its checkpoint (Undo/Redo) changes.
+            return previous._replace(turn=turn) if turn is not None else previous
+        approvals = tuple(a for a in state.approvals if a.turn_id == self.turn_id)
+        return Shown(turn=turn, status=status, label=label, approvals=approvals, queued=len(state.queue),
+                     todos=state.todos, counters=state.counters, session_id=state.session_id or "",
+                     title=state.title or "", model=str(state.settings.get("model") or ""))
 
-    def _turn_start(self, at, e: ev.TurnStart) -> None:
-        self.header.session_id = e.session_id or self.header.session_id
-        self._set_state("running")
+    def _locate(self, state: AgentState) -> tuple[Turn | None, str, str]:
+        """This view's turn in the state, with its status and the header's word for it."""
+        if state.turn is not None and state.turn.turn_id == self.turn_id:
+            return state.turn, "running", "running"
+        for position, queued in enumerate(state.queue, start=1):
+            if queued.turn_id == self.turn_id:
+                return None, "queued", f"queued (position {position})"
+        for turn in reversed(state.transcript):
+            if turn.turn_id == self.turn_id:
+                return turn, turn.status, turn.status
+        if self._end_reason is not None:
+            return None, self._end_reason, self._end_reason
+        return None, "waiting", "waiting"
 
-    def _queued(self, at, e: ev.PromptQueued) -> None:
-        if self.state == "waiting":
-            self._set_state("queued", f"queued (position {e.position})")
+    def _render(self, shown: Shown) -> None:
+        old, self._shown = self._shown, shown
+        ended = shown.status not in ACTIVE
+        header = self.header
+        header.session_id, header.title, header.model = shown.session_id, shown.title, shown.model
+        header.input_tokens, header.output_tokens = shown.counters.input_tokens, shown.counters.output_tokens
+        header.cost, header.status = shown.counters.cost, shown.label
+        turn = shown.turn
+        if turn is not None:
+            thinking = lambda index: self.live.thinking_seconds(self.turn_id, index)  # noqa: E731
+            self.answer.render(turn.items, ended, turn.text, thinking)
+            self.memory.injected = list(turn.memory)
+            if turn.checkpoint is not None and (old is None or old.turn is None or
+                                                old.turn.checkpoint is not turn.checkpoint):
+                self.checkpoint.show(turn.checkpoint)
+        if old is None or shown.todos is not old.todos:
+            self.todos.todos = list(shown.todos)
+        if old is None or shown.approvals != old.approvals:
+            self._render_cards(shown.approvals, turn)
+        self.notes.value = notice_html(f"turn ended: {shown.status}", "#cf222e" if shown.status == "error"
+                                       else "#9a6700") if ended and shown.status != "done" else ""
+        self.controls.queued, self.controls.running = shown.queued, not ended
+        self.state = shown.status
+        if ended:
+            self._ended.set()
 
-    def _tool_call(self, at, e: ev.ToolCall) -> None:
-        self.tools.called(e.call_id, e.name, e.arguments)
-
-    def _approval_request(self, at, e: ev.ApprovalRequest) -> None:
-        self.tools.called(e.call_id, e.name, e.arguments)
-        self.tools.waiting(e.call_id, e.diff)
-        card = ApprovalCard(call_id=e.call_id, name=e.name, arguments=e.arguments, diff=e.diff,
-                            decide=self._decide)
-        self.cards[e.call_id] = card
-        self.approvals.children = (*self.approvals.children, card)
-
-    def _approval_decision(self, at, e: ev.ApprovalDecision) -> None:
-        card = self.cards.pop(e.call_id, None)
-        if card is not None:
-            card.settle(e.decision, e.by)
-            self.approvals.children = tuple(c for c in self.approvals.children if c is not card)
-        if e.decision != "deny":
-            self.tools.approved(e.call_id)
-
-    def _usage(self, at, e: ev.Usage) -> None:
-        self.header.input_tokens, self.header.output_tokens = e.total_input_tokens, e.total_output_tokens
-        self.header.cost = e.cost
-
-    def _note(self, text: str, colour: str = "#666") -> None:
-        self.notes.value += f'<div style="font-size:12px;color:{colour}">{html.escape(text)}</div>'
-
-    def _turn_end(self, at, e: ev.TurnEnd) -> None:
-        self.reasoning.drop(at)
-        self.tools.turn_ended()
-        for card in self.cards.values():
-            card.settle("deny", "turn ended")
-        self.cards.clear()
-        self.approvals.children = ()
-        if not self.answer.markdown and e.text:
-            self.answer.append(e.text)
-        if e.reason != "done":
-            self._note(f"turn ended: {e.reason}", "#cf222e" if e.reason == "error" else "#9a6700")
-        self._set_state(e.reason)
-        self._ended.set()
-
-    def _set_state(self, state: str, label: str | None = None) -> None:
-        self.state = state
-        self.header.status = label or state
-        self.controls.running = state in ("waiting", "queued", "running")
-
-
-class _QueueCount:
-    def __init__(self, count: int):
-        self.count = count
-
-
-class _HeaderFields(dict):
-    pass
+    def _render_cards(self, pending: tuple[PendingApproval, ...], turn: Turn | None) -> None:
+        """A card per approval the turn waits for; a card whose decision came (from anywhere) goes."""
+        waiting = {a.call_id for a in pending}
+        for call_id in [c for c in self.cards if c not in waiting]:
+            card = self.cards.pop(call_id)
+            if not card.decision:  # decided elsewhere (the panel, code, the mode), or the turn ended
+                decision, by = _decision_of(turn, call_id)
+                card.settle(decision or "deny", by or "turn ended")
+        for approval in pending:
+            if approval.call_id not in self.cards:
+                self.cards[approval.call_id] = ApprovalCard(
+                    call_id=approval.call_id, name=approval.name, arguments=approval.arguments,
+                    diff=approval.diff, decide=self._decide)
+        self.approvals.children = tuple(self.cards[a.call_id] for a in pending)
 
 
-_HANDLERS: dict[type, Callable] = {
-    ev.TurnStart: TurnView._turn_start,
-    ev.PromptQueued: TurnView._queued,
-    ev.ReasoningDelta: lambda v, at, e: v.reasoning.add(e.text, at),
-    ev.TextDelta: lambda v, at, e: v.answer.append(e.text),
-    ev.ToolInputStart: lambda v, at, e: v.tools.started(e.call_id, e.name),
-    ev.ToolCall: TurnView._tool_call,
-    ev.ApprovalRequest: TurnView._approval_request,
-    ev.ApprovalDecision: TurnView._approval_decision,
-    ev.ToolResult: lambda v, at, e: v.tools.finished(e.call_id, e.name, e.status, e.output),
-    ev.TodosChanged: lambda v, at, e: setattr(v.todos, "todos", list(e.todos)),
-    ev.MemoryChanged: lambda v, at, e: v.memory.changed(e.action, e.entries),
-    ev.MemoryInjected: lambda v, at, e: v.memory.changed("injected", e.entries),
-    ev.Usage: TurnView._usage,
-    ev.Compacted: lambda v, at, e: v._note(e.message or f"compacted: {e.before} → {e.after} messages"),
-    ev.ContextNote: lambda v, at, e: v._note(note_line(e.source, e.change, e.summary, e.changes)),
-    ev.Checkpoint: lambda v, at, e: v.checkpoint.show(e),
-    ev.Error: lambda v, at, e: v._note(f"error: {e.message}", "#cf222e"),
-    ev.TurnEnd: TurnView._turn_end,
-    _QueueCount: lambda v, at, e: setattr(v.controls, "queued", e.count),
-    _HeaderFields: lambda v, at, e: [setattr(v.header, k, val) for k, val in e.items() if val],
-}
+def _decision_of(turn: Turn | None, call_id: str) -> tuple[str | None, str | None]:
+    """The decision on a call and who made it, from the turn's tool item."""
+    for item in () if turn is None else turn.items:
+        if isinstance(item, ToolItem) and item.call_id == call_id:
+            return item.decision, item.decided_by
+    return None, None
 
 
 @contextlib.contextmanager

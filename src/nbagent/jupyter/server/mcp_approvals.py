@@ -1,0 +1,61 @@
+"""Approval of outside agents' calls at ``/nbagent/mcp`` in the JupyterLab panel's approval card.
+
+A call that needs the user's approval (a write in "ask" mode, kernel_run) becomes the same
+``approval_request`` event the panel shows for its own agent, sent to every open panel session
+through the hub; the user's Approve, Always or Deny comes back as the same "approval" message,
+which the hub offers here first (``resolve``). The card goes away on every tab through the
+``approval_decision`` event that follows. With no panel connected (a headless server) the call is
+denied at once, with the hint of how to allow such calls; with no answer within the timeout, it is
+denied too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ...events import ApprovalDecision, ApprovalRequest, Event
+
+HEADLESS = ("no JupyterLab panel is open to ask for MCP writes: open the nbagent panel to approve them "
+            "there, or set c.NbAgentServer.mcp_approval = \"auto\" to let outside agents change notebooks")
+
+
+class PanelApprover:
+    """The approver of the route's served tools; ``on_event`` is their event sink."""
+
+    def __init__(self, hub: Any, timeout: float):
+        self.hub = hub
+        self.timeout = timeout
+        self._pending: dict[str, asyncio.Future] = {}
+        self._why: dict[str, str] = {}
+
+    def on_event(self, event: Event) -> None:
+        """Approval requests and decisions go to the panels; the tools' other events stay here."""
+        if isinstance(event, (ApprovalRequest, ApprovalDecision)):
+            self.hub.broadcast(event)
+
+    async def ask(self, request: ApprovalRequest) -> str:
+        if not self.hub.watched:
+            self._why[request.call_id] = HEADLESS
+            return "deny"
+        future = asyncio.get_running_loop().create_future()
+        self._pending[request.call_id] = future
+        try:
+            return await asyncio.wait_for(future, self.timeout)
+        except asyncio.TimeoutError:
+            self._why[request.call_id] = f"no answer in the JupyterLab panel within {self.timeout:g} s"
+            return "deny"
+        finally:
+            self._pending.pop(request.call_id, None)
+
+    def resolve(self, call_id: str, decision: str) -> bool:
+        """The panel's answer; False when ``call_id`` is not an outside agent's pending request."""
+        future = self._pending.get(call_id)
+        if future is None or future.done():
+            return False
+        future.set_result(decision)
+        return True
+
+    def deny_note(self, call_id: str) -> str:
+        """Why a call was denied, beyond the user's own Deny (said to the outside agent)."""
+        return self._why.pop(call_id, "")
