@@ -135,16 +135,9 @@ class Loop:
 
     def _request(self, turn_id: str, step: int = 1) -> ModelRequest:
         static, todos, memory = self.prompt_parts()
-<<<<<<< HEAD
         offer_tools = self.profile.tool_steps is None or step <= self.profile.tool_steps
-        messages = self.session.wire_messages()
-        tokens = self._estimate_tokens()
-        if tokens > self.config.compact_threshold:
-            messages = self._pruned(messages, turn_id)
-=======
         if self._estimate_tokens() > self.config.compact_threshold:
             messages = self._pruned(turn_id)
->>>>>>> main
         else:
             messages = list(self.session.wire_messages())
         return ModelRequest(
