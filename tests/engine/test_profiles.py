@@ -122,3 +122,14 @@ def test_tool_results_go_out_as_written(workspace):
     tool_message = server.model_requests("chat")[1].body["messages"][-1]
     assert 'print("<b>&</b>")' in tool_message["content"]
     assert "&#34;" not in tool_message["content"] and "&lt;" not in tool_message["content"]
+
+
+def test_switching_tool_sets_on_shows_the_tools_now_offered(make_agent):
+    agent = make_agent("ok", profile="small")
+    seen = []
+    agent.subscribe(seen.append)
+    agent.reconfigure(toolsets=["read", "git"])
+    (event,) = [e for e in seen if e.type == "settings_changed"]
+    assert event.settings["toolsets"] == ["read", "git"] and event.settings["enabled_toolsets"] == ["read", "git"]
+    assert {"git_status", "list_dir"} <= set(event.settings["tools"])
+    assert agent.snapshot().settings["tools"] == event.settings["tools"]
