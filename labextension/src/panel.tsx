@@ -27,6 +27,7 @@ import {
 } from './state';
 import { CheckpointBar } from './checkpoints';
 import { MemoryTab } from './memoryTab';
+import { isOutsideRequest, SettingsTab } from './settingsTab';
 import { ContextChip } from './openContext';
 import { ContextChips } from './contextChips';
 
@@ -66,22 +67,25 @@ interface ViewProps {
   rendermime: IRenderMimeRegistry;
 }
 
+const TAB_LABELS = { chat: 'Chat', memory: 'Memory', settings: 'Settings' } as const;
+
 function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
   const s = model.state;
   const todos = todosOf(s);
-  const [tab, setTab] = React.useState<'chat' | 'memory'>('chat');
+  const [tab, setTab] = React.useState<'chat' | 'memory' | 'settings'>('chat');
   return (
     <div className="jp-nbagent-body">
       <Header model={model} />
       {model.problem && <div className="jp-nbagent-problem">{model.problem}</div>}
       <div className="jp-nbagent-tabs">
-        {(['chat', 'memory'] as const).map(name => (
+        {(['chat', 'memory', 'settings'] as const).map(name => (
           <button key={name} className={`jp-nbagent-tab${tab === name ? ' jp-mod-active' : ''}`} data-tab={name} onClick={() => setTab(name)}>
-            {name === 'chat' ? 'Chat' : 'Memory'}
+            {TAB_LABELS[name]}
           </button>
         ))}
       </div>
       {tab === 'memory' && <MemoryTab />}
+      {tab === 'settings' && <SettingsTab sessionId={s.session_id} settings={s.settings} />}
       {tab === 'chat' && <ContextChips sessionId={s.session_id} version={s.transcript.length + (s.turn ? 1 : 0)} />}
       {tab === 'chat' && <Transcript
         items={rows(s)}
@@ -329,9 +333,11 @@ const TODO_MARK: Record<string, string> = { completed: '☑', in_progress: '◐'
 
 function ApprovalCard({ approval, model }: { approval: PendingApproval; model: PanelModel }): React.ReactElement {
   const decide = (d: 'approve' | 'deny' | 'always') => () => model.decide(approval.call_id, d);
+  const outside = isOutsideRequest(approval);
   return (
-    <div className="jp-nbagent-approval" data-call-id={approval.call_id}>
+    <div className={`jp-nbagent-approval${outside ? ' jp-mod-outside' : ''}`} data-call-id={approval.call_id}>
       <div className="jp-nbagent-approval-title">
+        {outside && <span className="jp-nbagent-approval-origin">An outside agent (over MCP) asks: </span>}
         Allow <b>{approval.name}</b>?
       </div>
       {approval.diff ? <Diff diff={approval.diff} /> : <pre className="jp-nbagent-tool-args">{JSON.stringify(approval.arguments, null, 2)}</pre>}

@@ -162,3 +162,27 @@ async def test_no_answer_in_the_panel_denies_after_the_timeout(mcp_url, jp_auth_
     request = await panel.until("approval_request")
     await panel.until("approval_decision", call_id=request["call_id"], decision="deny")  # the card goes away
     assert nbformat.read(notebook, as_version=4).cells[0].source == "x = 1"
+
+
+async def test_the_panel_lists_a_live_sessions_servers_as_they_are(api, connect, jp_root_dir, model):
+    import json
+    import sys
+    from pathlib import Path
+
+    from nbagent.testing.replies import Reply
+
+    toy = Path(__file__).resolve().parents[1] / "mcp_tests" / "toy_server.py"
+    (jp_root_dir / ".nbagent").mkdir(exist_ok=True)
+    (jp_root_dir / ".nbagent" / "mcp.json").write_text(json.dumps(
+        {"mcpServers": {"toy": {"command": sys.executable, "args": [str(toy)]}}}))
+    await api("PUT", "settings", body={"toolsets": ["notebook", "mcp:toy"]})
+    sid = (await api("POST", "sessions"))["id"]
+    (configured,) = (await api("GET", "mcp", params={"session": sid}))["servers"]
+    assert configured["status"] == "stopped"  # the session is not open: the configuration only
+    panel = await connect(sid)
+    model.enqueue(Reply(text="hello"))
+    await panel.send(type="prompt", text="hi")
+    await panel.until("turn_end", timeout=60)
+    (live,) = (await api("GET", "mcp", params={"session": sid}))["servers"]
+    assert live["status"] == "running" and {"echo", "grow"} <= set(live["tools"])
+

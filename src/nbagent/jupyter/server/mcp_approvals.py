@@ -6,7 +6,7 @@ through the hub; the user's Approve, Always or Deny comes back as the same "appr
 which the hub offers here first (``resolve``). The card goes away on every tab through the
 ``approval_decision`` event that follows. With no panel connected (a headless server) the call is
 denied at once, with the hint of how to allow such calls; with no answer within the timeout, it is
-denied too.
+denied too; when the outside agent cancels the call meanwhile, the card is taken away.
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ class PanelApprover:
         except asyncio.TimeoutError:
             self._why[request.call_id] = f"no answer in the JupyterLab panel within {self.timeout:g} s"
             return "deny"
+        except asyncio.CancelledError:  # the outside agent gave up (cancelled, disconnected): take the card away
+            self.hub.broadcast(ApprovalDecision(name=request.name, call_id=request.call_id, decision="deny",
+                                                by="cancelled"))
+            raise
         finally:
             self._pending.pop(request.call_id, None)
 

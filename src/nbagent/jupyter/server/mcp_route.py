@@ -144,8 +144,9 @@ ROUTES: list[tuple[str, type[APIHandler]]] = [(r"/nbagent/mcp", MCPHandler)]
 
 
 class MCPServersHandler(ExtensionHandlerMixin, APIHandler):
-    """GET /nbagent/api/mcp: the MCP servers the panel's agents would use (configuration and whether their
-    tool set is on; nothing is started), for the panel's settings."""
+    """GET /nbagent/api/mcp[?session=<id>]: the MCP servers of that session's live agent (their status and
+    tools as they are), else the ones the panel's agents would use (configuration and whether their tool
+    set is on; nothing is started), for the panel's Settings tab."""
 
     auth_resource = AUTH_RESOURCE
 
@@ -167,7 +168,9 @@ class MCPServersHandler(ExtensionHandlerMixin, APIHandler):
             manager = MCPManager(config, Workspace(config.workspace))
         except ConfigError as exc:
             raise web.HTTPError(400, str(exc).replace("%", "%%")) from exc
-        self.finish(json.dumps({"servers": manager.status(), "problems": manager.problems}))
+        live = app.hub.live.get(self.get_query_argument("session", ""))
+        servers = live.agent.mcp_status() if live is not None else manager.status()
+        self.finish(json.dumps({"servers": servers, "problems": manager.problems}, default=str))
 
 
 ROUTES.append((r"/nbagent/api/mcp", MCPServersHandler))

@@ -1,0 +1,129 @@
+/**
+ * The panel's Settings tab: the session's agent settings (changed in JupyterLab's Settings Editor)
+ * and the MCP servers it may use, with their status and tools (GET /nbagent/api/mcp?session=<id>:
+ * the live agent's servers when the session is open, else the configured ones, none started).
+ * Tool lists a server changed at run time (tools/list_changed) arrive in the state's
+ * ``settings.mcp_tools`` and replace the fetched ones. Server names, targets, errors and tool names
+ * come from configuration files and the servers themselves, which may be hostile: everything is
+ * rendered as React text (never as HTML), control characters shown as escapes, long text cut.
+ */
+import * as React from 'react';
+
+import { request } from './api';
+
+export interface MCPServerRow {
+  name: string;
+  source: string;
+  transport: string;
+  target: string;
+  enabled: boolean;
+  status: string;
+  error: string | null;
+  trust: Record<string, string>;
+  tools: string[];
+}
+
+export interface MCPListing {
+  servers: MCPServerRow[];
+  problems: string[];
+}
+
+export const mcpApi = {
+  list: (sessionId: string | null) =>
+    request<MCPListing>(sessionId ? `mcp?${new URLSearchParams({ session: sessionId })}` : 'mcp')
+};
+
+/** Text from a hostile source, safe to show on one line: control characters escaped, cut to ``limit``. */
+export function plain(text: unknown, limit = 200): string {
+  const shown = String(text ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, c =>
+    c === '\n' ? ' ' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+  );
+  return shown.length <= limit ? shown : `${shown.slice(0, limit - 1)}…`;
+}
+
+/** An approval request of an outside agent's call at /nbagent/mcp: it belongs to no turn of this session's
+ * agent, and the server names such calls mcp_<random>. */
+export function isOutsideRequest(approval: { call_id: string; turn_id: string }): boolean {
+  return !approval.turn_id && approval.call_id.startsWith('mcp_');
+}
+
+/** "stdio · workspace · tool set on · trust *: ask" */
+export function serverMeta(row: MCPServerRow): string {
+  const trust = Object.entries(row.trust ?? {}).map(([k, v]) => `${plain(k, 40)}: ${plain(v, 20)}`).join(', ') || '*: ask';
+  return [row.transport, row.source, `tool set ${row.enabled ? 'on' : 'off'}`, `trust ${trust}`].map(x => plain(x)).join(' · ');
+}
+
+/** The tools to show: the live list from a tools/list_changed (``settings.mcp_tools``) over the fetched one. */
+export function toolsOf(row: MCPServerRow, live: unknown): string[] {
+  const lists = live && typeof live === 'object' ? (live as Record<string, unknown>) : {};
+  const fresh = lists[row.name];
+  return Array.isArray(fresh) ? fresh.map(String) : row.tools ?? [];
+}
+
+export function MCPServers({ listing, live }: { listing: MCPListing; live?: unknown }): React.ReactElement {
+  return (
+    <div className="jp-nbagent-mcp">
+      {listing.problems.map((p, i) => (
+        <div key={i} className="jp-nbagent-problem">{plain(p, 500)}</div>
+      ))}
+      {listing.servers.length === 0 && (
+        <div className="jp-nbagent-empty">No MCP servers configured (.nbagent/mcp.json; see docs/mcp.md).</div>
+      )}
+      {listing.servers.map(row => {
+        const tools = toolsOf(row, live);
+        return (
+          <div key={row.name} className="jp-nbagent-mcp-server" data-status={plain(row.status, 20)}>
+            <div className="jp-nbagent-mcp-title">
+              <b>{plain(row.name, 80)}</b> <span className="jp-nbagent-mcp-status">{plain(row.status, 20)}</span>
+            </div>
+            <div className="jp-nbagent-mcp-meta">{serverMeta(row)}</div>
+            <div className="jp-nbagent-mcp-target">{plain(row.target)}</div>
+            {row.error && <div className="jp-nbagent-mcp-error">{plain(row.error, 500)}</div>}
+            <ul className="jp-nbagent-mcp-tools">
+              {tools.map(t => (
+                <li key={t}>{plain(t, 100)}</li>
+              ))}
+            </ul>
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
+export function SettingsTab({ sessionId, settings }: { sessionId: string | null; settings: Record<string, unknown> }): React.ReactElement {
+  const [listing, setListing] = React.useState<MCPListing | null>(null);
+  const [problem, setProblem] = React.useState<string | null>(null);
+  const load = React.useCallback(() => {
+    mcpApi.list(sessionId).then(
+      l => {
+        setListing(l);
+        setProblem(null);
+      },
+      e => setProblem(String(e?.message ?? e))
+    );
+  }, [sessionId]);
+  React.useEffect(load, [load]);
+  const shown = ['model', 'approval', 'toolsets', 'max_steps', 'workspace'];
+  return (
+    <div className="jp-nbagent-settings">
+      <table className="jp-nbagent-settings-table">
+        <tbody>
+          {shown.filter(k => settings[k] !== undefined).map(k => (
+            <tr key={k}>
+              <th>{k}</th>
+              <td>{plain(Array.isArray(settings[k]) ? (settings[k] as unknown[]).join(', ') : settings[k], 300)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div className="jp-nbagent-settings-hint">Change them in Settings › Settings Editor › nbagent.</div>
+      <div className="jp-nbagent-mcp-header">
+        <b>MCP servers</b>{' '}
+        <button className="jp-nbagent-mcp-refresh" onClick={load}>Refresh</button>
+      </div>
+      {problem && <div className="jp-nbagent-problem">{plain(problem, 500)}</div>}
+      {listing && <MCPServers listing={listing} live={settings.mcp_tools} />}
+    </div>
+  );
+}
