@@ -412,6 +412,8 @@ class Agent:
             # Front ends show settings as runtime.settings() words them (toolsets as a list, ...).
             current = self.runtime.settings()
             shown = {k: current.get(k, v) for k, v in changed.items()}
+            if "toolsets" in changed:  # what follows from them, so front ends show the tools really on
+                shown.update({k: current[k] for k in ("enabled_toolsets", "tools") if k in current})
             self._emit(ev.SettingsChanged(settings={k: v for k, v in shown.items() if _jsonable(v)}))
         return changed
 
