@@ -175,11 +175,46 @@ def run_live_flow(page, lab, shot, mode: str, model_server) -> None:
     nbt.notebook_insert(ctx, name, "code", agent_cell[0], after_cell_id=ids[2])
     last = page.locator(".jp-Notebook .jp-Cell").last
     last.locator(".cm-content", has_text="%load_ext nbagent").wait_for()  # the insert is rendered
+    before, before_ids = model_sources(page), model_ids(page)
     last.locator(".cm-content").click()
-    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Control+Enter")  # run in place: no new cell below (it would be the user's change)
     try:
         page.wait_for_function(f"() => {MODEL}.cells[0].source === 'Hello from %agent'", timeout=30_000)
     except Exception:
         shot(f"live-notebook-{mode}-agent-cell")
         raise AssertionError(f"the %agent cell did not insert: {last.inner_text()[-1500:]!r}") from None
+    no_dialog(page, shot, mode)
+    undo_from_the_agent_view(page, lab, shot, mode, name, before, before_ids)
+
+
+def model_ids(page) -> list[str]:
+    return page.evaluate(f"() => {MODEL}.cells.map(c => c.id)")
+
+
+def undo_from_the_agent_view(page, lab, shot, mode: str, name: str, before: list[str], before_ids: list[str]) -> None:
+    """The Undo button of the %agent cell's view takes the greeting out of the open notebook at once
+    (the cells keep their ids, no dialog), and Redo puts it back."""
+    cell = page.locator(".jp-Notebook .jp-Cell").last
+    bar = cell.locator(".nbagent-checkpoint")
+    try:
+        bar.wait_for(timeout=30_000)
+    except Exception:
+        shot(f"live-notebook-{mode}-no-checkpoint")
+        raise AssertionError(f"the %agent view shows no checkpoint: {cell.inner_text()[-1500:]!r}") from None
+    assert name in bar.inner_text()  # the files-changed line names the notebook
+    greeted = model_ids(page)
+    bar.locator("button", has_text="Undo").click()
+    try:
+        wait_sources(page, before)
+    except Exception:
+        shot(f"live-notebook-{mode}-undo")
+        raise AssertionError(f"undo did not restore the open notebook: {bar.inner_text()!r}") from None
+    assert model_ids(page) == before_ids
+    bar.locator(".widget-html", has_text="undone").wait_for()
+    no_dialog(page, shot, mode)
+    shot(f"live-notebook-{mode}-undone")
+    bar.locator("button", has_text="Redo").click()
+    page.wait_for_function(f"() => {MODEL}.cells[0].source === 'Hello from %agent'")
+    assert model_ids(page) == greeted
+    wait_disk(lab.root / name, model_sources(page))  # saved, by the room or by the tab
     no_dialog(page, shot, mode)

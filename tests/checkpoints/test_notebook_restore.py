@@ -32,9 +32,9 @@ def test_cell_ops_turn_the_current_cells_into_the_checkpoints():
         [(c["id"], c["cell_type"], c["source"]) for c in after]
 
 
-def test_an_unchanged_notebook_needs_only_moves():
+def test_an_unchanged_notebook_needs_no_operation():
     cells = [md("a", "x"), code("b", "y")]
-    assert {op["op"] for op in cell_ops(cells, copy.deepcopy(cells))} == {"move"}
+    assert cell_ops(cells, copy.deepcopy(cells)) == []
 
 
 def test_a_notebook_saved_in_another_formatting_is_the_same_notebook():
@@ -51,3 +51,22 @@ def test_a_notebook_saved_in_another_formatting_is_the_same_notebook():
     lines["cells"][0]["source"] = ["x = 1\n", "y = 3"]
     assert not same_notebook(compact, json.dumps(lines).encode())
     assert not same_notebook(compact, b"not json")
+
+
+def test_cells_in_place_are_not_moved_and_outputs_run_since_are_kept():
+    out = {"output_type": "stream", "name": "stdout", "text": "1\n"}
+    before = [md("a", "# A"), code("b", "x = 1"), code("agent", "%agent add a cell")]
+    after = [md("a", "# A"), code("new", "y = 2"), code("b", "x = 1"), code("agent", "%agent add a cell")]
+    # Since the turn: the %agent cell finished (its count and view), cell b was run.
+    now = copy.deepcopy(after)
+    now[2]["outputs"], now[2]["execution_count"] = [out], 7
+    now[3]["outputs"], now[3]["execution_count"] = [{"output_type": "display_data", "data": {}, "metadata": {}}], 3
+    ops = cell_ops(now, before, after)
+    assert [op["op"] for op in ops] == ["delete"]  # no moves, no outputs reset
+    nb = {"cells": copy.deepcopy(now)}
+    apply_ops(nb, ops, "n.ipynb")
+    assert [c["id"] for c in nb["cells"]] == ["a", "b", "agent"] and nb["cells"][1]["execution_count"] == 7
+    # Outputs the turn changed (notebook_run) and nobody touched since go back.
+    ran = copy.deepcopy(before)
+    ran[1]["outputs"], ran[1]["execution_count"] = [out], 1
+    assert [op["op"] for op in cell_ops(copy.deepcopy(ran), before, ran)] == ["outputs"]

@@ -185,8 +185,9 @@ class Checkpoints:
         if conflicts and not force:
             raise CheckpointConflict(action, entry.turn, conflicts)
         targets = {path: new for path, (_, new) in turn_changes.items()}
-        blobs = self.store.read([e for e in targets.values() if e is not None])
-        return apply(self.root, targets, blobs, self._live_writer())
+        left = {p: old for p, (old, _) in turn_changes.items() if old is not None and p.endswith(".ipynb")}
+        blobs = self.store.read([e for e in targets.values() if e is not None] + list(left.values()))
+        return apply(self.root, targets, blobs, self._live_writer({p: blobs[e.oid] for p, e in left.items()}))
 
     def _real_conflicts(self, paths: list[str], drifted: dict[str, Change]) -> list[str]:
         """Drop notebooks whose cells are still the checkpoint's: an open notebook's room saves the
@@ -208,13 +209,14 @@ class Checkpoints:
             if rel.endswith(".ipynb"):
                 settle(stores, self.root / rel, rel)
 
-    def _live_writer(self):
+    def _live_writer(self, left: dict[str, bytes]):
+        """Restores open notebooks through their stores; ``left``: each notebook as the turn left it."""
         if self.notebook_stores is None:
             return None
         from .notebooks import restore_live
 
         stores = self.notebook_stores
-        return lambda rel, path, data, exists: restore_live(stores(), path, rel, data, exists)
+        return lambda rel, path, data, exists: restore_live(stores(), path, rel, data, exists, left.get(rel))
 
     def preview(self, action: str) -> tuple[int, list[str]] | None:
         """(turn, files) that ``undo`` or ``redo`` would change now, or None when there is none."""
