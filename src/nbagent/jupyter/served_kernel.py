@@ -24,12 +24,21 @@ Finder = Callable[[str], Awaitable[Any]]
 """Returns the kernel (ServerKernel or LocalKernel) a call names ("" when it names none)."""
 KERNEL_ARG = ("        kernel: The kernel to use: its id, or the path of the notebook it runs for "
               "(may be left out when only one kernel runs).\n")
+PROBE_TIMEOUT = 30.0
+"""Seconds kernel_variables and kernel_inspect wait for their answer (a kernel that turned busy meanwhile)."""
 INTERRUPT_GRACE = 10.0
 """Seconds to wait for an interrupted run's last output."""
 
 
 async def _probe(kernel: Any, action: str, name: str = "") -> str:
-    outcome = await kernel.execute(probe_code(action, name), silent=True)
+    busy = (f"kernel {kernel.label} is busy running other code: its variables can be read once it is idle "
+            "(kernel_run would queue behind that code too)")
+    if await kernel.busy():  # the probe would queue behind the user's code: say so rather than wait
+        raise ToolError(busy)
+    try:
+        outcome = await asyncio.wait_for(kernel.execute(probe_code(action, name), silent=True), PROBE_TIMEOUT)
+    except asyncio.TimeoutError:  # it became busy just before the probe arrived
+        raise ToolError(busy) from None
     answer = answer_of(outcome.get("stdout") or "")
     if answer is None:
         error = outcome.get("error") or ""
@@ -44,24 +53,37 @@ async def _probe(kernel: Any, action: str, name: str = "") -> str:
 
 
 async def _run(ctx: Any, kernel: Any, code: str, timeout: float | None) -> str:
+    from .server_kernel import Outcome
+
+    if await kernel.busy():  # queued code would run whenever the kernel gets to it, after any timeout
+        raise ToolError(f"kernel {kernel.label} is busy running other code: kernel_run did not queue behind it; "
+                        "try again once it is idle")
     seconds = engine.run_timeout(timeout)
-    task = asyncio.ensure_future(kernel.execute(code))
+    progress = Outcome()
+    task = asyncio.ensure_future(kernel.execute(code, outcome=progress))
     why = None
     try:
         outcome = await asyncio.wait_for(asyncio.shield(task), seconds)
     except TimeoutError:
         why = "timeout"
-        await kernel.interrupt()
+        await _interrupt_own(kernel, progress)
         try:
             outcome = await asyncio.wait_for(task, INTERRUPT_GRACE)
         except TimeoutError:
             outcome = {"error": "the kernel did not answer the interrupt"}
     except asyncio.CancelledError:  # the outside agent cancelled the call: stop the code too
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(kernel.interrupt(), INTERRUPT_GRACE)
+            await asyncio.wait_for(_interrupt_own(kernel, progress), INTERRUPT_GRACE)
         task.cancel()
         raise
     return engine.run_report(ctx, outcome, why, seconds)
+
+
+async def _interrupt_own(kernel: Any, progress: Any) -> None:
+    """Interrupt the kernel only when it is running this call's code: an interrupt stops whatever runs,
+    and a request still queued behind someone else's code must not stop theirs."""
+    if progress.started:
+        await kernel.interrupt()
 
 
 def kernel_toolset(find: Finder, *, choose: bool) -> ToolSet:
