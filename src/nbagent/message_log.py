@@ -16,6 +16,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from .errors import StoreError
+
 Message = dict[str, Any]
 Fetch = Callable[[list[int]], dict[int, Message]]
 """Sorted indexes -> their whole messages; raises StoreError naming a missing or corrupt one."""
@@ -77,12 +79,30 @@ class MessageLog:
             return [message_chars(m) for m in self._items[start:]]
         return [message_chars(m) + heads.get(i, 0) for i, m in enumerate(self._items[start:], start)]
 
+    def readable(self) -> tuple[list[Message], list[str]]:
+        """Every message whole that can be read, and why the others cannot (for a transcript to show
+        what there is: a damaged row stays a head here, its whole message stays in the store)."""
+        problems = []
+        try:
+            self.load_from(0)
+        except StoreError:  # one at a time, to read all but the damaged ones
+            for i in sorted(self._heads):
+                try:
+                    self.load([i])
+                except StoreError as exc:
+                    problems.append(str(exc))
+        return list(self._items), problems
+
     def load_from(self, index: int) -> None:
         """Replace the heads at ``index`` and after by their whole messages; all or nothing."""
         if not self._heads:
             return
+        self.load([i for i in self._heads if i >= index])
+
+    def load(self, indexes: list[int]) -> None:
+        """Replace the heads among ``indexes`` by their whole messages; all or nothing."""
         with self._lock:
-            wanted = sorted(i for i in self._heads if i >= index)
+            wanted = sorted(i for i in indexes if i in self._heads)
             if not wanted:
                 return
             assert self._fetch is not None

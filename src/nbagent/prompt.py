@@ -1,7 +1,8 @@
 """The system prompt: who the agent is, the tools it can call, and the live state (todos, memory).
 
 It describes only tools that are in the request: a prompt naming an absent
-tool teaches the model calls that cannot succeed.
+tool teaches the model calls that cannot succeed. ``short_prompt`` is the small
+profile's (nbagent.profiles): a few lines a 135M-parameter model reads in a second.
 """
 
 from __future__ import annotations
@@ -50,6 +51,21 @@ def static_prompt(config: "AgentConfig", tools: Iterable["Tool"]) -> str:
     if any(s.startswith("mcp:") for s in sets):
         lines.append(f"- {_MCP_GUIDE}")
     lines += [f"- {t.name}: {t.prompt_hint}" for t in tools if t.prompt_hint]
+    if config.extra_instructions:
+        lines += ["", config.extra_instructions]
+    return "\n".join(lines)
+
+
+_SHORT = """You are nbagent, a helpful assistant inside Jupyter. You answer questions about the user's
+workspace in a few plain sentences. Paths are relative to the workspace root, which is "."."""
+
+
+def short_prompt(config: "AgentConfig", tools: Iterable["Tool"]) -> str:
+    """The small profile's prompt: who it is and what it may call, without the guides and hints."""
+    names = [t.name for t in tools]
+    lines = [_SHORT]
+    if names:
+        lines.append("To look at the workspace you can call " + ", ".join(names) + ".")
     if config.extra_instructions:
         lines += ["", config.extra_instructions]
     return "\n".join(lines)

@@ -18,7 +18,8 @@ from .loop import Loop
 from .mcp.manager import MCPManager
 from .model.factory import default_model_name, make_model
 from .procs import ProcessTracker
-from .prompt import static_prompt
+from .profiles import Profile, apply as apply_profile, choose as choose_profile
+from .prompt import short_prompt, static_prompt
 from .session import Session, SessionState, open_state
 from .tools import build_registry
 from .tools.context import ToolContext
@@ -30,14 +31,13 @@ from .checkpoints import Restored
 from .tempfiles import sweep_in_background
 from .workspace import Workspace
 
-FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_key", "api", "local")
+FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_key", "api", "local", "profile")
 """Settings a live agent cannot change: they make a different agent (build a new one)."""
 
 
 class AgentRuntime:
     def __init__(self, config: AgentConfig, *, emit: Callable[[ev.Event], None], model=None,
                  extra_tools=(), approver=None, kernel=None):
-        self.config = config
         self.emit = self._tracking(emit)
         self._memory_block: str | None = None
         self.kernel = kernel
@@ -45,6 +45,8 @@ class AgentRuntime:
         self.workspace = Workspace(config.workspace)
         self.processes = ProcessTracker()
         self.model = model if model is not None else make_model(config)
+        self.profile: Profile = choose_profile(config, offline=getattr(self.model, "offline", False))
+        self.config = config = apply_profile(self.profile, config)
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
         self.mcp = MCPManager(config, self.workspace, self.processes)
         self.mcp.install(self.registry)
@@ -52,7 +54,7 @@ class AgentRuntime:
         self.state: SessionState = open_state(config, self.model, config.session)
         sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
         self.context = LiveContext(self.state, config, self.emit)
-        self._static_prompt = static_prompt(config, self.registry)
+        self._static_prompt = self._render_static()
         from .knowledge.turn import TurnKnowledge
 
         self.knowledge = TurnKnowledge(config, state=lambda: self.state, emit=self.emit,
@@ -79,7 +81,12 @@ class AgentRuntime:
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
                          emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts,
-                         before_steps=self._inject_memory, guard=self.guard, before_prompt=self.context.absorb)
+                         before_steps=self._inject_memory, guard=self.guard, before_prompt=self.context.absorb,
+                         profile=self.profile)
+
+    def _render_static(self) -> str:
+        render = short_prompt if self.profile.short_prompt else static_prompt
+        return render(self.config, self.registry)
 
     def _limit(self, text: str, name: str) -> str:
         # The outputs folder is made (and checked) only for an output that is cut, not on every call.
@@ -96,6 +103,8 @@ class AgentRuntime:
         return tracked
 
     def _prompt_parts(self) -> tuple[str, str, str]:
+        if not self.profile.knowledge:
+            return self._static_prompt, render_todos(self.session.todos), ""
         # Memory is read from the database once per turn (and after this agent changes it),
         # not on every step: it is the same block unless a memory tool ran.
         if self._memory_block is None:
@@ -108,6 +117,8 @@ class AgentRuntime:
 
     def _inject_memory(self, turn_id: str) -> None:
         """Read this turn's memory block (another kernel may have changed it) and say what it holds."""
+        if not self.profile.knowledge:
+            return  # the profile's prompt carries no memory
         memory = self.state.memory
         entries = memory.top() if memory is not None else []
         self._memory_block = memory.render_memory() if memory is not None else ""
@@ -128,7 +139,8 @@ class AgentRuntime:
         self.state.remember_prompt(prompt)
         self._turn_id = turn_id
         self.knowledge.begin_turn(prompt, turn_id)
-        self._knowledge_block = await self.knowledge.static_block_for_turn()
+        if self.profile.knowledge:
+            self._knowledge_block = await self.knowledge.static_block_for_turn()
         await self.start_mcp(turn_id)
         return await self.loop.run_turn(prompt, turn_id)
 
@@ -178,7 +190,7 @@ class AgentRuntime:
         self.registry = build_registry(self.config, extra_tools=self.extra_tools, kernel=self.kernel)
         self.mcp.install(self.registry, self.config)
         self.loop.registry = self.runner.registry = self.registry
-        self._static_prompt = static_prompt(self.config, self.registry)
+        self._static_prompt = self._render_static()
         if self.config.memory and self.state.memory is None:
             self.state.memory = self.state.open_memory()
         elif not self.config.memory:
@@ -190,12 +202,13 @@ class AgentRuntime:
         c = self.config
         return {"model": self.session.model or c.model or "", "approval": c.approval, "toolsets": list(c.toolsets),
                 "max_steps": c.max_steps, "memory": c.memory, "workspace": str(c.workspace),
-                "enabled_toolsets": list(self.registry.enabled)}
+                "enabled_toolsets": list(self.registry.enabled), "profile": self.profile.name,
+                "tools": self.registry.names()}
 
     async def start_mcp(self, turn_id: str = "") -> None:
         """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""
         if await self.mcp.refresh(self.registry, self.emit, turn_id):
-            self._static_prompt = static_prompt(self.config, self.registry)
+            self._static_prompt = self._render_static()
 
     # ----- sessions --------------------------------------------------------------------------
     def switch_session(self, selector: str) -> str:

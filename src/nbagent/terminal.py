@@ -102,9 +102,9 @@ class TerminalRenderer:
         if event is None:  # catching up: the queue and the todo list, then the turn so far
             self._state_lines(before, after, event, out)
         if new is not None and new is not old:
-            self._items(old.items if old is not None else (), new, after, event, out)
-            if new.memory != (old.memory if old is not None else ()):
+            if new.memory != (old.memory if old is not None else ()):  # catching up: before the items
                 out.note(self._memory_lines(old, new))
+            self._items(old.items if old is not None else (), new, after, event, out)
             mark = new.checkpoint
             if mark is not None and not mark.undone and mark != (old.checkpoint if old is not None else None):
                 out.note(self._files_changed(mark.files))

@@ -74,3 +74,21 @@ def test_a_plain_copy_keeps_links_as_links_and_skips_fifos(tmp_path):
     finally:
         copy.remove()
     assert stat.S_ISFIFO(os.lstat(work / "pipe").st_mode) and (work / "data.csv").read_text() == "a,b\n"
+
+
+def test_odd_names_and_binary_files_come_back_as_names_and_a_diff_that_applies(repo, tmp_path):
+    copy = make_copy(repo, tmp_path / "copy")
+    try:
+        (copy.workspace / "with space\nand newline.txt").write_text("odd\n")
+        (copy.workspace / "blob.bin").write_bytes(bytes(range(256)))
+        (copy.workspace / "README.md").unlink()
+        names, diff = copy.changes()
+        assert sorted(names) == ["README.md", "blob.bin", "with space\nand newline.txt"]
+        assert "GIT binary patch" in diff and "\0" not in diff
+    finally:
+        copy.remove()
+    check = tmp_path / "check"
+    git(tmp_path, "clone", "-q", str(repo), str(check))
+    (tmp_path / "task.diff").write_text(diff)
+    git(check, "apply", "--index", str(tmp_path / "task.diff"))
+    assert (check / "blob.bin").read_bytes() == bytes(range(256)) and not (check / "README.md").exists()

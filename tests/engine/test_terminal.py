@@ -141,13 +141,17 @@ SEQUENCES = sorted((Path(__file__).parent.parent / "fixtures" / "event_sequences
 
 
 _TODOS = re.compile(r"^todos: .*\n(?:  [✔▶○⚠] .*\n)*", re.M)
+_MEMORY = re.compile(r"^memory in this turn's prompt: (.*)\n", re.M)
 
 
-def _turn_text(renderer: TerminalRenderer, events, start: Rendered | None = None) -> str:
-    """What a renderer printed, with the todo list left out: a late view shows the list as it is
-    after the turn's items, a view from the start where it changed (both show the latest list)."""
+def _turn_text(renderer: TerminalRenderer, events, start: Rendered | None = None) -> tuple[str, set[str]]:
+    """What a renderer printed, and the memory entries it named. The todo list and the memory lines are
+    compared apart: the state holds the latest list and the turn's entries, not when each came, so a
+    late view shows them when it joins and a view from the start where they changed."""
     text = (start.text if start else "") + "".join(renderer.render(e).text for e in events)
-    return _TODOS.sub("", re.sub(r"\(thought for [0-9.]+ s\)", "(thought)", text))
+    memory = {entry for line in _MEMORY.findall(text) for entry in line.split("; ")}
+    text = _MEMORY.sub("", _TODOS.sub("", text))
+    return re.sub(r"\(thought for [0-9.]+ s\)", "(thought)", text), memory
 
 
 def _cuts(events):

@@ -39,10 +39,10 @@ def execute(kc, code: str, timeout: float = 60) -> tuple[dict, str]:
 
 
 def _until_streaming(kc, msg_id: str, timeout: float = 60) -> str:
-    """The cell's output up to the first of the answer's words."""
+    """The cell's output up to the answer's first two words."""
     out: list[str] = []
     deadline = time.monotonic() + timeout
-    while "word" not in "".join(out):
+    while "word word" not in "".join(out):
         msg = kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
         if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
             out.append(msg["content"]["text"])

@@ -162,3 +162,38 @@ def test_the_request_and_transcript_after_a_resume_are_unchanged(workspace, stor
     assert dataclasses.replace(lazy_transcript[-1], turn_id="") == dataclasses.replace(whole_transcript[-1], turn_id="")
     outputs = [item.output for turn in lazy_transcript for item in turn.items if isinstance(item, ToolItem)]
     assert outputs == [m["content"] for m in expected if m["role"] == "tool"]
+
+
+def test_a_resumed_agents_transcript_shows_what_it_can_read_and_names_a_damaged_row(workspace, store):
+    from nbagent import Agent
+    from nbagent.testing.scripted import ScriptedModel
+
+    sid, expected = build(store, steps=40)
+    idx = _headed_tool_row(workspace, sid)
+    with sqlite3.connect(workspace / ".nbagent" / "nbagent.db") as conn:
+        conn.execute("UPDATE messages SET data = 'not json' WHERE session_id = ? AND idx = ?", (sid, idx))
+    agent = Agent(workspace=workspace, model=ScriptedModel([]), session=sid, memory=False)
+    try:
+        state = agent.snapshot()
+    finally:
+        agent.close()
+    [notice] = state.notices
+    assert notice.level == "error" and f"message {idx} is corrupt" in notice.text
+    outputs = [item.output for turn in state.transcript for item in turn.items if isinstance(item, ToolItem)]
+    whole = [m["content"] for i, m in enumerate(expected) if m["role"] == "tool" and i != idx]
+    assert [o for o in outputs if o] == [c for c in whole if c]  # every other output, whole
+
+
+def test_rows_out_of_order_or_with_a_damaged_head_are_read_whole(workspace, store):
+    sid, expected = build(store, steps=30)
+    db = workspace / ".nbagent" / "nbagent.db"
+    idx = _headed_tool_row(workspace, sid)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE messages SET head = '{broken' WHERE session_id = ? AND idx = ?", (sid, idx))
+    with SessionStore(workspace) as fresh:
+        session = fresh.load(sid)  # the head cannot be parsed: every row is read whole from data
+        assert session.log.unread == 0 and session.messages == expected
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM messages WHERE session_id = ? AND idx = 1", (sid,))
+    with SessionStore(workspace) as fresh, pytest.raises(StoreError, match=f"session {sid}: message 1 is missing"):
+        fresh.load(sid)

@@ -22,12 +22,13 @@ def test_a_server_that_cannot_start_reports_why(tmp_path):
 
 
 def test_the_command_carries_the_flags_that_matter(tmp_path):
-    command = LocalServer(model_path=tmp_path / "m.gguf").command(8123)
+    command = LocalServer(model_path=tmp_path / "m.gguf", token_cap=200).command(8123)
     flags = dict(zip(command[3::2], command[4::2]))
-    assert command[1:3] == ["-m", "llama_cpp.server"]
+    assert command[1:3] == ["-m", "nbagent.model.llama_format"]
     assert flags["--host"] == "127.0.0.1" and flags["--port"] == "8123"
-    assert flags["--chat_format"] == "chatml-function-calling"
-    assert (flags["--n_ctx"], flags["--n_threads"]) == ("8192", "2")
+    # nbagent's chat format: no HTML escaping, streamed text with tools, a server-side cap.
+    assert flags["--chat_format"] == "nbagent-chatml" and flags["--token_cap"] == "200"
+    assert (flags["--n_ctx"], flags["--n_threads"]) == ("8192", "1")
     assert (flags["--logits_all"], flags["--interrupt_requests"]) == ("False", "False")
 
 

@@ -125,11 +125,13 @@ class IsolatedCopy:
         """The paths (relative to the copy's top) that differ from the snapshot, and the unified diff
         (binary files as git binary patches)."""
         git(self.root, "add", "-A", "--", ".", overrides=self.overrides)
-        names = git(self.root, "diff", "--cached", "--no-renames", "--name-only", "-z", self.base, "--",
-                    overrides=self.overrides)
-        diff = git(self.root, "diff", "--cached", "--no-ext-diff", "--no-textconv", "--binary", "--no-color",
-                   self.base, "--", overrides=self.overrides)
-        return [p for p in names.split("\0") if p], diff
+        # One git for both: the raw records (":modes ids status\0path\0", one path each without rename
+        # detection), a NUL, then the patch, which holds no NUL (binary files come as base85).
+        out = git(self.root, "diff", "--cached", "--no-renames", "--no-ext-diff", "--no-textconv", "--binary",
+                  "--no-color", "-z", "--raw", "-p", self.base, "--", overrides=self.overrides)
+        raw, _, diff = out.partition("\0\0")
+        fields = raw.split("\0")
+        return [path for path in fields[1::2] if path], diff
 
     def changed(self) -> list[str]:
         return self.changes()[0]

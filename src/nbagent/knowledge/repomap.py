@@ -276,8 +276,9 @@ class RepoMap:
         infos, _ = self._scan()
         return infos
 
-    def _scan(self) -> tuple[list[FileInfo], bool]:
-        """(infos, whether anything changed since the cache was written)."""
+    def _scan(self, save: bool = True) -> tuple[list[FileInfo], bool]:
+        """(infos, whether anything changed since the cache was written); ``save=False`` leaves the
+        cache to be written by the caller (once, with the rendered block)."""
         data = self._load_cache()
         files = self._listing(data)
         cache = data["files"]
@@ -303,7 +304,11 @@ class RepoMap:
         self.last_stats = {"files": len(infos), "parsed": parsed}
         changed = bool(parsed) or len(fresh) != len(cache)
         if changed or self._relisted:
-            self._save({**data, "version": CACHE_VERSION, "files": fresh, "listing": data.get("listing")})
+            updated = {**data, "version": CACHE_VERSION, "files": fresh, "listing": data.get("listing")}
+            if save:
+                self._save(updated)
+            else:
+                self._cache = updated
         return infos, changed
 
     def _listing(self, data: dict[str, Any]) -> list[str]:
@@ -342,10 +347,12 @@ class RepoMap:
     def block(self) -> str:
         """The rendered map; unchanged files since the last build return the cached text at once."""
         with self._lock:
-            infos, changed = self._scan()
+            infos, changed = self._scan(save=False)
             data = self._load_cache()
             settings = [self.budget, self.max_files]
             if not changed and data.get("block") is not None and data.get("settings") == settings:
+                if self._relisted:
+                    self._save(data)
                 return data["block"]
             text = render(rank(infos), self.budget, self.max_files)
             self._save({**self._load_cache(), "block": text, "settings": settings})

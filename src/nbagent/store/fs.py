@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import threading
+import time
 from pathlib import Path
 
 import psutil
@@ -25,15 +27,31 @@ _log = logging.getLogger("nbagent")
 _told: set[str] = set()
 
 
+MOUNTS_TTL = 5.0
+"""Seconds the mount table is reused: every database opened reads it, and a batch opens hundreds."""
+_mounts: tuple[float, list[tuple[str, str]]] = (-MOUNTS_TTL, [])
+_mounts_lock = threading.Lock()
+
+
+def _mount_table() -> list[tuple[str, str]]:
+    global _mounts
+    with _mounts_lock:
+        read_at, table = _mounts
+        if time.monotonic() - read_at >= MOUNTS_TTL:
+            table = [(p.mountpoint, p.fstype) for p in psutil.disk_partitions(all=True)]
+            _mounts = (time.monotonic(), table)
+        return table
+
+
 def filesystem_type(path: Path) -> str:
     """The type of the filesystem holding ``path`` ("" when unknown), from the mount table."""
     real = os.path.realpath(path)
     best, fstype = "", ""
-    for part in psutil.disk_partitions(all=True):
-        mount = part.mountpoint.rstrip("/") or "/"
+    for mountpoint, part_fstype in _mount_table():
+        mount = mountpoint.rstrip("/") or "/"
         inside = real == mount or real.startswith(mount + "/") or mount == "/"
         if inside and len(mount) > len(best):
-            best, fstype = mount, part.fstype
+            best, fstype = mount, part_fstype
     return fstype.lower()
 
 

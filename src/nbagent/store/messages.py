@@ -11,11 +11,12 @@ reads the whole messages back when something needs them (nbagent.message_log dec
 SQLite joins the rows into one JSON array, parsed in one call: that saves a Python tuple, string and
 parse per message. The row order of an aggregate is not promised by SQLite, so the same pass joins
 the indexes, and anything but 0, 1, 2, ... falls back to a plain ordered read, which also names a
-missing or corrupt row (and the heads: group_concat's order is the same for every column).
+missing or corrupt row.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import Any
 
@@ -30,11 +31,14 @@ whole message apart costs more than decoding it."""
 # No ORDER BY subquery: SQLite would copy every row through a co-routine (3x slower). The primary key
 # search yields idx order; read_messages checks that order and reads row by row when it differs.
 _HEADED = "head IS NOT NULL AND omitted_chars IS NOT NULL"
+# One pass gives the order, the heads' sizes in it ("0,1 250,2": message 1 is a head omitting 250)
+# and the JSON array.
 _JOINED = (
-    f"SELECT count(*), group_concat(idx), '[' || group_concat(CASE WHEN {_HEADED} THEN head ELSE data END, ',') "
-    f"|| ']', '[' || group_concat(CASE WHEN {_HEADED} THEN idx END) || ']', "
-    f"'[' || group_concat(CASE WHEN {_HEADED} THEN omitted_chars END) || ']' FROM messages WHERE session_id = ?"
+    f"SELECT count(*), group_concat(CASE WHEN {_HEADED} THEN idx || ' ' || omitted_chars ELSE idx END), "
+    f"'[' || group_concat(CASE WHEN {_HEADED} THEN head ELSE data END, ',') || ']' "
+    "FROM messages WHERE session_id = ?"
 )
+_SIZE = re.compile(r"(\d+) (-?\d+)")
 
 
 def message_row(message: dict[str, Any]) -> tuple[str, str, str | None, int | None]:
@@ -61,17 +65,18 @@ def _head(role: str, message: dict[str, Any]) -> dict[str, Any] | None:
 
 def read_messages(conn: sqlite3.Connection, session_id: str) -> tuple[list[dict[str, Any]], dict[int, int]]:
     """The messages, heads where stored; and {index: omitted_chars} of those heads."""
-    count, order, joined, heads, omitted = conn.execute(_JOINED, (session_id,)).fetchone()
+    count, order, joined = conn.execute(_JOINED, (session_id,)).fetchone()
     if count == 0:
         return [], {}
-    if order == ",".join(map(str, range(count))):
-        try:
-            messages = codec.loads(joined)
-            sizes = dict(zip(codec.loads(heads), codec.loads(omitted))) if heads else {}
-            return messages, sizes
-        except ValueError:
-            pass  # a corrupt row: the plain read below says which
-    return _read_one_by_one(conn, session_id), {}
+    in_order, heads = ",".join(map(str, range(count))), {}
+    if order != in_order:
+        heads = {int(i): int(n) for i, n in _SIZE.findall(order)}
+        if not heads or _SIZE.sub(r"\1", order) != in_order:  # rows out of order or missing
+            return _read_one_by_one(conn, session_id), {}
+    try:
+        return codec.loads(joined), heads
+    except ValueError:  # a corrupt row: the plain read says which
+        return _read_one_by_one(conn, session_id), {}
 
 
 def read_whole(conn: sqlite3.Connection, session_id: str, indexes: list[int]) -> dict[int, dict[str, Any]]:

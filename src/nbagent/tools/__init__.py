@@ -3,6 +3,8 @@
 core is always on (files, grep, glob, bash and the background-task tools
 bash hands over to); edit-plus, git, todos, memory and notebook are on by
 default and can be switched off; kernel is offered only inside a kernel.
+"read" (list_dir, read_file, grep: look, change nothing) is what the small
+profile (nbagent.profiles) starts with and keeps on instead of core.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def builtin_toolsets(*, kernel: Any = None, memory: bool = True) -> list[ToolSet
     from .todos import TODOS
 
     core = ToolSet("core", [*CORE_FILE_TOOLS, GREP_TOOL, BASH_TOOL, *TASKS.tools], always_on=True)
-    sets = [core, CONTEXT, EDIT_PLUS, GIT, TODOS, NOTEBOOK]
+    sets = [core, CONTEXT, EDIT_PLUS, GIT, TODOS, NOTEBOOK, _read_toolset()]
     if memory:
         sets.append(_memory_toolset())
     if kernel is not None:
@@ -43,6 +45,19 @@ def _memory_toolset() -> ToolSet:
     return MEMORY
 
 
+def _read_toolset() -> ToolSet:
+    from dataclasses import replace
+
+    from .files import LIST_DIR, READ_FILE
+    from .search import GREP_TOOL
+
+    # Copies: a ToolSet names itself on its tools, and these also belong to core and edit-plus.
+    return ToolSet("read", [replace(t) for t in (LIST_DIR, READ_FILE, GREP_TOOL)],
+                   description="Look, change nothing: list_dir, read_file, grep.")
+
+
 def build_registry(config, *, extra_tools: Iterable[Any] = (), kernel: Any = None) -> Registry:
     sets = builtin_toolsets(kernel=kernel, memory=config.memory)
-    return Registry(sets, tuple(config.toolsets), extra=[as_tool(t) for t in extra_tools])
+    # The small profile keeps "read" on instead of the always-on sets (core, context).
+    always_on = ("read",) if getattr(config, "profile", "full") == "small" else None
+    return Registry(sets, tuple(config.toolsets), extra=[as_tool(t) for t in extra_tools], always_on=always_on)

@@ -209,12 +209,15 @@ class ToolSet:
 class Registry:
     """The tools a turn may offer: tool sets filtered by the configuration, plus user tools."""
 
-    def __init__(self, toolsets: list[ToolSet], enabled: tuple[str, ...], extra: Sequence[Tool] = ()):
+    def __init__(self, toolsets: list[ToolSet], enabled: tuple[str, ...], extra: Sequence[Tool] = (),
+                 always_on: Sequence[str] | None = None):
+        """``always_on`` names the tool sets on whatever ``enabled`` says (None: those flagged so)."""
         self.toolsets = {ts.name: ts for ts in toolsets}
         self.enabled = tuple(n for n in enabled if n in self.toolsets)
         self._tools: dict[str, Tool] = {}
         for ts in toolsets:
-            if ts.always_on or ts.name in enabled:
+            on = ts.name in always_on if always_on is not None else ts.always_on
+            if on or ts.name in enabled:
                 for t in ts.tools:
                     self._add(t)
         for t in extra:
@@ -237,6 +240,8 @@ class Registry:
             self._add(t)
 
     def _add(self, t: Tool) -> None:
+        if t.name in self._tools and self._tools[t.name].fn is t.fn:
+            return  # the same tool from two tool sets ("read" and core): offered once
         if t.name in self._tools:
             raise ToolRegistrationError(f"two tools are named {t.name!r}")
         self._tools[t.name] = t
