@@ -44,7 +44,9 @@ class MessageLog:
         if self._heads and fetch is None:
             raise ValueError("a MessageLog with heads needs a fetch to read them whole")
         self._fetch = fetch
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._sizes: list[int] = []
+        """message_chars of the first len(_sizes) messages, as if whole."""
 
     def __len__(self) -> int:
         return len(self._items)
@@ -74,34 +76,39 @@ class MessageLog:
 
     def sizes(self, start: int) -> list[int]:
         """message_chars of each message from ``start`` on, as if every message were whole."""
-        heads = self._heads
-        if not heads:
-            return [message_chars(m) for m in self._items[start:]]
-        return [message_chars(m) + heads.get(i, 0) for i, m in enumerate(self._items[start:], start)]
+        # Kept, not recomputed for every request: a message does not change once appended (the loop
+        # counts its size then too), and a head's whole message has the size counted for the head.
+        if len(self._sizes) < len(self._items):
+            with self._lock:  # not while load() swaps a head for its whole message
+                known, heads = len(self._sizes), self._heads
+                self._sizes.extend(message_chars(m) + heads.get(i, 0)
+                                   for i, m in enumerate(self._items[known:], known))
+        return self._sizes[start:]
 
     def readable(self) -> tuple[list[Message], list[str]]:
         """Every message whole that can be read, and why the others cannot (for a transcript to show
         what there is: a damaged row stays a head here, its whole message stays in the store)."""
         problems = []
-        try:
-            self.load_from(0)
-        except StoreError:  # one at a time, to read all but the damaged ones
-            for i in sorted(self._heads):
-                try:
-                    self.load([i])
-                except StoreError as exc:
-                    problems.append(str(exc))
-        return list(self._items), problems
+        with self._lock:
+            try:
+                self.load_from(0)
+            except StoreError:  # one at a time, to read all but the damaged ones
+                for i in sorted(self._heads):
+                    try:
+                        self.load([i])
+                    except StoreError as exc:
+                        problems.append(str(exc))
+            return list(self._items), problems
 
     def load_from(self, index: int) -> None:
         """Replace the heads at ``index`` and after by their whole messages; all or nothing."""
-        if not self._heads:
-            return
-        self.load([i for i in self._heads if i >= index])
+        if self._heads:
+            with self._lock:
+                self.load([i for i in self._heads if i >= index])
 
     def load(self, indexes: list[int]) -> None:
         """Replace the heads among ``indexes`` by their whole messages; all or nothing."""
-        with self._lock:
+        with self._lock:  # one reader at a time: the heads change only here, under this lock
             wanted = sorted(i for i in indexes if i in self._heads)
             if not wanted:
                 return

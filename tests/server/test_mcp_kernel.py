@@ -142,3 +142,29 @@ async def test_the_route_denies_a_kernel_run_when_no_one_can_approve_it(jp_fetch
         lambda c: c.call_tool("kernel_variables", {}))
     assert run.is_error and "denied by the nbagent user" in _text(run)
     assert not listed.is_error and "touched" not in _text(listed)
+
+
+
+async def test_reading_a_busy_kernel_says_it_is_busy(jp_fetch, jp_serverapp):
+    import asyncio
+
+    from nbagent.errors import ToolError
+    from nbagent.jupyter.served_kernel import kernel_toolset, server_kernels
+
+    kernel_id = await start_kernel(jp_fetch, "a.ipynb")
+    tools = {t.name: t for t in kernel_toolset(server_kernels(jp_serverapp), choose=True).tools}
+    run = asyncio.ensure_future(tools["kernel_run"].fn(_Ctx(), code="import time\ntime.sleep(2)\n'slept'"))
+    kernel = jp_serverapp.kernel_manager.get_kernel(kernel_id)
+    while kernel.execution_state != "busy" and not run.done():
+        await asyncio.sleep(0.05)  # the server's view of the kernel's state: no event to wait on here
+    with pytest.raises(ToolError, match="is busy running other code"):
+        await tools["kernel_variables"].fn(_Ctx())
+    assert "'slept'" in await run  # the run itself was not disturbed
+    assert "holds no user variables" in await tools["kernel_variables"].fn(_Ctx())  # idle again: read
+
+
+class _Ctx:
+    """What kernel_run's report reads of a tool context."""
+
+    class config:
+        output_limit = 30_000

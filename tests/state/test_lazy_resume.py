@@ -6,6 +6,7 @@ every message was read whole; a corrupt or missing row gives a clear error and c
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import json
 import random
@@ -197,3 +198,15 @@ def test_rows_out_of_order_or_with_a_damaged_head_are_read_whole(workspace, stor
         conn.execute("DELETE FROM messages WHERE session_id = ? AND idx = 1", (sid,))
     with SessionStore(workspace) as fresh, pytest.raises(StoreError, match=f"session {sid}: message 1 is missing"):
         fresh.load(sid)
+
+
+def test_readers_on_two_threads_read_each_row_once_and_agree(workspace, store):
+    sid, expected = build(store)
+    with SessionStore(workspace) as fresh:
+        session = fresh.load(sid)
+        sizes = [message_chars(m) for m in expected]
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            jobs = [pool.submit(lambda: session.messages) for _ in range(4)]
+            jobs += [pool.submit(session.wire_sizes) for _ in range(4)]
+            results = [job.result() for job in jobs]
+        assert all(r == expected for r in results[:4]) and all(r == sizes for r in results[4:])

@@ -24,12 +24,21 @@ Finder = Callable[[str], Awaitable[Any]]
 """Returns the kernel (ServerKernel or LocalKernel) a call names ("" when it names none)."""
 KERNEL_ARG = ("        kernel: The kernel to use: its id, or the path of the notebook it runs for "
               "(may be left out when only one kernel runs).\n")
+PROBE_TIMEOUT = 30.0
+"""Seconds kernel_variables and kernel_inspect wait for their answer (a kernel that turned busy meanwhile)."""
 INTERRUPT_GRACE = 10.0
 """Seconds to wait for an interrupted run's last output."""
 
 
 async def _probe(kernel: Any, action: str, name: str = "") -> str:
-    outcome = await kernel.execute(probe_code(action, name), silent=True)
+    busy = (f"kernel {kernel.label} is busy running other code: its variables can be read once it is idle "
+            "(kernel_run would queue behind that code too)")
+    if await kernel.busy():  # the probe would queue behind the user's code: say so rather than wait
+        raise ToolError(busy)
+    try:
+        outcome = await asyncio.wait_for(kernel.execute(probe_code(action, name), silent=True), PROBE_TIMEOUT)
+    except asyncio.TimeoutError:  # it became busy just before the probe arrived
+        raise ToolError(busy) from None
     answer = answer_of(outcome.get("stdout") or "")
     if answer is None:
         error = outcome.get("error") or ""

@@ -1,6 +1,6 @@
 """A running kernel of a Jupyter server, found by id, notebook path or name, that runs code for an outside agent.
 
-Two ways to reach one, with one interface (``execute``, ``interrupt``):
+Two ways to reach one, with one interface (``execute``, ``interrupt``, ``busy``):
 - ``ServerKernel``: a kernel of a Jupyter server elsewhere (``nbagent mcp serve --jupyter-url``),
   through the server's REST API (listing, interrupt) and its kernel WebSocket (``/api/kernels/<id>/
   channels``, the JSON form of the messaging protocol that JupyterLab speaks). Messages are built by
@@ -113,6 +113,11 @@ class ServerKernel:
     async def interrupt(self) -> None:
         await self._get(f"api/kernels/{quote(self.kernel_id)}/interrupt", method="POST")
 
+    async def busy(self) -> bool:
+        """The kernel runs code now (the server's view of it)."""
+        model = await self._get(f"api/kernels/{quote(self.kernel_id)}")
+        return isinstance(model, dict) and model.get("execution_state") == "busy"
+
     async def execute(self, code: str, *, silent: bool = False) -> dict:
         """Run ``code``; returns the outcome once the kernel replied and went idle (cancel to stop waiting)."""
         from jupyter_client.jsonutil import json_default
@@ -172,6 +177,12 @@ class LocalKernel:
         km = serverapp.kernel_manager
         sessions = await serverapp.session_manager.list_sessions()
         return cls(km, pick_kernel(query, km.list_kernels(), sessions), label=query)
+
+    async def busy(self) -> bool:
+        try:
+            return self.kernel_manager.get_kernel(self.kernel_id).execution_state == "busy"
+        except KeyError:
+            raise ToolError(f"kernel {self.label} is not running any more") from None
 
     async def interrupt(self) -> None:
         result = self.kernel_manager.interrupt_kernel(self.kernel_id)

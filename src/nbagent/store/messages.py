@@ -39,6 +39,7 @@ _JOINED = (
     "FROM messages WHERE session_id = ?"
 )
 _SIZE = re.compile(r"(\d+) (-?\d+)")
+_SIZES = re.compile(r" -?\d+")
 
 
 def message_row(message: dict[str, Any]) -> tuple[str, str, str | None, int | None]:
@@ -71,7 +72,7 @@ def read_messages(conn: sqlite3.Connection, session_id: str) -> tuple[list[dict[
     in_order, heads = ",".join(map(str, range(count))), {}
     if order != in_order:
         heads = {int(i): int(n) for i, n in _SIZE.findall(order)}
-        if not heads or _SIZE.sub(r"\1", order) != in_order:  # rows out of order or missing
+        if not heads or _SIZES.sub("", order) != in_order:  # rows out of order or missing
             return _read_one_by_one(conn, session_id), {}
     try:
         return codec.loads(joined), heads
