@@ -159,8 +159,25 @@ async def test_reading_a_busy_kernel_says_it_is_busy(jp_fetch, jp_serverapp):
         await asyncio.sleep(0.05)  # the server's view of the kernel's state: no event to wait on here
     with pytest.raises(ToolError, match="is busy running other code"):
         await tools["kernel_variables"].fn(_Ctx())
+    with pytest.raises(ToolError, match="did not queue behind it"):  # nor would it run later, unasked
+        await tools["kernel_run"].fn(_Ctx(), code="late = 1")
     assert "'slept'" in await run  # the run itself was not disturbed
     assert "holds no user variables" in await tools["kernel_variables"].fn(_Ctx())  # idle again: read
+
+
+
+async def test_two_calls_at_once_each_get_their_own_answer(jp_fetch, jp_serverapp):
+    """Each call has its own kernel client and session: replies are never sent to the other one."""
+    import asyncio
+
+    from nbagent.jupyter.served_kernel import kernel_toolset, server_kernels
+
+    await start_kernel(jp_fetch, "a.ipynb")
+    tools = {t.name: t for t in kernel_toolset(server_kernels(jp_serverapp), choose=True).tools}
+    first, second = await asyncio.wait_for(asyncio.gather(
+        tools["kernel_run"].fn(_Ctx(), code="import time\ntime.sleep(0.5)\n'first'"),
+        tools["kernel_run"].fn(_Ctx(), code="'second'")), 60)
+    assert first == "value:\n'first'" and second == "value:\n'second'"
 
 
 class _Ctx:

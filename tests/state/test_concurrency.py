@@ -66,3 +66,20 @@ def test_opening_waits_for_a_reader_that_blocks_the_switch_to_wal(tmp_path):
     store.create(origin="x.ipynb")
     assert len(store.list()) == 1
     reader.close()
+
+
+def test_an_error_after_sqlite_rolled_back_by_itself_is_the_error_raised(tmp_path):
+    """SQLite ends a transaction itself on some errors (busy, I/O, full); the write block must then
+    raise that error, not "cannot rollback - no transaction is active"."""
+    from nbagent.store.db import Database
+
+    db = Database(tmp_path / "state.db")
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="the real failure"):
+            with db.write() as conn:
+                conn.execute("ROLLBACK")  # what SQLite does on SQLITE_BUSY inside the transaction
+                raise sqlite3.OperationalError("the real failure")
+        with db.write() as conn:  # the connection is usable afterwards
+            conn.execute("CREATE TABLE t (x)")
+    finally:
+        db.close()

@@ -7,6 +7,7 @@ row whose ``error`` says what went wrong, so a batch never loses the tasks that 
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
@@ -116,9 +117,9 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
     }
     if persisted:  # the copy goes away: its session moves into the user's workspace
         with SessionStore(workspace) as store:
-            exported = store.export_json(result.session_id)
+            exported = store.export_dict(result.session_id)
         if spec.remote is not None:  # this worker cannot reach the workspace: the client imports it
-            out["session_export"] = zlib.compress(exported.encode("utf-8"))
+            out["session_export"] = zlib.compress(json.dumps(exported, ensure_ascii=False).encode("utf-8"))
         else:
             with SessionStore(Path(spec.workspace)) as store:
                 out["session_id"] = store.import_json(exported)

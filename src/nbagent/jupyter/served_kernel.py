@@ -53,24 +53,37 @@ async def _probe(kernel: Any, action: str, name: str = "") -> str:
 
 
 async def _run(ctx: Any, kernel: Any, code: str, timeout: float | None) -> str:
+    from .server_kernel import Outcome
+
+    if await kernel.busy():  # queued code would run whenever the kernel gets to it, after any timeout
+        raise ToolError(f"kernel {kernel.label} is busy running other code: kernel_run did not queue behind it; "
+                        "try again once it is idle")
     seconds = engine.run_timeout(timeout)
-    task = asyncio.ensure_future(kernel.execute(code))
+    progress = Outcome()
+    task = asyncio.ensure_future(kernel.execute(code, outcome=progress))
     why = None
     try:
         outcome = await asyncio.wait_for(asyncio.shield(task), seconds)
     except TimeoutError:
         why = "timeout"
-        await kernel.interrupt()
+        await _interrupt_own(kernel, progress)
         try:
             outcome = await asyncio.wait_for(task, INTERRUPT_GRACE)
         except TimeoutError:
             outcome = {"error": "the kernel did not answer the interrupt"}
     except asyncio.CancelledError:  # the outside agent cancelled the call: stop the code too
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(kernel.interrupt(), INTERRUPT_GRACE)
+            await asyncio.wait_for(_interrupt_own(kernel, progress), INTERRUPT_GRACE)
         task.cancel()
         raise
     return engine.run_report(ctx, outcome, why, seconds)
+
+
+async def _interrupt_own(kernel: Any, progress: Any) -> None:
+    """Interrupt the kernel only when it is running this call's code: an interrupt stops whatever runs,
+    and a request still queued behind someone else's code must not stop theirs."""
+    if progress.started:
+        await kernel.interrupt()
 
 
 def kernel_toolset(find: Finder, *, choose: bool) -> ToolSet:

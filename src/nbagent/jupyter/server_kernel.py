@@ -32,6 +32,8 @@ class Outcome:
     (``{"stdout", "stderr", "result", "error"}``, as nbagent.tools.kernel.KernelBridge.run_code returns)."""
 
     def __init__(self) -> None:
+        self.started = False
+        """The kernel began this request (it was not, or no longer, queued behind other code)."""
         self.stdout: list[str] = []
         self.stderr: list[str] = []
         self.result: str | None = None
@@ -39,6 +41,7 @@ class Outcome:
 
     def add(self, msg: dict) -> None:
         kind, content = msg.get("msg_type") or msg["header"]["msg_type"], msg.get("content") or {}
+        self.started = True  # any message of this request: the kernel is on it
         if kind == "stream":
             (self.stderr if content.get("name") == "stderr" else self.stdout).append(str(content.get("text", "")))
         elif kind == "execute_result":
@@ -118,8 +121,9 @@ class ServerKernel:
         model = await self._get(f"api/kernels/{quote(self.kernel_id)}")
         return isinstance(model, dict) and model.get("execution_state") == "busy"
 
-    async def execute(self, code: str, *, silent: bool = False) -> dict:
-        """Run ``code``; returns the outcome once the kernel replied and went idle (cancel to stop waiting)."""
+    async def execute(self, code: str, *, silent: bool = False, outcome: Outcome | None = None) -> dict:
+        """Run ``code``; returns the outcome once the kernel replied and went idle (cancel to stop waiting).
+        ``outcome`` collects it as it comes (its ``started`` tells whether the kernel began it)."""
         from jupyter_client.jsonutil import json_default
         from jupyter_client.session import Session
         from tornado.httpclient import HTTPRequest
@@ -138,13 +142,13 @@ class ServerKernel:
                                                   "stop_on_error": True})
             msg["channel"] = "shell"
             await ws.write_message(json.dumps(msg, default=json_default))
-            return await _collect(ws, msg["header"]["msg_id"], self.label)
+            return await _collect(ws, msg["header"]["msg_id"], self.label, outcome or Outcome())
         finally:
             ws.close()
 
 
-async def _collect(ws: Any, msg_id: str, label: str) -> dict:
-    outcome, replied, idle = Outcome(), False, False
+async def _collect(ws: Any, msg_id: str, label: str, outcome: Outcome) -> dict:
+    replied, idle = False, False
     while not (replied and idle):
         raw = await ws.read_message()
         if raw is None:
@@ -158,6 +162,7 @@ async def _collect(ws: Any, msg_id: str, label: str) -> dict:
         if msg.get("channel") == "shell" and kind == "execute_reply":
             replied = True
         elif kind == "status":
+            outcome.started = True
             idle = idle or msg["content"].get("execution_state") == "idle"
         else:
             outcome.add(msg)
@@ -189,14 +194,14 @@ class LocalKernel:
         if asyncio.iscoroutine(result):
             await result
 
-    async def execute(self, code: str, *, silent: bool = False) -> dict:
+    async def execute(self, code: str, *, silent: bool = False, outcome: Outcome | None = None) -> dict:
         try:
             kernel = self.kernel_manager.get_kernel(self.kernel_id)
         except KeyError:
             raise ToolError(f"kernel {self.label} is not running any more") from None
-        client = kernel.client()
+        client = kernel.client(session=_own_session(kernel.session))
         client.start_channels()
-        outcome = Outcome()
+        outcome = outcome or Outcome()
         try:
             await client.wait_for_ready(timeout=30)
             await client.execute_interactive(code, silent=silent, store_history=False, allow_stdin=False,
@@ -204,3 +209,11 @@ class LocalKernel:
         finally:
             client.stop_channels()
         return outcome.as_dict()
+
+
+def _own_session(shared: Any) -> Any:
+    """A Session of its own for one client (same key): the manager's shared one would give every client's
+    shell socket the same ZMQ identity, and the kernel would send one client's replies to another."""
+    from jupyter_client.session import Session
+
+    return Session(key=shared.key, signature_scheme=shared.signature_scheme, username="nbagent-mcp")

@@ -288,7 +288,10 @@ class Database:
             try:
                 yield self.conn
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                # SQLite may have rolled back already (it does on SQLITE_BUSY, IOERR, FULL, NOMEM inside
+                # a transaction): a second ROLLBACK would fail and hide the error that matters.
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
             else:
                 self.conn.execute("COMMIT")

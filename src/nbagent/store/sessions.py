@@ -306,9 +306,14 @@ class SessionStore:
         return self.load(fork_id)
 
     def export_json(self, selector: str) -> str:
+        return json.dumps(self.export_dict(selector), ensure_ascii=False, indent=1)
+
+    def export_dict(self, selector: str) -> dict:
+        """The export as plain data (what ``export_json`` writes): for a move to another store without
+        rendering and reading it back as text (a batch moves every task's session)."""
         session_id = self.resolve(selector)
         with self._database().read() as conn:
-            return json.dumps(transfer.export_session(conn, session_id), ensure_ascii=False, indent=1)
+            return transfer.export_session(conn, session_id)
 
     def import_json(self, text: str | bytes | dict) -> str:
         """Add an exported session; it keeps its id unless that id is taken. Returns the id."""
