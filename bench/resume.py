@@ -7,8 +7,9 @@ items and 3-60 line outputs, 3.5 MB) and "short" (a few dozen bytes each). Print
 milliseconds of wall and CPU time over ``--runs`` runs, all measured in this one run:
 
 - floor: a bare ``SELECT data`` of the session's rows and a JSON decode of each: reading it all whole.
-- before: the resume as it was before issue 15: every row joined and decoded (store/messages.py then),
-  then the first request's messages (the sizes, and pruning at the default threshold).
+- before: the resume as it was before issue 15: ``SessionStore.load`` reading every row whole (its
+  query then), then the first request's messages as the loop made them (the sizes for its estimate,
+  then pruning at the default threshold, which counted them again).
 - resume: the same now: ``SessionStore.load`` (what pruning drops stays in the database as heads),
   then the first request's messages (sizes without reading heads, pruning, the kept part read whole):
   what ``Agent(session=...)`` does with the session before its first request.
@@ -22,6 +23,7 @@ sessions share this machine: the load average is printed, and CPU time beside wa
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -37,7 +39,9 @@ from sessions import build_session, coding_step, short_step  # noqa: E402  (benc
 from nbagent.compaction import cut_index, message_chars, prune, prune_at  # noqa: E402
 from nbagent.config import AgentConfig  # noqa: E402
 from nbagent.store import codec  # noqa: E402
-from nbagent.store.sessions import SessionStore  # noqa: E402
+from nbagent.message_log import MessageLog  # noqa: E402
+from nbagent.session import Session  # noqa: E402
+from nbagent.store.sessions import LOAD_COLUMNS, SessionStore  # noqa: E402
 
 ISSUE_FIGURES = {"coding": 37.9, "short": 3.0}
 GOAL_MS = 15.0
@@ -68,8 +72,22 @@ def first_request(store: SessionStore, session_id: str, budget: int) -> list[dic
     return prune_at(session.wire_messages(loaded_from=cut), cut)
 
 
-def first_request_before(messages: list[dict], budget: int) -> list[dict]:
-    """The same before issue 15, on messages read whole."""
+def load_before(store: SessionStore, session_id: str) -> Session:
+    """SessionStore.load before issue 15: the same row, every message read whole."""
+    assert store.db is not None and store.backend is not None
+    with store.db.read() as conn:
+        row = conn.execute(f"SELECT {', '.join(LOAD_COLUMNS)} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        count, order, joined = conn.execute(BEFORE_QUERY, (session_id,)).fetchone()
+        assert order == ",".join(map(str, range(count)))  # its check of the rows' order
+        messages = codec.loads(joined)
+    fields = dict(zip(LOAD_COLUMNS, row))
+    fields["todos"] = json.loads(fields["todos"])
+    return Session(log=MessageLog(messages), backend=store.backend, **fields)
+
+
+def first_request_before(store: SessionStore, session_id: str, budget: int) -> list[dict]:
+    """The same before issue 15."""
+    messages = load_before(store, session_id).wire_messages()
     if sum(message_chars(m) for m in messages) // 4 <= budget:
         return list(messages)
     return prune(messages, budget)
@@ -87,7 +105,7 @@ def measure(root: Path, mix: str, count: int, runs: int, budget: int) -> dict[st
             "SELECT data FROM messages WHERE session_id = ? ORDER BY idx", (sid,))]
 
     def before():
-        return first_request_before(codec.loads(conn.execute(BEFORE_QUERY, (sid,)).fetchone()[2]), budget)
+        return first_request_before(store, sid, budget)
 
     assert before() == first_request(store, sid, budget)  # the same request, read either way
     out = {

@@ -58,6 +58,8 @@ class Agent:
         self._skip_deltas: set[str] = set()
         self._idle = threading.Event()
         self._idle.set()
+        self._ended = threading.Event()
+        """The last turn has sent its turn_end and none waits: only its bookkeeping is left."""
         self._thread_loop = _LoopThread(name=f"nbagent-{id(self):x}")
         try:
             self.runtime = AgentRuntime(config, emit=self._emit, model=model_obj, extra_tools=tools or (),
@@ -85,6 +87,7 @@ class Agent:
         future: concurrent.futures.Future = concurrent.futures.Future()
         turn_id = turn_id or short_id("turn_")
         self._idle.clear()
+        self._ended.clear()
         if not keep_deltas:
             self._skip_deltas.add(turn_id)
         self._thread_loop.loop.call_soon_threadsafe(self._enqueue, prompt, turn_id, future)
@@ -390,7 +393,9 @@ class Agent:
         return cached[1], cached[2]
 
     def _call_idle(self, fn, *args):
-        if self.busy:
+        # A front end may act on turn_end at once (an Undo button): the turn's last bookkeeping after
+        # that event is waited for, a turn still running is refused.
+        if self.busy and not (self._ended.is_set() and self._idle.wait(IDLE_AFTER_END)):
             raise RuntimeError("a turn is running: wait for it or abort it first")
         return self._thread_loop.run(_as_coro(fn, *args)).result()
 
@@ -471,6 +476,8 @@ class Agent:
 
     def _emit(self, event: ev.Event) -> None:
         self._state = reduce(self._state, event)
+        if isinstance(event, ev.TurnEnd) and not self._waiting:
+            self._ended.set()
         collected = self._collectors.get(event.turn_id)
         if collected is not None and not (type(event) in _DELTAS and event.turn_id in self._skip_deltas):
             collected.append(event)
@@ -482,6 +489,8 @@ class Agent:
 
 
 _DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputDelta)
+IDLE_AFTER_END = 10.0
+"""Seconds an undo, redo or switch waits for a turn that has sent its turn_end to finish."""
 _LIVE_AGENTS: "weakref.WeakSet[Agent]" = weakref.WeakSet()
 
 

@@ -81,8 +81,11 @@ class MessageLog:
         if len(self._sizes) < len(self._items):
             with self._lock:  # not while load() swaps a head for its whole message
                 known, heads = len(self._sizes), self._heads
-                self._sizes.extend(message_chars(m) + heads.get(i, 0)
-                                   for i, m in enumerate(self._items[known:], known))
+                if heads:
+                    self._sizes.extend([message_chars(m) + heads.get(i, 0)
+                                        for i, m in enumerate(self._items[known:], known)])
+                else:
+                    self._sizes.extend([message_chars(m) for m in self._items[known:]])
         return self._sizes[start:]
 
     def readable(self) -> tuple[list[Message], list[str]]:

@@ -16,7 +16,10 @@ import nbformat
 
 from nbagent.config import AgentConfig
 from nbagent.jupyter.server_link import ServerNotebookStore
+from nbagent import Agent
 from nbagent.testing.replies import Call, Reply
+from nbagent.testing.scripted import ScriptedModel
+from nbagent.tools import nbdoc
 from nbagent.tools import notebook as nbt
 from nbagent.tools.context import ToolContext
 from nbagent.workspace import Workspace
@@ -185,6 +188,8 @@ def run_live_flow(page, lab, shot, mode: str, model_server) -> None:
         raise AssertionError(f"the %agent cell did not insert: {last.inner_text()[-1500:]!r}") from None
     no_dialog(page, shot, mode)
     undo_from_the_agent_view(page, lab, shot, mode, name, before, before_ids)
+    if mode == "no-rtc":  # with collaboration, tests/server/test_live_undo.py covers it
+        undo_of_the_deleted_open_notebook(page, lab, shot, mode, name)
 
 
 def model_ids(page) -> list[str]:
@@ -218,3 +223,28 @@ def undo_from_the_agent_view(page, lab, shot, mode: str, name: str, before: list
     assert model_ids(page) == greeted
     wait_disk(lab.root / name, model_sources(page))  # saved, by the room or by the tab
     no_dialog(page, shot, mode)
+
+
+def undo_of_the_deleted_open_notebook(page, lab, shot, mode: str, name: str) -> None:
+    """A turn deletes the notebook open in the tab; undo writes it back exactly as the tab last saved
+    it, so the tab keeps what the user typed meanwhile and its next save meets no "File Changed"."""
+    store = agent_context(lab).extras["notebook_stores"][0]
+    nbdoc.register_store(store)  # this process's agents reach the server as a kernel's agent does
+    agent = Agent(model=ScriptedModel([Reply(tool_calls=[Call("bash", {"command": f"rm {name}"})]), "Gone."]),
+                  workspace=lab.root, approval="auto")
+    path = lab.root / name
+    try:
+        saved, shown = path.read_bytes(), model_sources(page)
+        page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".cm-content").click()
+        page.keyboard.press("End")
+        page.keyboard.type("  # unsaved")  # typed, not saved, while the turn runs
+        agent.run("delete the notebook")
+        assert not path.exists()
+        assert agent.undo().files == [name] and path.read_bytes() == saved
+        assert model_sources(page)[2] == shown[2] + "  # unsaved"
+        page.keyboard.press("Control+s")
+        wait_disk(path, [*shown[:2], shown[2] + "  # unsaved", *shown[3:]])
+        no_dialog(page, shot, mode)
+    finally:
+        agent.close()
+        nbdoc.unregister_store(store)

@@ -70,3 +70,29 @@ def test_cells_in_place_are_not_moved_and_outputs_run_since_are_kept():
     ran = copy.deepcopy(before)
     ran[1]["outputs"], ran[1]["execution_count"] = [out], 1
     assert [op["op"] for op in cell_ops(copy.deepcopy(ran), before, ran)] == ["outputs"]
+
+
+def test_what_the_user_did_since_the_turn_stays():
+    import pytest
+
+    from nbagent.tools.nbdoc import StaleCell
+
+    before = [md("a", "# A"), code("b", "x = 1"), code("c", "z = 0")]
+    after = [md("a", "# A"), code("b", "x = 2"), code("new", "y = 2"), code("c", "z = 0")]
+    # Since the turn: typed in cell c (the turn did not touch it), added a cell of their own.
+    now = copy.deepcopy(after)
+    now[3]["source"] = "z = 0  # mine"
+    now.append(code("theirs", "print(x)"))
+    nb = {"cells": copy.deepcopy(now)}
+    apply_ops(nb, cell_ops(now, before, after), "n.ipynb")
+    assert [(c["id"], c["source"]) for c in nb["cells"]] == \
+        [("a", "# A"), ("b", "x = 1"), ("c", "z = 0  # mine"), ("theirs", "print(x)")]
+    # A cell the turn changed and the user changed since: refused, nothing written.
+    now[1]["source"] = "x = 2  # also mine"
+    nb = {"cells": copy.deepcopy(now)}
+    with pytest.raises(StaleCell):
+        apply_ops(nb, cell_ops(now, before, after), "n.ipynb")
+    # Forced (no base): the checkpoint's cells exactly.
+    nb = {"cells": copy.deepcopy(now)}
+    apply_ops(nb, cell_ops(now, before), "n.ipynb")
+    assert nb["cells"] == before

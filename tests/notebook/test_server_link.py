@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import subprocess
 
 import pytest
 
@@ -62,3 +63,40 @@ def test_no_link_without_the_variable_or_with_a_bad_file(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text('{"url": "http://x/", "secret": "short"}', encoding="utf-8")
     assert server_link.connect({server_link.ENV_VAR: str(bad)}) is None
+
+
+def test_a_terminal_finds_the_server_that_serves_its_workspace(tmp_path, monkeypatch):
+    """``nbagent undo`` outside a kernel: the runtime file of a live server whose root holds the workspace."""
+    runtime, root = tmp_path / "runtime", tmp_path / "project"
+    (root / "sub").mkdir(parents=True)
+    runtime.mkdir()
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    monkeypatch.delenv(server_link.ENV_VAR, raising=False)
+    secrets_made = []
+
+    def info(name: str, *, pid: int, root_dir, mode: int = 0o600) -> None:
+        secret = secrets.token_urlsafe(32)
+        secrets_made.append(secret)
+        path = runtime / name
+        path.write_text(json.dumps({"url": f"http://127.0.0.1:9/{name}/", "secret": secret, "root": str(root_dir),
+                                    "pid": pid}), encoding="utf-8")
+        path.chmod(mode)
+
+    try:
+        assert server_link.find_server(root / "sub") is None  # no server: the CLI writes files
+        ended = subprocess.Popen(["true"])
+        ended.wait()
+        info("nbagent-server-1.json", pid=ended.pid, root_dir=root)  # its server was killed
+        info("nbagent-server-2.json", pid=os.getpid(), root_dir=tmp_path / "other")  # another project
+        info("nbagent-server-3.json", pid=os.getpid(), root_dir=root, mode=0o644)  # not written by us
+        assert server_link.find_server(root / "sub") is None
+        info("nbagent-server-4.json", pid=os.getpid(), root_dir=root)
+        found = server_link.find_server(root / "sub")
+        assert found is not None and "/nbagent-server-4.json/" in found.url
+        assert found not in nbdoc.stores()  # nothing registered for the process
+        # A terminal JupyterLab opened inherits the file's path.
+        inherited = server_link.find_server(root, {server_link.ENV_VAR: str(runtime / "nbagent-server-4.json")})
+        assert inherited is not None and inherited.secret == found.secret
+    finally:
+        for secret in secrets_made:
+            forget_secret(secret)

@@ -187,7 +187,9 @@ class Checkpoints:
         targets = {path: new for path, (_, new) in turn_changes.items()}
         left = {p: old for p, (old, _) in turn_changes.items() if old is not None and p.endswith(".ipynb")}
         blobs = self.store.read([e for e in targets.values() if e is not None] + list(left.values()))
-        return apply(self.root, targets, blobs, self._live_writer({p: blobs[e.oid] for p, e in left.items()}))
+        # Forced: the open notebooks become the checkpoint's cells, whatever was typed since.
+        bases = {} if force else {p: blobs[e.oid] for p, e in left.items()}
+        return apply(self.root, targets, blobs, self._live_writer(bases))
 
     def _real_conflicts(self, paths: list[str], drifted: dict[str, Change]) -> list[str]:
         """Drop notebooks whose cells are still the checkpoint's: an open notebook's room saves the

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ToolError
+from .gitrepo import CheckpointError
 from ..tools.nbdoc import token_of
 
 StoresFn = Callable[[], list[Any]]
@@ -33,27 +34,24 @@ def restore_live(stores: list[Any], path: Path, name: str, data: bytes, exists: 
                  base: bytes | None = None) -> bool:
     """Make the open notebook's cells those of ``data``; False when no live store holds it.
 
-    Returns once the file holds the restored cells too (or after SETTLE_TIMEOUT), so the next
-    snapshot, undo or redo sees them. ``base`` is the notebook as the turn left it (see cell_ops).
-    A notebook whose file is gone (``exists`` False) is left to
-    the file when a collaboration room holds it: a room cannot save a file that is gone, and it
-    reloads one that comes back. A JupyterLab tab without collaboration saves it, so it takes it.
+    ``base`` is the notebook as the turn left it: only what the turn changed is put back (see
+    cell_ops). Returns once the file holds what the open notebook now holds (or after
+    SETTLE_TIMEOUT), so the next snapshot, undo or redo sees it. A notebook whose file is gone
+    (``exists`` False) is written as a file: a tab that still shows it keeps what it shows, and a
+    collaboration room reloads the file that is back.
     """
     cells = _cells(data)
-    if cells is None or not all(isinstance(c, dict) and c.get("id") for c in cells):
+    if not exists or cells is None or not all(isinstance(c, dict) and c.get("id") for c in cells):
         return False  # cells without ids cannot be matched: the file path restores them exactly
-    for attempt in range(3):
-        store, snap = _live(stores, path, name)
-        if store is None or snap is None or (not exists and snap.where == "live document"):
-            return False
-        try:
-            left = _cells(base) if base is not None else None
-            store.apply(path, name, cell_ops(snap.notebook["cells"], cells, left))
-            break
-        except ToolError:
-            if attempt == 2:  # someone keeps typing in it: say so rather than overwrite their cell
-                raise
-    _wait_for_file(path, cells, SETTLE_TIMEOUT)
+    store, snap = _live(stores, path, name)
+    if store is None or snap is None:
+        return False
+    left = _cells(base) if base is not None else None
+    try:
+        store.apply(path, name, cell_ops(snap.notebook["cells"], cells, left))
+    except ToolError as exc:
+        raise CheckpointError(f"cannot restore {name}, open in JupyterLab: {exc}") from None
+    settle(stores, path, name)
     return True
 
 
@@ -130,17 +128,26 @@ def _output(output: Any) -> Any:
 def cell_ops(current: list[dict], target: list[dict], base: list[dict] | None = None) -> list[dict]:
     """The notebook operations (nbdoc.apply_ops) that turn ``current`` cells into ``target`` ones.
 
-    A cell already in its place is not moved (a live document moves by delete and insert, which
-    would disturb a cell someone is typing in or running). With ``base`` (the cells as the turn left
-    them), outputs are restored only where the turn changed them and nobody has since: a cell run
-    after the turn keeps its new outputs, and the ``%agent`` cell that ran the turn keeps its view.
+    With ``base`` (the cells as the turn left them) only what the turn changed is put back: a cell
+    added since stays, a cell the turn did not change keeps what was typed in it since, outputs come
+    back only where nobody ran the cell since (the ``%agent`` cell keeps its view), and a cell the
+    turn changed that was changed since is refused (the store checks its token). A cell already in
+    its place is not moved (a live document moves by delete and insert, which would disturb a cell
+    someone is typing in or running).
     """
     wanted = {c["id"] for c in target}
-    ops: list[dict] = [{"op": "delete", "cell_id": c["id"], "token": token_of(c)}
-                       for c in current if c.get("id") not in wanted]
+    left = {c.get("id"): c for c in base} if base is not None else None
+    ops: list[dict] = []
+    for cell in current:
+        if cell.get("id") in wanted:
+            continue
+        if left is None:
+            ops.append({"op": "delete", "cell_id": cell["id"], "token": token_of(cell)})
+        elif cell.get("id") in left:  # the turn's cell: gone unless someone changed it since
+            ops.append({"op": "delete", "cell_id": cell["id"], "token": token_of(left[cell["id"]])})
+    deleted = {op["cell_id"] for op in ops}
     present = {c["id"]: c for c in current if c.get("id") in wanted}
-    before = {c.get("id"): c for c in base} if base is not None else None
-    order = [c["id"] for c in current if c.get("id") in wanted]
+    order = [c.get("id") for c in current if c.get("id") not in deleted]
     previous: str | None = None
     for cell in target:
         here = present.get(cell["id"])
@@ -149,7 +156,7 @@ def cell_ops(current: list[dict], target: list[dict], base: list[dict] | None = 
             ops.append({"op": "insert", "after_cell_id": previous, "cell": dict(cell)})
             order.insert(at, cell["id"])
         else:
-            ops += _edits(here, cell, None if before is None else before.get(cell["id"]))
+            ops += _edits(here, cell, None if left is None else left.get(cell["id"]), left is not None)
             if at >= len(order) or order[at] != cell["id"]:
                 ops.append({"op": "move", "cell_id": cell["id"], "after_cell_id": previous})
                 order.remove(cell["id"])
@@ -158,17 +165,25 @@ def cell_ops(current: list[dict], target: list[dict], base: list[dict] | None = 
     return ops
 
 
-def _edits(here: dict, cell: dict, left: dict | None) -> list[dict]:
+def _edits(here: dict, cell: dict, turns: dict | None, three_way: bool) -> list[dict]:
+    """A cell's edit and outputs operations; ``turns``: the cell as the turn left it."""
     ops: list[dict] = []
-    changed = (here.get("cell_type"), _text(here.get("source"))) != (cell["cell_type"], _text(cell.get("source")))
-    if changed:
+    differs = _content(here) != _content(cell)
+    changed_by_turn = turns is None or _content(turns) != _content(cell)
+    edit = differs and (changed_by_turn or not three_way)
+    if edit:
+        basis = turns if three_way and turns is not None else here
         ops.append({"op": "edit", "cell_id": cell["id"], "source": _text(cell.get("source")),
-                    "cell_type": cell["cell_type"], "token": token_of(here)})
-    if cell["cell_type"] == "code" and (changed or _run_state(here) != _run_state(cell)):
-        if changed or left is None or _run_state(here) == _run_state(left):
+                    "cell_type": cell["cell_type"], "token": token_of(basis)})
+    if cell["cell_type"] == "code" and (edit or _run_state(here) != _run_state(cell)):
+        if edit or turns is None or _run_state(here) == _run_state(turns):
             ops.append({"op": "outputs", "cell_id": cell["id"], "outputs": list(cell.get("outputs") or []),
                         "execution_count": cell.get("execution_count")})
     return ops
+
+
+def _content(cell: dict) -> tuple[Any, str]:
+    return cell.get("cell_type"), _text(cell.get("source"))
 
 
 def _run_state(cell: dict) -> tuple[str, Any]:
