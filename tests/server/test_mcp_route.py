@@ -185,4 +185,3 @@ async def test_the_panel_lists_a_live_sessions_servers_as_they_are(api, connect,
     await panel.until("turn_end", timeout=60)
     (live,) = (await api("GET", "mcp", params={"session": sid}))["servers"]
     assert live["status"] == "running" and {"echo", "grow"} <= set(live["tools"])
-
