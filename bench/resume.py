@@ -17,7 +17,8 @@ milliseconds of wall and CPU time over ``--runs`` runs, all measured in this one
 - all whole: load plus ``session.messages`` (every row read whole: what the transcript view costs).
 
 The issue's figure for the coding session was 37.9 ms (goal 15 ms); short messages 3.0 ms. Other
-sessions share this machine: the load average is printed, and CPU time beside wall time.
+sessions share this machine: the load average is printed, CPU time beside wall time, and the five
+are timed in turn in each run, so that a burst of load falls on all of them alike.
 """
 
 from __future__ import annotations
@@ -51,15 +52,18 @@ BEFORE_QUERY = (  # store/messages.py's read before issue 15: every row whole
 )
 
 
-def timed(fn, runs: int) -> tuple[float, float]:
-    """Median wall and CPU milliseconds of ``fn``."""
-    wall, cpu = [], []
+def timed(fns: dict, runs: int) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU milliseconds of each of ``fns``, run in turn in each round: a burst of load
+    from the machine's other users then falls on every column alike."""
+    wall: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(runs):
-        w, c = time.perf_counter(), time.process_time()
-        fn()
-        cpu.append(time.process_time() - c)
-        wall.append(time.perf_counter() - w)
-    return statistics.median(wall) * 1000, statistics.median(cpu) * 1000
+        for name, fn in fns.items():
+            w, c = time.perf_counter(), time.process_time()
+            fn()
+            cpu[name].append(time.process_time() - c)
+            wall[name].append(time.perf_counter() - w)
+    return {name: (statistics.median(wall[name]) * 1000, statistics.median(cpu[name]) * 1000) for name in fns}
 
 
 def first_request(store: SessionStore, session_id: str, budget: int) -> list[dict]:
@@ -108,12 +112,10 @@ def measure(root: Path, mix: str, count: int, runs: int, budget: int) -> dict[st
         return first_request_before(store, sid, budget)
 
     assert before() == first_request(store, sid, budget)  # the same request, read either way
-    out = {
-        "floor": timed(floor, runs), "before": timed(before, runs),
-        "resume": timed(lambda: first_request(store, sid, budget), runs),
-        "load": timed(lambda: store.load(sid), runs),
-        "all whole": timed(lambda: store.load(sid).messages, runs),
-    }
+    out = timed({
+        "floor": floor, "before": before, "resume": lambda: first_request(store, sid, budget),
+        "load": lambda: store.load(sid), "all whole": lambda: store.load(sid).messages,
+    }, runs)
     out["MB"] = (sum(len(d) for (d,) in conn.execute("SELECT data FROM messages WHERE session_id = ?",
                                                       (sid,))) / 1e6, 0.0)
     store.close()

@@ -24,7 +24,8 @@ def add_mcp_parser(sub, parents=()) -> None:
     serve.add_argument("--approval", choices=["ask", "auto", "read-only"], default="ask",
                        help="how writes are approved on this side (default ask, on the terminal)")
     serve.add_argument("--toolsets", default="notebook",
-                       help="comma-separated tool sets to serve: notebook (default), core, edit-plus, git")
+                       help="comma-separated tool sets to serve: notebook (default), core, edit-plus, git "
+                            "(kernel comes with --kernel)")
     serve.add_argument("--http", action="store_true", help="streamable HTTP on localhost instead of stdio")
     serve.add_argument("--host", default="127.0.0.1", help="with --http: 127.0.0.1 (default), localhost or ::1")
     serve.add_argument("--port", type=int, default=8765, help="with --http: the port (default 8765)")

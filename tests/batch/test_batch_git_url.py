@@ -108,3 +108,15 @@ def test_dask_workers_clone_once_per_machine_and_check_out_a_subfolder(repo, mod
     with SessionStore(checkout / "src") as store:
         assert len([sid for sid in df["session_id"] if store.messages(sid)]) == 6
     assert git(checkout, "status", "--porcelain") == ""
+
+
+def test_a_workspace_folder_the_commit_lacks_is_a_clear_row(repo, model_options, cache, tmp_path):
+    checkout = tmp_path / "checkout"
+    git(tmp_path, "clone", "-q", str(repo), str(checkout))
+    (checkout / "extra").mkdir()
+    (checkout / "extra" / "new.py").write_text("x = 1\n")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "local folder")
+    df = nbagent.batch(["write one"], workspace=checkout / "extra", git_url=f"file://{repo}", revision="main",
+                       approval="auto", progress=False, **model_options)
+    assert "has no folder extra" in df.loc[0, "error"]

@@ -158,7 +158,11 @@ def make_copy(source: Path | Source, dest: Path) -> IsolatedCopy:
     overrides = list(source.overrides)
     checkout(dest, source.objects, source.commit, overrides)
     rel = source.workspace.relative_to(source.top)
-    return IsolatedCopy(root=dest, workspace=dest / rel, base=source.commit, overrides=overrides)
+    copy = IsolatedCopy(root=dest, workspace=dest / rel, base=source.commit, overrides=overrides)
+    if not copy.workspace.is_dir():  # a git_url repository without the workspace's folder
+        copy.remove()
+        raise IsolationError(f"commit {source.commit} has no folder {rel.as_posix()} to work in")
+    return copy
 
 
 def checkout(dest: Path, objects: str, commit: str, overrides: list[str]) -> None:

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,11 +90,23 @@ class RemoteSource:
     subdir: str = ""
 
     def on_this_machine(self) -> Source:
-        """A Source for isolation.make_copy, from this machine's cached clone (made or updated first)."""
-        clone = cached_clone(self.url, self.commit)
-        overrides = filter_overrides(clone)
-        return Source(workspace=clone / self.subdir if self.subdir else clone, top=clone, commit=self.commit,
-                      overrides=tuple(overrides), objects=object_store(clone, overrides))
+        """A Source for isolation.make_copy, from this machine's cached clone (made or updated first);
+        looked up once per process: the next tasks of the batch start from the same one."""
+        key = (self.url, self.commit, self.subdir, cache_root())
+        with _PREPARED_LOCK:
+            source = _PREPARED.get(key)
+            if source is None or not (source.top and (source.top / "HEAD").is_file()):
+                clone = cached_clone(self.url, self.commit)
+                overrides = filter_overrides(clone)
+                source = Source(workspace=clone / self.subdir if self.subdir else clone, top=clone,
+                                commit=self.commit, overrides=tuple(overrides),
+                                objects=object_store(clone, overrides))
+                _PREPARED[key] = source
+        return source
+
+
+_PREPARED: dict[tuple[str, str, str, Path], Source] = {}
+_PREPARED_LOCK = threading.Lock()
 
 
 def cache_root() -> Path:

@@ -2,9 +2,9 @@
 
 When a notebook store other than the file holds the notebook (the server's live document or open
 view, nbagent.tools.nbdoc), undo and redo send it the same cell operations the agent's notebook
-edits use, so the open notebook updates at once and no save conflict loses anything. The cells
-come back with their ids, types and sources, and with their outputs where nobody ran them since; a
-notebook no live store holds is restored as a file, byte for byte.
+edits use, so the open notebook updates at once and no save conflict loses anything. Only what the
+turn changed is put back (cells keep their ids; what was typed or run since in other cells stays);
+a notebook no live store holds is restored as a file, byte for byte.
 
 A live document reaches the file a moment later (the collaboration room saves it after a short
 delay), so whoever snapshots the workspace next waits for that save first (``settle``), and a
@@ -18,16 +18,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import ToolError
 from .gitrepo import CheckpointError
 from ..tools.nbdoc import token_of
 
-StoresFn = Callable[[], list[Any]]
 SETTLE_TIMEOUT = 10.0
 """Seconds to wait for an open notebook's room to save it (jupyter-collaboration's delay is 1 s)."""
-_POLL = 0.02
+_POLL = 0.05
 
 
 def restore_live(stores: list[Any], path: Path, name: str, data: bytes, exists: bool = True,
@@ -56,7 +55,9 @@ def restore_live(stores: list[Any], path: Path, name: str, data: bytes, exists: 
 
 
 def settle(stores: list[Any], path: Path, name: str, timeout: float = SETTLE_TIMEOUT) -> None:
-    """Wait until an open notebook's file holds the cells its live store holds (no store: at once)."""
+    """Wait until an open notebook's file holds the cells its live store holds (no store: at once).
+
+    The room saves on the server's loop: no event reaches this process, so the file is polled."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         _, snap = _live(stores, path, name)
@@ -82,12 +83,6 @@ def _live(stores: list[Any], path: Path, name: str) -> tuple[Any, Any]:
         if snap is not None and snap.where != "file":
             return store, snap
     return None, None
-
-
-def _wait_for_file(path: Path, cells: list[dict], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not _file_holds(path, cells) and time.monotonic() < deadline:
-        time.sleep(_POLL)  # the room saves on its own loop: there is no event to wait on from here
 
 
 def _file_holds(path: Path, cells: list[dict]) -> bool:

@@ -1,7 +1,8 @@
-"""``nbagent mcp serve``: nbagent's notebook and workspace tools for outside agents, over MCP.
+"""``nbagent mcp serve``: nbagent's notebook, workspace and kernel tools for outside agents, over MCP.
 
 The served tools are the agent's own Tool objects (same validation, same
-notebook code path by cell id, same output limits); each call goes through the
+notebook code path by cell id, same output limits), plus the kernel tools the
+Jupyter layer builds for a running kernel it reaches (nbagent.jupyter.served_kernel); each call goes through the
 same ``Approvals`` as an agent's, so nbagent's approval mode gates writes on
 this side whatever the outside agent's own approval said: "ask" (the default)
 asks on the terminal (/dev/tty, since stdio carries the protocol) and denies
