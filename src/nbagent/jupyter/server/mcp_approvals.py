@@ -6,8 +6,9 @@ through the hub; the user's Approve, Always or Deny comes back as the same "appr
 which the hub offers here first (``resolve``). The card goes away on every tab through the
 ``approval_decision`` event that follows. With no panel connected (a headless server) the call is
 denied at once, with the hint of how to allow such calls; with no answer within the timeout, it is
-denied too (an outside agent that went away leaves its card until then: the SDK's JSON-mode transport
-does not cancel its call); a call cancelled on this side (the server stopping) takes its card away.
+denied too (an outside agent that went away leaves its card until then: tornado does not notice a
+closed connection while the handler waits, and the SDK's JSON-mode transport does not cancel the call);
+a call cancelled on this side (the server stopping) takes its card away.
 """
 
 from __future__ import annotations

@@ -86,4 +86,5 @@ def _approval(value: Any) -> str | None:
     return value
 
 
-AVAILABLE = {"toolsets": list(DEFAULT_TOOLSETS), "approval": list(APPROVAL_MODES)}
+AVAILABLE = {"toolsets": [*DEFAULT_TOOLSETS, "read"], "approval": list(APPROVAL_MODES)}
+""""read" is the small profile's tool set (nbagent.profiles), on by default only for the offline model."""
