@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 from nbagent import Agent
-from nbagent.checkpoints import CheckpointConflict
+from nbagent.checkpoints import CheckpointConflict, CheckpointError
 from nbagent.jupyter import server_link
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
@@ -101,6 +101,10 @@ async def test_undo_and_redo_of_cell_edits_go_through_the_live_document(jp_serve
         assert disk_sources(path) == after
         await asyncio.to_thread(agent.undo)  # the room's formatting of the file is no conflict
         assert sources(view) == before and ids_of(view) == ids
+        type_in(view, 1, "  # mine")  # the user types in a cell the turn changed: redo refuses
+        with pytest.raises(CheckpointError, match="a.ipynb"):
+            await asyncio.to_thread(agent.redo)
+        assert sources(view)[1] == "x = 1  # mine"
     assert reloads(caplog) == 0, "the room reloaded a file written behind its back"
 
 

@@ -195,6 +195,18 @@ def test_rows_out_of_order_or_with_a_damaged_head_are_read_whole(workspace, stor
         session = fresh.load(sid)  # the head cannot be parsed: every row is read whole from data
         assert session.log.unread == 0 and session.messages == expected
     with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE messages SET head = NULL, omitted_chars = NULL WHERE session_id = ? AND idx = ?",
+                     (sid, idx))
+    with SessionStore(workspace) as fresh:
+        session = fresh.load(sid)  # that row is read whole, the others stay heads
+        assert session.log.unread > 0 and session.messages == expected
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE messages SET omitted_chars = NULL WHERE session_id = ? AND idx = ?",
+                     (sid, _headed_tool_row(workspace, sid)))
+    with SessionStore(workspace) as fresh:
+        session = fresh.load(sid)  # a head without its size: every row is read whole
+        assert session.log.unread == 0 and session.messages == expected
+    with sqlite3.connect(db) as conn:
         conn.execute("DELETE FROM messages WHERE session_id = ? AND idx = 1", (sid,))
     with SessionStore(workspace) as fresh, pytest.raises(StoreError, match=f"session {sid}: message 1 is missing"):
         fresh.load(sid)

@@ -42,15 +42,15 @@ def restore_live(stores: list[Any], path: Path, name: str, data: bytes, exists: 
     cells = _cells(data)
     if not exists or cells is None or not all(isinstance(c, dict) and c.get("id") for c in cells):
         return False  # cells without ids cannot be matched: the file path restores them exactly
-    store, snap = _live(stores, path, name)
-    if store is None or snap is None:
-        return False
-    left = _cells(base) if base is not None else None
-    try:
+    try:  # a cell the turn changed was changed since, or the tab holding it did not answer
+        store, snap = _live(stores, path, name)
+        if store is None or snap is None:
+            return False
+        left = _cells(base) if base is not None else None
         store.apply(path, name, cell_ops(snap.notebook["cells"], cells, left))
+        settle(stores, path, name)
     except ToolError as exc:
         raise CheckpointError(f"cannot restore {name}, open in JupyterLab: {exc}") from None
-    settle(stores, path, name)
     return True
 
 

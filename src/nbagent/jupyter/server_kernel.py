@@ -199,7 +199,7 @@ class LocalKernel:
             kernel = self.kernel_manager.get_kernel(self.kernel_id)
         except KeyError:
             raise ToolError(f"kernel {self.label} is not running any more") from None
-        client = kernel.client(session=_own_session(kernel.session))
+        client = kernel.client(session=own_session(kernel.session))
         client.start_channels()
         outcome = outcome or Outcome()
         try:
@@ -211,7 +211,7 @@ class LocalKernel:
         return outcome.as_dict()
 
 
-def _own_session(shared: Any) -> Any:
+def own_session(shared: Any) -> Any:
     """A Session of its own for one client (same key): the manager's shared one would give every client's
     shell socket the same ZMQ identity, and the kernel would send one client's replies to another."""
     from jupyter_client.session import Session

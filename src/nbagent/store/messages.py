@@ -30,14 +30,15 @@ whole message apart costs more than decoding it."""
 
 # No ORDER BY subquery: SQLite would copy every row through a co-routine (3x slower). The primary key
 # search yields idx order; read_messages checks that order and reads row by row when it differs.
-_HEADED = "head IS NOT NULL AND omitted_chars IS NOT NULL"
 # One pass gives the order, the heads' sizes in it ("0,1 250,2": message 1 is a head omitting 250)
-# and the JSON array.
+# and the JSON array. A head without its size leaves its index out of the order (text || NULL is
+# NULL), so read_messages reads that session row by row, whole.
 _JOINED = (
-    f"SELECT count(*), group_concat(CASE WHEN {_HEADED} THEN idx || ' ' || omitted_chars ELSE idx END), "
-    f"'[' || group_concat(CASE WHEN {_HEADED} THEN head ELSE data END, ',') || ']' "
-    "FROM messages WHERE session_id = ?"
+    "SELECT count(*), group_concat(CASE WHEN head IS NULL THEN idx ELSE idx || ' ' || omitted_chars END), "
+    "'[' || group_concat(coalesce(head, data), ',') || ']' FROM messages WHERE session_id = ?"
 )
+_JOINED_RANGE = ("SELECT count(*), group_concat(idx), '[' || group_concat(data, ',') || ']' "
+                 "FROM messages WHERE session_id = ? AND idx BETWEEN ? AND ?")
 _SIZE = re.compile(r"(\d+) (-?\d+)")
 _SIZES = re.compile(r" -?\d+")
 
@@ -82,11 +83,16 @@ def read_messages(conn: sqlite3.Connection, session_id: str) -> tuple[list[dict[
 
 def read_whole(conn: sqlite3.Connection, session_id: str, indexes: list[int]) -> dict[int, dict[str, Any]]:
     """The whole messages at ``indexes`` (sorted); a missing or corrupt one raises StoreError naming it."""
-    rows = conn.execute(
-        "SELECT idx, data FROM messages WHERE session_id = ? AND idx BETWEEN ? AND ?",
-        (session_id, indexes[0], indexes[-1]),
-    ).fetchall()
-    found = dict(rows)
+    first, last = indexes[0], indexes[-1]
+    count, order, joined = conn.execute(_JOINED_RANGE, (session_id, first, last)).fetchone()
+    if count == last - first + 1 and order == ",".join(map(str, range(first, last + 1))):
+        try:  # the usual case: one parse for the whole range, as read_messages does
+            every = codec.loads(joined)
+            return {index: every[index - first] for index in indexes}
+        except ValueError:
+            pass  # a corrupt row: the read below says which
+    found = dict(conn.execute("SELECT idx, data FROM messages WHERE session_id = ? AND idx BETWEEN ? AND ?",
+                              (session_id, first, last)).fetchall())
     whole = {}
     for index in indexes:
         if index not in found:

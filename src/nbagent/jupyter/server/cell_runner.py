@@ -16,6 +16,7 @@ import nbformat
 from ...errors import ToolError
 from ...tools.nbshrink import as_text
 from ...tools.nbdoc import find
+from ..server_kernel import own_session
 
 CELL_TIMEOUT = 300.0
 
@@ -28,7 +29,7 @@ async def run_cells(notebooks: Any, rel: str, name: str, cell_ids: list[str], ke
     if not_code:
         raise ToolError(f"only code cells run; not code: {', '.join(not_code)}")
     kernel = notebooks.serverapp.kernel_manager.get_kernel(kernel_id)
-    client = kernel.client()
+    client = kernel.client(session=own_session(kernel.session))  # not the shared one: see own_session
     client.start_channels()
     done: list[dict] = []
     try:
