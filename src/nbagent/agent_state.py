@@ -426,6 +426,7 @@ def _assistant_items(message: dict[str, Any], results: dict[Any, dict[str, Any]]
             status = "interrupted"
         items.append(ToolItem(call_id=str(call.get("id", "")), name=str(call.get("name", "")), status=status,
                               input_text=str(call.get("arguments") or ""),
-                              output=None if result is None else str(result.get("content", "")),
+                              # No content: a damaged row left in the store (the snapshot's notice names it).
+                              output=None if result is None or "content" not in result else str(result["content"]),
                               is_error=bool(result and result.get("is_error"))))
     return items
