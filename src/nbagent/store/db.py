@@ -301,6 +301,10 @@ class Database:
     _depth = 0
 
     def _migrate(self) -> None:
+        # Already at this version, the common case: no write lock, which every process opening the
+        # database (kernels, batch workers importing sessions) would otherwise queue for.
+        if _recorded_version(self.conn) == SCHEMA_VERSION:
+            return
         with self.write() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations "
