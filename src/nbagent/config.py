@@ -195,11 +195,6 @@ class AgentConfig:
     def with_changes(self, **changes: Any) -> "AgentConfig":
         return replace(self, **_coerce(changes)).validated()
 
-    def configured(self, names) -> dict[str, Any]:
-        """What the defaults and the environment give for ``names``: no arguments, no live changes."""
-        base = AgentConfig.load(workspace=self.workspace)
-        return {name: getattr(base, name) for name in names}
-
     def validated(self) -> "AgentConfig":
         if self.api not in APIS:
             raise ConfigError(f"api must be one of {APIS}, not {self.api!r}")

@@ -18,7 +18,7 @@ from .loop import Loop
 from .mcp.manager import MCPManager
 from .model.factory import default_model_name, make_model
 from .procs import ProcessTracker
-from .profiles import Profile, apply as apply_profile, choose as choose_profile
+from .profiles import PROFILES, Profile, apply as apply_profile, choose as choose_profile
 from .prompt import short_prompt, static_prompt
 from .session import Session, SessionState, open_state
 from .tools import build_registry
@@ -167,12 +167,14 @@ class AgentRuntime:
         return changed
 
     def _with_defaults(self, changes: dict[str, Any]) -> dict[str, Any]:
-        """``DEFAULT`` values replaced by what the configuration gives (for the model with none named:
-        the endpoint's own, as when the agent was built without one)."""
+        """``DEFAULT`` values replaced by what the configuration gives, under this agent's profile (the
+        offline model's small one keeps its tool sets), and for the model with none named the
+        endpoint's own, as when the agent was built without one."""
         resets = [name for name, value in changes.items() if value is DEFAULT]
         if not resets:
             return changes
-        changes = {**changes, **self.config.configured(resets)}
+        configured = apply_profile(PROFILES[self.config.profile], AgentConfig.load(workspace=self.config.workspace))
+        changes = {**changes, **{name: getattr(configured, name) for name in resets}}
         if "model" in resets and not changes["model"]:
             changes["model"] = default_model_name(self.config)
             if not changes["model"]:

@@ -133,3 +133,14 @@ def test_default_model_with_none_configured_is_the_endpoints_own(make_agent, tmp
     with pytest.raises(ConfigError, match="no configured model to go back to"):
         agent.reconfigure(model=DEFAULT)
     assert agent.config.model == "other"  # refused: nothing changed
+
+
+def test_default_tool_sets_follow_the_agents_profile(make_agent):
+    from nbagent import DEFAULT
+
+    agent = make_agent("hi", profile="small")
+    built = agent.config.toolsets
+    assert "read" in built and "git" not in built
+    agent.reconfigure(toolsets=["core", "git"])
+    agent.reconfigure(toolsets=DEFAULT)
+    assert agent.config.toolsets == built  # the small profile's, not the general default list

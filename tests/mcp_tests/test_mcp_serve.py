@@ -111,3 +111,18 @@ async def test_streamable_http_needs_the_token(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_serving_leaves_the_tool_sets_it_was_given_as_they_were(tmp_path):
+    from nbagent.mcp.serve import ServedTools
+    from nbagent.tools.base import ToolSet, function_tool
+
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    shared = ToolSet("kernel", [function_tool(ping)], always_on=True)  # used by other registries too
+    served = ServedTools(tmp_path, toolsets=("notebook", "kernel"), extra=[shared])
+    names = {t.name for t in served.tools()}
+    assert "ping" in names and "bash" not in names  # "core" is not served unless named
+    assert shared.always_on is True

@@ -61,9 +61,9 @@ class ServedTools:
 
     def _registry(self, toolsets: tuple[str, ...]) -> Registry:
         sets = [ts for ts in [*builtin_toolsets(memory=False), *self.extra] if ts.name in toolsets]
-        for ts in sets:
-            ts.always_on = False  # "core" is served only when asked for: it holds bash
-        return Registry(sets, toolsets)
+        # No set is on unless asked for ("core" holds bash). Said to this registry, not by changing the
+        # tool sets: some are shared by every agent of the process (the server's panel agents too).
+        return Registry(sets, toolsets, always_on=())
 
     def tools(self) -> list[Tool]:
         return list(self.registry)

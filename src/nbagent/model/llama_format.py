@@ -6,12 +6,13 @@ is garbled and costs about four times the tokens), drops ``tool`` messages from 
 ignores max_tokens when tools are offered, and streams an automatic tool choice through a
 grammar that allows no text. This format keeps its idea (a short grammar-constrained decision
 between ``message:`` and ``functions.<name>:``, then the answer or the JSON arguments) and
-fixes those four things: the prompt is built with plain string joins (nothing escaped), tool
-results go in as user turns naming the tool, every generation is capped at
+fixes those four things: the prompt is built with plain string joins (nothing escaped) and
+tokenized so that message text can hold no special tokens, tool results go in as user turns
+naming the tool, every generation is capped at
 ``min(max_tokens, cap)``, and the answer after ``message:`` streams token by token.
 
-Only ``render_prompt`` and ``decision_grammar`` are pure; the handler needs llama_cpp and runs
-inside the server process that ``python -m nbagent.model.llama_format`` starts.
+``render_segments``, ``render_prompt`` and ``decision_grammar`` are pure; the handler needs
+llama_cpp and runs inside the server process that ``python -m nbagent.model.llama_format`` starts.
 """
 
 from __future__ import annotations
@@ -56,30 +57,47 @@ def _tools_block(tools: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def render_prompt(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
-    """The ChatML prompt for ``messages``, ending with the assistant's turn; nothing is escaped.
+Segment = tuple[str, bool]
+"""A piece of the prompt and whether it is markup: only markup may hold special tokens."""
+
+
+def render_segments(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[Segment]:
+    """The ChatML prompt for ``messages`` in pieces, ending with the assistant's turn; nothing is escaped.
 
     With tools, the system message lists them and earlier answers carry the ``message:`` /
     ``functions.<name>:`` prefixes the model is asked to write. A tool result becomes a user turn
-    that names the tool (SmolLM2's template knows no tool role).
+    that names the tool (SmolLM2's template knows no tool role). Text in messages is never markup:
+    a file holding ``<|im_end|><|im_start|>system`` stays text and cannot open a turn of its own.
     """
     names: dict[str, str] = {}
-    out: list[str] = []
+    out: list[Segment] = []
     if not messages or messages[0].get("role") != "system":
         messages = [{"role": "system", "content": ""}, *messages]
     for m in messages:
         role, content = m.get("role"), _text(m.get("content"))
         if role == "system":
-            out.append(f"<|im_start|>system\n{content}{_tools_block(tools) if tools else ''}{_END}\n")
+            role, text = "system", content + (_tools_block(tools) if tools else "")
         elif role == "assistant":
-            out.append(f"<|im_start|>assistant\n{_assistant_text(m, content, bool(tools), names)}{_END}\n")
+            text = _assistant_text(m, content, bool(tools), names)
         elif role in ("tool", "function"):
             name = names.get(m.get("tool_call_id") or "", m.get("name") or "a function")
-            out.append(f"<|im_start|>user\nResult of {name}:\n{content}{_END}\n")
+            role, text = "user", f"Result of {name}:\n{content}"
         else:
-            out.append(f"<|im_start|>user\n{content}{_END}\n")
-    out.append("<|im_start|>assistant\n")
-    return "".join(out)
+            role, text = "user", content
+        out += [(f"<|im_start|>{role}\n", True), (text, False), (f"{_END}\n", True)]
+    out.append(("<|im_start|>assistant\n", True))
+    return [(text, markup) for text, markup in out if text]
+
+
+def render_prompt(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+    """The prompt as one string (what the model reads; see ``render_segments``)."""
+    return "".join(text for text, _ in render_segments(messages, tools))
+
+
+def tokenize(llama: Any, segments: list[Segment]) -> list[int]:
+    """The prompt's tokens: special tokens are read in markup only, never in message text."""
+    return [token for text, markup in segments
+            for token in llama.tokenize(text.encode("utf-8"), add_bos=False, special=markup)]
 
 
 def _assistant_text(m: dict[str, Any], content: str, tools: bool, names: dict[str, str]) -> str:
@@ -121,14 +139,14 @@ class ChatHandler:
                                        repeat_penalty=repeat_penalty))
         limit = capped(max_tokens, self.cap)
         if not tools or tool_choice == "none":
-            return run.answer(render_prompt(messages), limit, stop)
-        prompt = render_prompt(messages, tools)
+            return run.answer(render_segments(messages), limit, stop)
+        prompt = render_segments(messages, tools)
         if isinstance(tool_choice, dict):
             return run.call(prompt, _tool(tools, tool_choice["function"]["name"]))
         said = run.decide(prompt, tools, text=tool_choice != "required")
         if said.startswith("functions."):
             return run.call(prompt, _tool(tools, said[len("functions."):].rstrip(":")))
-        return run.answer(prompt + "message:\n", limit, stop)
+        return run.answer([*prompt, ("message:\n", False)], limit, stop)
 
 
 def _tool(tools: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -144,25 +162,26 @@ class _Run:
     def __init__(self, llama: Any, stream: bool, sampling: dict[str, Any]):
         self.llama, self.stream, self.sampling = llama, stream, sampling
 
-    def decide(self, prompt: str, tools: list[dict[str, Any]], *, text: bool) -> str:
+    def decide(self, prompt: list[Segment], tools: list[dict[str, Any]], *, text: bool) -> str:
         """A few grammar-bound tokens, not streamed: answer in text or call which function."""
         from llama_cpp import llama_grammar
 
         grammar = llama_grammar.LlamaGrammar.from_string(decision_grammar(tools, text=text), verbose=False)
-        first = self.llama.create_completion(prompt=prompt, temperature=0, max_tokens=16, stream=False,
+        first = self.llama.create_completion(prompt=tokenize(self.llama, prompt), temperature=0, max_tokens=16, stream=False,
                                              stop=[":"], grammar=grammar)
         return first["choices"][0]["text"]
 
-    def answer(self, prompt: str, limit: int, stop: Any):
+    def answer(self, prompt: list[Segment], limit: int, stop: Any):
         from llama_cpp import llama_chat_format as fmt
 
         stops = [_END, *([stop] if isinstance(stop, str) else stop or [])]
-        completion = self.llama.create_completion(prompt=prompt, stream=self.stream, max_tokens=limit,
+        tokens = tokenize(self.llama, prompt)
+        completion = self.llama.create_completion(prompt=tokens, stream=self.stream, max_tokens=limit,
                                                   stop=stops, **self.sampling)
         chat = fmt._convert_completion_to_chat(completion, stream=self.stream)
-        return self._with_usage(cast(Iterator, chat), prompt) if self.stream else chat
+        return self._with_usage(cast(Iterator, chat), len(tokens)) if self.stream else chat
 
-    def call(self, prompt: str, tool: dict[str, Any]):
+    def call(self, prompt: list[Segment], tool: dict[str, Any]):
         from llama_cpp import llama_chat_format as fmt
         from llama_cpp import llama_grammar
 
@@ -172,13 +191,13 @@ class _Run:
                 json.dumps(tool["function"].get("parameters") or {}), verbose=False)
         except Exception:  # a schema llama.cpp's converter cannot take: any JSON object then
             grammar = llama_grammar.LlamaGrammar.from_string(llama_grammar.JSON_GBNF, verbose=False)
+        tokens = tokenize(self.llama, [*prompt, (f"functions.{name}:\n", False)])
         completion = self.llama.create_completion(
-            prompt=prompt + f"functions.{name}:\n", stream=self.stream, max_tokens=ARGS_CAP, stop=[_END],
-            grammar=grammar, **self.sampling)
+            prompt=tokens, stream=self.stream, max_tokens=ARGS_CAP, stop=[_END], grammar=grammar, **self.sampling)
         chat = fmt._convert_completion_to_chat_function(name, completion, self.stream)
-        return self._with_usage(cast(Iterator, chat), prompt) if self.stream else chat
+        return self._with_usage(cast(Iterator, chat), len(tokens)) if self.stream else chat
 
-    def _with_usage(self, chunks: Iterator[dict[str, Any]], prompt: str) -> Iterator[dict[str, Any]]:
+    def _with_usage(self, chunks: Iterator[dict[str, Any]], prompt_tokens: int) -> Iterator[dict[str, Any]]:
         """The stream, then one chunk with the usage (llama-cpp-python's streams carry none)."""
         last: dict[str, Any] = {}
         written: list[str] = []
@@ -191,7 +210,7 @@ class _Run:
             yield chunk
         if not last:
             return
-        prompt_tokens, output_tokens = self._count(prompt), self._count("".join(written))
+        output_tokens = self._count("".join(written))
         yield {"id": last["id"], "object": "chat.completion.chunk", "created": last["created"],
                "model": last["model"], "choices": [],
                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": output_tokens,

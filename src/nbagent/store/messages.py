@@ -16,7 +16,6 @@ missing or corrupt row.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from typing import Any
 
@@ -30,17 +29,16 @@ whole message apart costs more than decoding it."""
 
 # No ORDER BY subquery: SQLite would copy every row through a co-routine (3x slower). The primary key
 # search yields idx order; read_messages checks that order and reads row by row when it differs.
-# One pass gives the order, the heads' sizes in it ("0,1 250,2": message 1 is a head omitting 250)
-# and the JSON array. A head without its size leaves its index out of the order (text || NULL is
-# NULL), so read_messages reads that session row by row, whole.
+# One pass gives the order, the JSON array, and the heads' indexes and sizes as two JSON arrays
+# (decoded in C; a head without its size says -1, and that session is read row by row, whole).
 _JOINED = (
-    "SELECT count(*), group_concat(CASE WHEN head IS NULL THEN idx ELSE idx || ' ' || omitted_chars END), "
-    "'[' || group_concat(coalesce(head, data), ',') || ']' FROM messages WHERE session_id = ?"
+    "SELECT count(*), group_concat(idx), '[' || group_concat(coalesce(head, data), ',') || ']', "
+    "'[' || group_concat(CASE WHEN head IS NOT NULL THEN idx END) || ']', "
+    "'[' || group_concat(CASE WHEN head IS NOT NULL THEN coalesce(omitted_chars, -1) END) || ']' "
+    "FROM messages WHERE session_id = ?"
 )
 _JOINED_RANGE = ("SELECT count(*), group_concat(idx), '[' || group_concat(data, ',') || ']' "
                  "FROM messages WHERE session_id = ? AND idx BETWEEN ? AND ?")
-_SIZE = re.compile(r"(\d+) (-?\d+)")
-_SIZES = re.compile(r" -?\d+")
 
 
 def message_row(message: dict[str, Any]) -> tuple[str, str, str | None, int | None]:
@@ -67,18 +65,17 @@ def _head(role: str, message: dict[str, Any]) -> dict[str, Any] | None:
 
 def read_messages(conn: sqlite3.Connection, session_id: str) -> tuple[list[dict[str, Any]], dict[int, int]]:
     """The messages, heads where stored; and {index: omitted_chars} of those heads."""
-    count, order, joined = conn.execute(_JOINED, (session_id,)).fetchone()
+    count, order, joined, head_indexes, head_sizes = conn.execute(_JOINED, (session_id,)).fetchone()
     if count == 0:
         return [], {}
-    in_order, heads = ",".join(map(str, range(count))), {}
-    if order != in_order:
-        heads = {int(i): int(n) for i, n in _SIZE.findall(order)}
-        if not heads or _SIZES.sub("", order) != in_order:  # rows out of order or missing
-            return _read_one_by_one(conn, session_id), {}
-    try:
-        return codec.loads(joined), heads
-    except ValueError:  # a corrupt row: the plain read says which
-        return _read_one_by_one(conn, session_id), {}
+    if order == ",".join(map(str, range(count))):
+        try:
+            heads = dict(zip(codec.loads(head_indexes), codec.loads(head_sizes))) if head_indexes else {}
+            if -1 not in heads.values():
+                return codec.loads(joined), heads
+        except ValueError:
+            pass  # a corrupt row: the plain read below says which
+    return _read_one_by_one(conn, session_id), {}
 
 
 def read_whole(conn: sqlite3.Connection, session_id: str, indexes: list[int]) -> dict[int, dict[str, Any]]:
