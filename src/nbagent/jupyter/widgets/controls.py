@@ -28,5 +28,5 @@ class Controls(widgets.HBox):
     @observe("queued", "running")
     def _render(self, change=None) -> None:
         self.queue_label.value = "" if not self.queued else f"{self.queued} queued"
-        self.stop_button.disabled = self.abort_button.disabled = not self.running
+        # Hidden when the turn ends (one frontend message; disabling each button too would cost two more).
         self.layout.display = "" if self.running else "none"
