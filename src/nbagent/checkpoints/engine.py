@@ -108,7 +108,7 @@ class Checkpoints:
             self._drop(self.manifest.add(entry))
             self.manifest.save()
         except (CheckpointError, OSError) as exc:
-            self.error = str(exc)
+            self.error = _why(exc)
             return False
         self._before = before
         return True
@@ -125,7 +125,7 @@ class Checkpoints:
         try:
             return self._finish(entry)
         except (CheckpointError, OSError) as exc:
-            self.error = str(exc)
+            self.error = _why(exc)
             return None
 
     def adopt(self) -> TurnCheckpoint | None:
@@ -276,3 +276,10 @@ def _file_diff(path: str, old: Entry | None, new: Entry | None, blobs: dict[str,
                                  "/dev/null" if old is None else f"a/{path}",
                                  "/dev/null" if new is None else f"b/{path}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _why(exc: Exception) -> str:
+    """Why a snapshot failed, in words: a repository with no git to read it is the common case."""
+    if isinstance(exc, FileNotFoundError) and exc.filename == "git":
+        return "git is not installed here (no `git` on PATH), so this repository's files cannot be snapshotted"
+    return str(exc)

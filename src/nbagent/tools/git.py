@@ -16,10 +16,15 @@ name are limited to the workspace's own paths.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from pathlib import Path
 
-import git
+# Without a git executable GitPython refuses to be imported at all, which would stop the agent from
+# starting; imported quietly, only the git tools fail, with the message below.
+os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+import git  # noqa: E402
 
 from ..errors import ToolError
 from .base import ToolSet, function_tool
@@ -45,6 +50,9 @@ class _Repo:
     def __init__(self, ctx: ToolContext):
         self.ctx = ctx
         root = ctx.workspace.root
+        if not shutil.which(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git"):
+            raise ToolError("git is not installed here (no `git` on PATH): the git tools need it; "
+                            "install git, or switch the git tool set off")
         try:
             self.repo = git.Repo(root, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
