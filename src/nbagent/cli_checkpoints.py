@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .checkpoints import CheckpointError, Checkpoints
+from .display import escape_controls
 from .errors import StoreError
 from .store.sessions import SessionStore
 from .turn_guard import undo_note
@@ -72,4 +73,4 @@ def _session_id(store: SessionStore, selector: str | None) -> str:
 
 def _printable(path: str) -> str:
     # A file name may hold escape sequences: show them, never let the terminal run them.
-    return path.encode("unicode_escape").decode("ascii") if not path.isprintable() else path
+    return escape_controls(path, keep_newlines=False)

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any, Sequence
 
+from .display import escape_controls
+
 
 
 def add_knowledge_parsers(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> None:
@@ -82,7 +84,8 @@ def _list(args: argparse.Namespace) -> int:
         print("no memory entries")
     for row in frame.to_dict(orient="records"):
         tags = f" [{row['tags']}]" if row["tags"] else ""
-        print(f"{row['id']:>5}  {row['source']:<9} {row['category']:<10} {_clean(_short(row['text']))}{_clean(tags)}")
+        print(f"{row['id']:>5}  {row['source']:<9} {_clean(row['category']):<10} {_clean(_short(row['text']))}"
+              f"{_clean(tags)}")
     return 0
 
 
@@ -96,7 +99,7 @@ def _search(args: argparse.Namespace) -> int:
     if frame.empty:
         print("nothing found")
     for row in frame.to_dict(orient="records"):
-        print(f"{row['id']:>5}  {row['score']:5.2f}  {row['category']:<10} {_clean(_short(row['text']))}\n"
+        print(f"{row['id']:>5}  {row['score']:5.2f}  {_clean(row['category']):<10} {_clean(_short(row['text']))}\n"
               f"       {_clean(row['why'])} ({row['source']})")
     return 0
 
@@ -150,6 +153,6 @@ def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _clean(text: str) -> str:
-    """Memory text and trace names are the model's: no escape sequence reaches the terminal."""
-    return "".join(ch if ch.isprintable() else "\\x%02x" % ord(ch) if ord(ch) < 256 else ch for ch in str(text))
+def _clean(text: Any) -> str:
+    """Memory text and trace names are the model's: no escape sequence or bidi override reaches the terminal."""
+    return escape_controls(str(text), keep_newlines=False)

@@ -146,3 +146,9 @@ def test_agent_state_marks_the_turn_and_reports_divergence():
     assert (s.undo_turn, s.redo_turn) == (None, 1)
     s = reduce(s, ev.Checkpoint(action="diverged", files=["b.py"]))
     assert "changed since the last checkpoint: b.py" in s.notices[-1].text
+
+
+def test_the_undo_command_shows_hostile_file_names_escaped():
+    from nbagent.cli_checkpoints import _printable
+
+    assert _printable("evil\x1b[2J\u202etxt.py\n") == "evil\\x1b[2J\\u202etxt.py\\n"

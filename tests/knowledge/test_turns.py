@@ -132,12 +132,13 @@ def test_memory_cli_status_list_search_forget(workspace):
     with MemoryHandle.open(workspace, config=nbagent.AgentConfig.load(workspace=workspace,
                                                                       memory_embeddings="off")) as memory:
         memory.remember("Run the slow tests with pytest -m integration.", "snippet", ["tests"])
-        memory.remember("Charts use \x1b[31mseaborn\x1b[0m styling.", "preference")
+        memory.remember("Charts use \x1b[31mseaborn\x1b[0m styling \u202eelyts.", "preference")
     env = {"NBAGENT_MEMORY_EMBEDDINGS": "off"}
     status = json.loads(cli(workspace, "memory", "status", "--json", env=env).stdout)
     assert status["scopes"][0]["rows"] == 2 and status["scopes"][0]["fts5"] is True
     listing = cli(workspace, "memory", "list", env=env).stdout
     assert "pytest -m integration" in listing and "\x1b" not in listing and "\\x1b[31m" in listing
+    assert "\u202e" not in listing and "\\u202eelyts" in listing  # a bidi override is shown, not obeyed
     found = cli(workspace, "memory", "search", "integration tests", env=env).stdout
     assert "pytest -m integration" in found and "keywords" in found
     entry_id = found.split()[0]
