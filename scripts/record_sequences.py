@@ -31,13 +31,7 @@ def record(name: str, description: str, scenario) -> None:
         events: list[ev.Event] = []
         agent = scenario(Path(tmp), events)
         agent.close()
-    state = AgentState()
-    for event in events:
-        state = reduce(state, event)
-    data = {"description": description, "events": [_stable(e.to_dict()) for e in events],
-            "expected": _stable(state.to_dict())}
-    (OUT / f"{name}.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-    print(f"{name}: {len(events)} events")
+    write_events(name, description, events)
 
 
 def _stable(data):
@@ -181,13 +175,14 @@ WRITTEN = {
 
 
 def write_events(name: str, description: str, events: list[ev.Event]) -> None:
+    """The sequence file: the events and the state the Python reducer makes of them."""
     state = AgentState()
     for event in events:
         state = reduce(state, event)
     data = {"description": description, "events": [_stable(e.to_dict()) for e in events],
             "expected": _stable(state.to_dict())}
     (OUT / f"{name}.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-    print(f"{name}: {len(events)} events (written by hand)")
+    print(f"{name}: {len(events)} events")
 
 
 def recompute_expected() -> None:
