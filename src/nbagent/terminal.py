@@ -140,14 +140,19 @@ class TerminalRenderer:
 
     def _state_lines(self, before: AgentState, after: AgentState, event: ev.Event | None,
                      out: "_Output") -> None:
-        """What changed outside the turn's items: the queue, todos, settings, notices, checkpoints."""
-        known = {q.turn_id for q in before.queue}
-        for position, queued in enumerate(after.queue, start=1):
-            if queued.turn_id not in known:
-                out.note(self._line(f"[queued at position {position}: {_one_line(queued.prompt, 60)}]"))
+        """What changed outside the turn's items: the queue, todos, settings, notices, checkpoints.
+
+        reduce keeps the parts an event leaves alone (the same objects), so a text delta costs only
+        these identity checks."""
+        if after.queue is not before.queue:
+            known = {q.turn_id for q in before.queue}
+            for position, queued in enumerate(after.queue, start=1):
+                if queued.turn_id not in known:
+                    out.note(self._line(f"[queued at position {position}: {_one_line(queued.prompt, 60)}]"))
         if after.todos is not before.todos:
             out.note(self._todos(after.todos))
-        changed = {k: v for k, v in after.settings.items() if before.settings.get(k, _MISSING) != v}
+        changed = {} if after.settings is before.settings else {
+            k: v for k, v in after.settings.items() if before.settings.get(k, _MISSING) != v}
         if changed and after.session_id == before.session_id:
             pairs = ", ".join(f"{k}={v}" for k, v in changed.items())
             out.note(self._line(f"[settings: {_one_line(pairs, 200)}]"))
