@@ -200,3 +200,17 @@ def test_the_text_view_opened_while_a_call_waits_shows_the_turn_so_far(make_agen
     follower.close()
     assert late.getvalue() == from_start.getvalue()
     assert "\nWritten.\nfiles changed: n.txt" in late.getvalue()
+
+
+def test_a_late_view_shows_the_turn_so_far_escaped():
+    hostile = "rm -rf x\x1b]0;pwned\x07\u202e"
+    events = [ev.TurnStart(prompt=hostile, turn_id="t"), ev.TextDelta(text=hostile, turn_id="t"),
+              ev.ToolCall(name="bash", call_id="c", arguments={"command": hostile}, turn_id="t"),
+              ev.ApprovalRequest(name="bash", call_id="c", arguments={"command": hostile}, turn_id="t"),
+              ev.ApprovalDecision(name="bash", call_id="c", decision="approve", by=hostile, turn_id="t")]
+    state = AgentState()
+    for event in events:
+        state = reduce(state, event)
+    text = TerminalRenderer(state=state, show_prompt=True).catch_up().text
+    assert "? approval needed for bash" in text and "approve (" in text
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text and "\\x1b]0;pwned" in text
