@@ -206,11 +206,11 @@ def test_a_late_view_shows_the_turn_so_far_escaped():
     hostile = "rm -rf x\x1b]0;pwned\x07\u202e"
     events = [ev.TurnStart(prompt=hostile, turn_id="t"), ev.TextDelta(text=hostile, turn_id="t"),
               ev.ToolCall(name="bash", call_id="c", arguments={"command": hostile}, turn_id="t"),
-              ev.ApprovalRequest(name="bash", call_id="c", arguments={"command": hostile}, turn_id="t"),
-              ev.ApprovalDecision(name="bash", call_id="c", decision="approve", by=hostile, turn_id="t")]
+              ev.ApprovalRequest(name="bash", call_id="c", arguments={"command": hostile}, diff=hostile, turn_id="t"),
+              ev.ApprovalDecision(name="bash", call_id="c", decision="approve", by="user", turn_id="t")]
     state = AgentState()
     for event in events:
         state = reduce(state, event)
     text = TerminalRenderer(state=state, show_prompt=True).catch_up().text
-    assert "? approval needed for bash" in text and "approve (" in text
+    assert "? approval needed for bash" in text and "approve (user)" in text  # the card a person answered
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text and "\\x1b]0;pwned" in text
