@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
 from ..ids import short_id
+from . import scratch
 from .isolation import git, repository_top, snapshot
 from .progress import Progress, default_progress
 from .schedule import run_distributed, run_local
@@ -65,7 +66,8 @@ def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concu
     # every task starts from the same files, even if the user edits meanwhile
     source = snapshot(root) if remote is None else None
     specs = [TaskSpec(index=i, prompt=text, workspace=str(root), batch_id=batch_id, source=source,
-                      agent_options=dict(agent_options), remote=remote) for i, text in enumerate(texts)]
+                      agent_options=dict(agent_options), remote=remote, concurrency=concurrency)
+             for i, text in enumerate(texts)]
     report = _progress(progress, len(specs))
     try:
         if client is not None:
@@ -132,6 +134,9 @@ def _remote(git_url: str, revision: str | None, root: Path) -> RemoteSource:
 
 def _clean_up(root: Path, batch_id: str, remote: RemoteSource | None, client: Any) -> None:
     """Remove every copy of this batch, including those of a task whose worker died."""
+    scratch.remove_batch(batch_id)
+    if client is not None:
+        client.run(scratch.remove_batch, batch_id)
     if remote is not None:
         remove_batch_copies(batch_id)
         if client is not None:

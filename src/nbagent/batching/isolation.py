@@ -89,6 +89,8 @@ class Source:
     overrides: tuple[str, ...] = ()
     objects: str = ""
     """The object store holding ``commit``, which every copy borrows (read only)."""
+    size: int = 0
+    """Bytes of the files a copy holds (the commit's tree, or the folder's files): where copies fit."""
 
 
 def snapshot(workspace: Path) -> Source:
@@ -96,11 +98,37 @@ def snapshot(workspace: Path) -> Source:
     workspace = workspace.resolve()
     top = repository_top(workspace)
     if top is None:
-        return Source(workspace=workspace)
+        return Source(workspace=workspace, size=folder_size(workspace))
     overrides = filter_overrides(top)
     commit = snapshot_commit(top, overrides)
     return Source(workspace=workspace, top=top, commit=commit, overrides=tuple(overrides),
-                  objects=object_store(top, overrides))
+                  objects=object_store(top, overrides), size=tree_size(top, commit, overrides))
+
+
+def tree_size(top: Path, commit: str, overrides: list[str] | None = None) -> int:
+    """Bytes of the files in ``commit``'s tree (what a checkout of it writes)."""
+    out = git(top, "ls-tree", "-r", "-l", "-z", commit, overrides=overrides)
+    total = 0
+    for record in out.split("\0"):
+        size = record.split("\t", 1)[0].split()[-1:] if record else []
+        if size and size[0].isdigit():  # "-" for a submodule, which a checkout leaves empty
+            total += int(size[0])
+    return total
+
+
+def folder_size(workspace: Path) -> int:
+    """Bytes of the regular files a plain copy of ``workspace`` takes (links not followed)."""
+    total = 0
+    for directory, dirs, files in os.walk(workspace):
+        dirs[:] = [d for d in dirs if d not in (".git", ".nbagent")]
+        for name in files:
+            try:
+                info = os.lstat(os.path.join(directory, name))
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                total += info.st_size
+    return total
 
 
 def object_store(top: Path, overrides: list[str] | None = None) -> str:

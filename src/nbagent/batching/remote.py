@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
-from .isolation import IsolationError, Source, filter_overrides, git, object_store
+from .isolation import IsolationError, Source, filter_overrides, git, object_store, tree_size
 
 TRANSPORTS = ("https", "http", "ssh", "git", "file")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -100,7 +100,8 @@ class RemoteSource:
                 overrides = filter_overrides(clone)
                 source = Source(workspace=clone / self.subdir if self.subdir else clone, top=clone,
                                 commit=self.commit, overrides=tuple(overrides),
-                                objects=object_store(clone, overrides))
+                                objects=object_store(clone, overrides),
+                                size=tree_size(clone, self.commit, overrides))
                 _PREPARED[key] = source
         return source
 

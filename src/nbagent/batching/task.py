@@ -20,6 +20,7 @@ from typing import Any
 
 from ..statedir import state_dir
 from ..store.sessions import SessionStore
+from . import scratch
 from .isolation import Source, make_copy
 from .remote import RemoteSource, batch_copies
 
@@ -40,12 +41,17 @@ class TaskSpec:
     remote: RemoteSource | None = None
     """The git URL and commit the workers clone, when they cannot see ``workspace``. The task's
     session then travels back in its row (compressed) instead of being written to ``workspace``."""
+    concurrency: int = 1
+    """How many tasks of the batch may run at once: with the copy's size, whether copies fit in RAM."""
 
-    def copy_dir(self) -> Path:
+    def copy_dir(self, source: Source) -> Path:
         """A fresh folder for one attempt: a task rerun after its worker died must not meet the
-        copy the dead attempt left behind (the batch removes them all when it ends)."""
+        copy the dead attempt left behind (the batch removes them all when it ends). In this
+        machine's RAM when the running tasks' copies fit there (batching.scratch), else on disk."""
         attempt = uuid.uuid4().hex[:8]
-        folder = batch_copies(self.batch_id) if self.remote else batch_dir(Path(self.workspace), self.batch_id)
+        folder = scratch.copies_folder(self.batch_id, (source.size + scratch.COPY_OVERHEAD) * self.concurrency)
+        if folder is None:
+            folder = batch_copies(self.batch_id) if self.remote else batch_dir(Path(self.workspace), self.batch_id)
         return folder / f"task-{self.index:05d}-{attempt}"
 
 
@@ -73,7 +79,8 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
     row = empty_row(spec)
     copy = None
     try:
-        copy = make_copy(_source(spec, row["host"]), spec.copy_dir())
+        source = _source(spec, row["host"])
+        copy = make_copy(source, spec.copy_dir(source))
         row.update(_run_agent(spec, copy.workspace))
         row["files_changed"], row["diff"] = copy.changes()
     except Exception as exc:  # one task's failure is its row, never the batch's end
@@ -103,6 +110,9 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
     # The copy is thrown away when the task ends and its result is the diff: undo checkpoints of it
     # would be git work (snapshots, refs) for nothing. A caller can still ask for them.
     options.setdefault("checkpoints", False)
+    # A copy's state starts empty (.nbagent is never copied): no attached source to poll, so no
+    # poller thread and database connection per task.
+    options.setdefault("context_poll", False)
     agent = Agent(workspace=workspace, approver=deny_approval, session="new", **options)
     try:
         result = agent.run(spec.prompt)
