@@ -134,3 +134,56 @@ def test_provider_fields_are_stored_and_dropped_for_another_model(tmp_path):
         same, moved = _assistant_sent(server, 2), _assistant_sent(server, 3)
     assert "extra_content" in same["tool_calls"][0]
     assert "extra_content" not in moved["tool_calls"][0]
+
+
+def _sse(*chunks: object) -> bytes:
+    return b"".join(b"data: " + (c if isinstance(c, bytes) else json.dumps(c).encode()) + b"\n\n" for c in chunks)
+
+
+def _delta(**delta: object) -> dict:
+    return {"id": "c1", "object": "chat.completion.chunk", "model": "m1",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+
+
+def test_an_error_object_inside_the_stream_ends_the_turn_with_its_message_and_keeps_the_text(tmp_path):
+    body = _sse(_delta(role="assistant", content="Half an ans"),
+                {"error": {"message": "upstream <b>overloaded</b>", "code": 529}}, b"[DONE]")
+    with ScriptedServer(Recorded(body, _cut_plans(body)[2])) as server:
+        agent = _agent(server, tmp_path)
+        events = list(agent.stream("go"))
+        agent.close()
+    errors = [e for e in events if isinstance(e, ev.Error)]
+    assert [e.kind for e in errors] == ["stream_broken"]
+    assert "upstream <b>overloaded</b>" in errors[0].message
+    assert "".join(e.text for e in events if isinstance(e, ev.TextDelta)) == "Half an ans"
+    assert events[-1].reason == "error"
+
+
+def test_chunks_the_sdk_types_do_not_describe_are_read_as_json(tmp_path):
+    """NaN (Python's json reads it, strict parsers do not), a chunk that is not an object, a choice
+    without a delta, keep-alive comments and an empty event: the answer comes through."""
+    body = (b": keep-alive\n\n" + _sse(_delta(role="assistant", content="Hel"), [1, 2],
+                                        {"choices": [{"index": 0, "finish_reason": None}]},
+                                        _delta(content="lo", weight=float("nan")))
+            + b"event: ping\ndata:\n\n"
+            + _sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 7, "completion_tokens": 2}}, b"[DONE]"))
+    with ScriptedServer(Recorded(body)) as server:
+        agent = _agent(server, tmp_path)
+        result = agent.run("hi")
+        agent.close()
+    assert result.reason == "done" and result.text == "Hello"
+    assert (result.usage["input_tokens"], result.usage["output_tokens"]) == (7, 2)
+
+
+def test_streamed_requests_of_one_agent_share_one_connection(tmp_path):
+    """After [DONE] the body is read to its end, so HTTP/1.1 keeps the connection for the next step."""
+    (tmp_path / "a.txt").write_text("x\n")
+    from nbagent.testing import Call
+
+    with ScriptedServer(Reply(tool_calls=[Call("read_file", {"path": "a.txt"})]), Reply(text="done")) as server:
+        agent = _agent(server, tmp_path)
+        assert agent.run("read").text == "done"
+        agent.close()
+        peers = [r.peer for r in server.model_requests()]
+    assert len(peers) == 2 and len(set(peers)) == 1, peers

@@ -16,14 +16,27 @@ import contextlib
 import itertools
 from typing import Any, AsyncIterator
 
+from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
+
 from .base import (
     ModelChunk, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
 )
-from .openai_common import guarded, make_client, split_heavy, tool_param, with_retries
+from .openai_common import guarded, make_client, open_chunk_stream, split_heavy, tool_param, with_retries
 from .parts import split_content
 from .provider_data import attach, call_fields, merge_delta, message_fields, origin_of
 
 _fallback_ids = itertools.count(1)
+
+
+def _field_names(model: Any) -> frozenset[str]:
+    fields = getattr(model, "model_fields", None) or getattr(model, "__fields__", {})
+    return frozenset(fields)
+
+
+# The fields the SDK's own types know: the rest of a delta (and of a tool call) is the provider's,
+# kept and sent back to it, exactly as when the SDK built objects (their ``model_extra``).
+DELTA_FIELDS = _field_names(ChoiceDelta)
+TOOL_CALL_FIELDS = _field_names(ChoiceDeltaToolCall)
 
 
 class ChatModel:
@@ -62,14 +75,16 @@ class ChatModel:
 
             request = replace(request, stream=False)
         params = split_heavy(self._params(request))
-        sdk_stream = await with_retries(lambda: self.client.chat.completions.create(**params),
-                                        config=self.config, model=self.name)
         if not request.stream:
-            async for chunk in _from_completion(sdk_stream, self.origin):
+            completion = await with_retries(lambda: self.client.chat.completions.create(**params),
+                                            config=self.config, model=self.name)
+            async for chunk in _from_completion(completion, self.origin):
                 yield chunk
             return
+        opened = await with_retries(lambda: open_chunk_stream(self.client, params), config=self.config,
+                                    model=self.name)
         assembler = _Assembler(self.origin)
-        async with contextlib.aclosing(guarded(sdk_stream, self.name, self.base_url)) as chunks:
+        async with contextlib.aclosing(guarded(opened, self.name, self.base_url)) as chunks:
             async for chunk in chunks:
                 for out in assembler.feed(chunk):
                     yield out
@@ -145,24 +160,31 @@ class _Assembler:
         self.usage: UsageInfo | None = None
         self.finish_reason = "stop"
 
-    def feed(self, chunk) -> list[ModelChunk]:
+    def feed(self, chunk: Any) -> list[ModelChunk]:
+        """One streamed chunk, as the server's JSON (a dict); anything else in its place is skipped."""
         out: list[ModelChunk] = []
-        if getattr(chunk, "usage", None):
-            u = chunk.usage
-            self.usage = UsageInfo(input_tokens=u.prompt_tokens or 0, output_tokens=u.completion_tokens or 0)
-        for choice in chunk.choices or ():
-            delta = choice.delta
-            if delta is not None:
+        if not isinstance(chunk, dict):
+            return out
+        u = chunk.get("usage")
+        if isinstance(u, dict) and u:
+            self.usage = UsageInfo(input_tokens=u.get("prompt_tokens") or 0,
+                                   output_tokens=u.get("completion_tokens") or 0)
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict):
+                continue
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
                 self._delta(delta, out)
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
         return out
 
-    def _delta(self, delta, out: list[ModelChunk]) -> None:
-        extra = delta.model_extra or {}
-        merge_delta(self.extra, extra)
+    def _delta(self, delta: dict[str, Any], out: list[ModelChunk]) -> None:
+        extra = {k: v for k, v in delta.items() if k not in DELTA_FIELDS}
+        if extra:
+            merge_delta(self.extra, extra)
         reasoning = extra.get("reasoning_content") or extra.get("reasoning")
-        text, part_reasoning = split_content(delta.content)
+        text, part_reasoning = split_content(delta.get("content"))
         for piece in (reasoning if isinstance(reasoning, str) else "", part_reasoning):
             if piece:
                 self.reasoning.append(piece)
@@ -170,27 +192,32 @@ class _Assembler:
         if text:
             self.text.append(text)
             out.append(TextChunk(text))
-        for tc in delta.tool_calls or ():
-            self._tool_delta(tc, out)
+        for tc in delta.get("tool_calls") or ():
+            if isinstance(tc, dict):
+                self._tool_delta(tc, out)
 
-    def _tool_delta(self, tc, out: list[ModelChunk]) -> None:
-        index = tc.index if tc.index is not None else len(self.calls)
-        fn = tc.function
+    def _tool_delta(self, tc: dict[str, Any], out: list[ModelChunk]) -> None:
+        index = tc.get("index")
+        index = index if isinstance(index, int) else len(self.calls)
+        fn = tc.get("function")
+        fn = fn if isinstance(fn, dict) else {}
         call = self.calls.get(index)
         if call is None:
-            call = self.calls[index] = {"id": tc.id or "", "name": "", "arguments": ""}
+            call = self.calls[index] = {"id": tc.get("id") or "", "name": "", "arguments": ""}
             self.args[index] = []
-        if not call["id"] and tc.id:
-            call["id"] = tc.id
-        if tc.model_extra:
-            merge_delta(self.call_extra.setdefault(index, {}), tc.model_extra)
-        if not call["name"] and fn is not None and fn.name:
-            call["name"] = fn.name
+        if not call["id"] and tc.get("id"):
+            call["id"] = tc["id"]
+        extra = {k: v for k, v in tc.items() if k not in TOOL_CALL_FIELDS}
+        if extra:
+            merge_delta(self.call_extra.setdefault(index, {}), extra)
+        name, arguments = fn.get("name"), fn.get("arguments")
+        if not call["name"] and name:
+            call["name"] = name
             call["id"] = call["id"] or f"call_{next(_fallback_ids):06d}"
-            out.append(ToolCallBegin(index=index, call_id=call["id"], name=fn.name))
-        if fn is not None and fn.arguments:
-            self.args[index].append(fn.arguments)
-            out.append(ToolCallArgs(index=index, text=fn.arguments))
+            out.append(ToolCallBegin(index=index, call_id=call["id"], name=name))
+        if arguments:
+            self.args[index].append(arguments)
+            out.append(ToolCallArgs(index=index, text=arguments))
 
     def finish(self) -> list[ModelChunk]:
         out: list[ModelChunk] = [self.usage] if self.usage else []

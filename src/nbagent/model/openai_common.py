@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import os
 import random
 import re
@@ -16,6 +17,8 @@ import ssl
 from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 import openai
+import orjson
+from openai._streaming import SSEDecoder  # the SDK's SSE reader: the stream is parsed as the SDK parses it
 
 from ..errors import ModelError
 from ..redaction import public_url
@@ -134,6 +137,48 @@ async def guarded(stream: AsyncIterator[Any], model: str, base_url: str | None) 
         if error.kind == "connection":  # the connection dropped after the response had started
             error = ModelError(f"the model stream broke off mid-way: {exc}", kind="stream_broken")
         raise error from exc
+
+
+async def open_chunk_stream(client: openai.AsyncOpenAI, params: dict[str, Any]) -> AsyncIterator[Any]:
+    """Send a streamed Chat Completions request through the SDK; its chunks come back as plain JSON.
+
+    The SDK builds, authenticates and sends the request and raises its status errors as for
+    ``create()``; the body is read with the SDK's own SSE decoder. What is left out is turning every
+    chunk into pydantic objects: for a short answer that was about 40% of the CPU the client spent
+    on a request (1 ms of 2.4, measured with the scripted server), which a batch of many agents
+    pays per step. An error object inside the stream raises ``openai.APIError``, as the SDK does.
+    """
+    manager = client.chat.completions.with_streaming_response.create(**params)
+    response = await manager.__aenter__()
+    return _chunks(manager, response)
+
+
+async def _chunks(manager: Any, response: Any) -> AsyncGenerator[Any, None]:
+    try:
+        done = False
+        async for sse in SSEDecoder().aiter_bytes(response.http_response.aiter_bytes()):
+            if done or not sse.data:
+                continue  # after [DONE] the rest is read all the same, so the connection can be reused
+            if sse.data.startswith("[DONE]"):
+                done = True
+                continue
+            data = _json(sse.data)
+            if isinstance(data, dict) and data.get("error"):
+                error = data["error"]
+                message = error.get("message") if isinstance(error, dict) else None
+                raise openai.APIError(message=message if isinstance(message, str) and message
+                                      else "An error occurred during streaming",
+                                      request=response.http_response.request, body=error)
+            yield data
+    finally:
+        await manager.__aexit__(None, None, None)
+
+
+def _json(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except ValueError:  # what orjson refuses and Python's json takes (NaN), or a real error, raised here
+        return json.loads(text)
 
 
 # The SDK validates and transforms every request parameter through its typed

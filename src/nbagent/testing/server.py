@@ -55,6 +55,8 @@ class RecordedRequest:
     """"chat" or "responses" for the two model endpoints, else None."""
     raw: bytes = b""
     """The body's bytes as they came (for tests that compare requests byte for byte)."""
+    peer: str = ""
+    """The client's address and port: requests sent over one kept-alive connection share it."""
 
 
 @dataclass
@@ -312,7 +314,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _record(self, body: Any, api: str | None, raw: bytes = b"") -> RecordedRequest:
         headers = {k.lower(): v for k, v in self.headers.items()}
         body = body if isinstance(body, dict) else None
-        record = RecordedRequest(self.command, self.path, headers, body, api, raw)
+        peer = ":".join(str(part) for part in self.client_address[:2])
+        record = RecordedRequest(self.command, self.path, headers, body, api, raw, peer)
         self.owner.requests.append(record)
         return record
 
