@@ -10,7 +10,6 @@ nothing is created or deleted through it. New folders are 0700, new files 0600
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from pathlib import Path
@@ -86,15 +85,20 @@ def write_private(path: Path, data: bytes) -> None:
 
 
 def create_private(path: Path) -> None:
-    """Create an empty private file, or make an existing one private; a link in its place is refused."""
+    """Create an empty private file, or make an existing one private; a link in its place is refused.
+
+    An existing file is never opened. Closing any descriptor of a file drops every POSIX lock this
+    process holds on it, SQLite's included: after another agent of the process "touched" the open
+    database, a second process closing its last connection took the database for unused and
+    deleted its WAL under this one ("disk I/O error" in a batch on two Dask workers).
+    """
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+    except FileExistsError:  # a link in its place is "existing" too (O_EXCL never follows one)
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
             raise StateDirRefused(f"{path} is a symbolic link; nbagent does not follow links in {STATE_DIR}/") from None
-        raise
-    try:
-        if os.fstat(fd).st_uid == os.getuid():
-            os.fchmod(fd, FILE_MODE)
-    finally:
-        os.close(fd)
+        if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) != FILE_MODE:
+            os.chmod(path, FILE_MODE)  # an older nbagent made it 0644
+        return
+    os.close(fd)  # a file made just now: no connection of this process can hold a lock on it yet

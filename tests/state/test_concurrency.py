@@ -83,3 +83,28 @@ def test_an_error_after_sqlite_rolled_back_by_itself_is_the_error_raised(tmp_pat
             conn.execute("CREATE TABLE t (x)")
     finally:
         db.close()
+
+
+def test_opening_a_workspace_again_keeps_the_locks_of_its_open_database(tmp_path):
+    """A second agent of a process opening the workspace must not open and close the database file:
+    that drops the process's SQLite locks, and another process closing its last connection then
+    deletes the WAL under the open one (seen as "disk I/O error" in batches on two Dask workers)."""
+    from nbagent.store.db import Database, workspace_db_path
+
+    path = workspace_db_path(tmp_path)
+    db = Database(path)
+    try:
+        with db.write() as conn:
+            conn.execute("INSERT INTO history (origin, prompt, created) VALUES ('a', 'first', 0)")
+        assert workspace_db_path(tmp_path) == path  # another agent of this process, same workspace
+        other = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                 "c.execute('SELECT COUNT(*) FROM history').fetchone(); c.close()")
+        subprocess.run([sys.executable, "-c", other, str(path)], check=True, timeout=60)
+        assert Path(f"{path}-wal").exists() and Path(f"{path}-shm").exists()  # still ours: not deleted
+        with db.write() as conn:
+            conn.execute("INSERT INTO history (origin, prompt, created) VALUES ('a', 'second', 0)")
+    finally:
+        db.close()
+    check = sqlite3.connect(str(path))
+    assert [r[0] for r in check.execute("SELECT prompt FROM history ORDER BY id")] == ["first", "second"]
+    check.close()
