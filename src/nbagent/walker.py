@@ -158,8 +158,9 @@ def _matches_itself(pattern, path: str, own_len: int) -> bool:
         return False
     match = result.match
     if _DIR_MARK in match.re.groupindex:
-        at = match.start(_DIR_MARK)
-        return at == -1 or at == own_len  # no directory mark, or the mark is this directory's own "/"
+        # No directory mark, or the mark is this directory's own "/". An unanchored pattern ("*/")
+        # first matches at the path's first "/" (a parent's): its later matches are looked at too.
+        return any(m.start(_DIR_MARK) in (-1, own_len) for m in match.re.finditer(path))
     if match.re.pattern.endswith("/"):  # "dir/**": everything inside dir, never dir itself
         return match.end() < len(path)
     return True

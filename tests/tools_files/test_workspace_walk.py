@@ -141,7 +141,10 @@ RULES = st.sampled_from([
 EXAMPLES = int(os.environ.get("NBAGENT_WALK_EXAMPLES", "25"))
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# derandomize: the same examples every run, so CI does not fail on a tree no one has seen; raise
+# NBAGENT_WALK_EXAMPLES (and set NBAGENT_WALK_RANDOM=1) to explore new ones.
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
+          derandomize=not os.environ.get("NBAGENT_WALK_RANDOM"))
 @given(
     paths=st.lists(st.lists(NAMES, min_size=1, max_size=4).map("/".join), min_size=1, max_size=15),
     rules=st.dictionaries(st.sampled_from(["", "a", "b", "a/b"]), st.lists(RULES, max_size=4), max_size=3),
@@ -172,6 +175,7 @@ def test_engines_agree_on_random_trees(tmp_path_factory, paths, rules, repo):
 
 @pytest.mark.parametrize("paths, rules", [
     (["b/a", "b/c/x"], ["b/**/"]),  # the directories inside b, not b itself
+    (["a/a/a"], ["a/", "!*/"]),  # "!*/" re-includes every directory, a/a too (found by the random test)
     ([".h/e.tmp/a", ".h/k"], ["*.tmp", "!.h"]),  # re-including .h does not re-include what is inside
     (["a/b/c.py", "a/d.log", "a/b/keep.txt"], ["a/**", "!a/b", "!a/**/c.py"]),
 ])
@@ -181,6 +185,15 @@ def test_engines_agree_on_known_edge_cases(tmp_path, paths, rules, repo):
     if repo:
         git_init(tmp_path)
     assert sorted(list_files(tmp_path, ".", "rg")) == sorted(list_files(tmp_path, ".", "pathspec"))
+
+
+@pytest.mark.xfail(strict=True, reason="ripgrep, listing a directory below the root, matches the root .gitignore's "
+                   "anchored negation '!a/b' against a/a/b; git (and the pathspec walker) keep a/a/b ignored by 'b'")
+def test_a_start_below_the_root_with_an_anchored_negation_above(tmp_path):
+    write(tmp_path, {"a/a/b": "x", ".gitignore": "b\n!a/b\n"})
+    git_init(tmp_path)
+    assert list_files(tmp_path, "a", "pathspec") == []
+    assert list_files(tmp_path, "a", "rg") == []
 
 
 # --- the @ picker --------------------------------------------------------------------
