@@ -91,3 +91,20 @@ def test_a_state_folder_that_is_a_link_gets_no_copies(tmp_path, model_options):
     (work / ".nbagent").symlink_to(elsewhere)
     df = nbagent.batch(["write one"], workspace=work, approval="auto", progress=False, **model_options)
     assert df.loc[0, "error"] and list(elsewhere.iterdir()) == []
+
+
+def test_every_task_sees_the_repo_map_of_its_copy(repo, model_server, model_options):
+    """The map is built once per process and given to each copy (same commit, same files): every
+    task's first request carries it, as an agent of its own would have built it."""
+    from nbagent.batching import task as batch_task
+
+    batch_task._MAPS.clear()
+    df = nbagent.batch(["write a", "write b", "write c"], workspace=repo, approval="auto", concurrency=2,
+                       progress=False, **model_options)
+    assert df["error"].isna().all(), df["error"].tolist()
+    firsts = [r.body for r in model_server.model_requests() if r.body and r.body["messages"][-1]["role"] == "user"]
+    assert len(firsts) == 3
+    for body in firsts:
+        system = body["messages"][0]["content"]
+        assert "Repository map" in system and "src/util.py" in system and "def f()" in system
+    assert len(batch_task._MAPS) == 1  # built once

@@ -100,3 +100,35 @@ def test_a_copy_of_the_same_files_is_not_parsed_again(tmp_path, monkeypatch):
     assert RepoMap(tmp_path / "b").block() == text and parsed == []
     write(tmp_path / "b", "src/app/util.py", "from .models import User\n\ndef fmt(x, pad: int = 1): return x\n")
     assert "def fmt(x, pad: int = 1)" in RepoMap(tmp_path / "b").block() and parsed == ["python"]
+
+
+def test_a_transplanted_cache_gives_the_same_map_without_listing_or_reading(tmp_path, monkeypatch):
+    """A batch seeds each copy with the map built over another copy of the same files: the copy's
+    own times are taken, so its build only stats files (no file listing, no file read)."""
+    from nbagent.knowledge import repomap
+
+    project(tmp_path / "a")
+    project(tmp_path / "b")
+    built = RepoMap(tmp_path / "a")
+    text = built.block()
+    os.utime(tmp_path / "b" / "src" / "app" / "api.py", ns=(1, 1))  # other times than a's
+    assert RepoMap(tmp_path / "b").transplant(built.cache_data())
+
+    def no_listing(*args, **kwargs):
+        raise AssertionError("the seeded map listed the files again")
+
+    monkeypatch.setattr(repomap, "list_files", no_listing)
+    monkeypatch.setattr(repomap, "analyse", lambda *a: (_ for _ in ()).throw(AssertionError("read a file")))
+    seeded = RepoMap(tmp_path / "b")
+    assert seeded.block() == text and seeded.last_stats["parsed"] == 0
+
+
+def test_a_cache_of_other_files_is_not_transplanted(tmp_path):
+    project(tmp_path / "a")
+    project(tmp_path / "b")
+    built = RepoMap(tmp_path / "a")
+    built.block()
+    write(tmp_path / "b", "src/app/util.py", "from .models import User\n\ndef fmt(x, y): return x + y\n")
+    assert not RepoMap(tmp_path / "b").transplant(built.cache_data())
+    assert not (tmp_path / "b" / ".nbagent" / "repomap.json").exists()
+    assert "def fmt(x, y)" in RepoMap(tmp_path / "b").block()  # it builds its own

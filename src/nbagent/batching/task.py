@@ -8,8 +8,10 @@ row whose ``error`` says what went wrong, so a batch never loses the tasks that 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
+import threading
 import time
 import traceback
 import uuid
@@ -20,9 +22,12 @@ from typing import Any
 
 from ..statedir import state_dir
 from ..store.sessions import SessionStore
+from ..knowledge.repomap import RepoMap
 from . import scratch
-from .isolation import Source, make_copy
+from .isolation import IsolatedCopy, Source, make_copy
 from .remote import RemoteSource, batch_copies
+
+log = logging.getLogger("nbagent.batch")
 
 BATCH_APPROVALS = ("auto", "read-only")
 
@@ -81,6 +86,8 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
     try:
         source = _source(spec, row["host"])
         copy = make_copy(source, spec.copy_dir(source))
+        if spec.agent_options.get("repo_map", True) is not False:
+            seed_repo_map(source, copy)
         row.update(_run_agent(spec, copy.workspace))
         row["files_changed"], row["diff"] = copy.changes()
     except Exception as exc:  # one task's failure is its row, never the batch's end
@@ -91,6 +98,38 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
             copy.remove()
         row["seconds"] = time.perf_counter() - started
     return row
+
+
+_MAPS: dict[tuple[str, str, str], dict[str, Any]] = {}
+_MAPS_LOCK = threading.Lock()
+MAPS_KEPT = 4
+
+
+def seed_repo_map(source: Source, copy: IsolatedCopy) -> None:
+    """Give the copy the repo map its agent would build first thing, built once per process.
+
+    Every copy of a batch is a checkout of one commit: the same files, hence the same map. The
+    first task of a process builds it (the others wait for it); each copy then gets that map's
+    cache with its own file times, and the agent's first turn finds the map made instead of
+    listing and reading the copy again (40 ms of waiting per task at concurrency 16). Plain
+    copies are taken from the live folder task by task, so they build their own.
+    """
+    if not source.commit:
+        return
+    key = (str(source.objects), source.commit, copy.workspace.relative_to(copy.root).as_posix())
+    try:
+        with _MAPS_LOCK:
+            data = _MAPS.get(key)
+            if data is None:
+                built = RepoMap(copy.workspace)
+                built.block()
+                _MAPS[key] = built.cache_data()
+                while len(_MAPS) > MAPS_KEPT:
+                    _MAPS.pop(next(iter(_MAPS)))
+                return
+        RepoMap(copy.workspace).transplant(data)
+    except Exception as exc:  # the agent builds its own map then
+        log.debug("repo map not seeded for %s: %s", copy.workspace, exc)
 
 
 def _source(spec: TaskSpec, host: str) -> Source:

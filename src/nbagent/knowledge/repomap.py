@@ -271,6 +271,34 @@ class RepoMap:
             self._cache = cache
         return self._cache
 
+    def cache_data(self) -> dict[str, Any]:
+        """The cache as it stands (after ``block()``: every listed file's symbols, the listing, the text)."""
+        return self._load_cache()
+
+    def transplant(self, data: dict[str, Any]) -> bool:
+        """Take the cache of a map built over the same files in another folder, with this folder's
+        file and directory times, so that the next ``block()`` only stats files (no listing, no
+        reading). For a batch: every copy is a checkout of one commit, the same files with new
+        times. False, and nothing written, if a file is missing here or differs in size."""
+        listing = data.get("listing")
+        if not isinstance(listing, dict) or data.get("version") != CACHE_VERSION:
+            return False
+        files: dict[str, Any] = {}
+        base = str(self.root) + os.sep
+        for rel, entry in data.get("files", {}).items():
+            try:
+                info = os.stat(base + rel)
+            except OSError:
+                return False
+            if info.st_size != entry[0][1]:
+                return False
+            files[rel] = [[info.st_mtime_ns, info.st_size], entry[1], entry[2]]
+        workspace_db_path(self.root)  # .nbagent/ first: it changes the root's time, which the signature holds
+        fresh = {**listing, "at": time.time(), "sig": _dir_signature(self.root, listing["dirs"])}
+        with self._lock:
+            self._save({**data, "files": files, "listing": fresh})
+        return True
+
     def infos(self) -> list[FileInfo]:
         """Every listed file's symbols and imports, from the cache where its mtime and size match."""
         infos, _ = self._scan()
