@@ -73,3 +73,38 @@ def test_a_closed_server_starts_again_with_its_script():
         status, answer = post(server.url + "/chat/completions", json.dumps(body).encode())
     assert answer["choices"][0]["message"]["content"] == "after a restart"
     server.assert_complete()
+
+
+def test_a_burst_of_clients_connecting_at_once_is_served_at_once():
+    """64 clients connect together (a batch's agents starting): none waits for a dropped SYN to be
+    sent again (a second or more) because the listen backlog was full."""
+    import socket
+    import threading
+    import time
+
+    n = 64
+    with ScriptedServer() as server:
+        port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+        barrier, waits, failures, opened = threading.Barrier(n), [], [], []
+
+        def connect_and_ask():
+            barrier.wait()
+            started = time.perf_counter()
+            try:
+                conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+                opened.append(conn)
+                conn.sendall(b"GET /v1/models HTTP/1.1\r\nHost: test\r\n\r\n")
+                assert conn.recv(64).startswith(b"HTTP/1.1 200")
+                waits.append(time.perf_counter() - started)
+            except Exception as exc:  # collected: asserted below, in the test's thread
+                failures.append(exc)
+
+        threads = [threading.Thread(target=connect_and_ask) for _ in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for conn in opened:
+            conn.close()
+    assert failures == [] and len(waits) == n
+    assert max(waits) < 0.9, sorted(waits)[-5:]

@@ -82,6 +82,9 @@ def _unwrap(item: Scripted) -> tuple[Reply, _Plan]:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver listens with a backlog of 5: a burst of clients connecting at once (a batch of 16
+    # agents) had SYNs dropped and waited a second for the retransmit. Real servers take 2048.
+    request_queue_size = 1024
 
     def __init__(self, owner: ScriptedServer):
         self.owner = owner
