@@ -108,3 +108,33 @@ def test_every_task_sees_the_repo_map_of_its_copy(repo, model_server, model_opti
         system = body["messages"][0]["content"]
         assert "Repository map" in system and "src/util.py" in system and "def f()" in system
     assert len(batch_task._MAPS) == 1  # built once
+
+
+def test_copies_are_made_a_few_at_a_time(repo, model_options, monkeypatch):
+    """One copy at a time per two cores: copies made together only slow each other down and start
+    their tasks in lockstep."""
+    import os
+    import threading
+    import time
+
+    from nbagent.batching import task as batch_task
+
+    real, inside, most = batch_task.make_copy, [0], [0]
+    lock = threading.Lock()
+
+    def counting(*args, **kwargs):
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        try:
+            time.sleep(0.05)  # long enough for the others to arrive meanwhile
+            return real(*args, **kwargs)
+        finally:
+            with lock:
+                inside[0] -= 1
+
+    monkeypatch.setattr(batch_task, "make_copy", counting)
+    df = nbagent.batch([f"write w{i}" for i in range(6)], workspace=repo, approval="auto", concurrency=6,
+                       progress=False, **model_options)
+    assert df["error"].isna().all(), df["error"].tolist()
+    assert most[0] == min(6, max(1, (os.cpu_count() or 2) // 2))
