@@ -25,6 +25,10 @@ def test_worktree_starts_from_uncommitted_work_and_leaves_head_and_index_alone(r
         assert (copy.workspace / "util.py").read_text() == "def f():\n    return 2\n"
         assert (copy.root / "notes.md").read_text() == "untracked\n"
         assert copy.changed() == [] and copy.diff() == ""
+        # The copy's repository (written by hand, as git init writes it) is one git reads as its own.
+        assert git(copy.root, "rev-parse", "--git-dir").strip() == ".git"
+        assert git(copy.root, "rev-parse", "HEAD").strip() == git(copy.root, "rev-parse", "HEAD^{commit}").strip()
+        git(copy.root, "fsck", "--connectivity-only", "--no-progress")  # the borrowed objects reach HEAD
         (copy.workspace / "util.py").write_text("def f():\n    return 3\n")
         (copy.workspace / "new.py").write_text("x = 1\n")
         assert sorted(copy.changed()) == ["src/new.py", "src/util.py"]

@@ -196,11 +196,24 @@ def make_copy(source: Path | Source, dest: Path) -> IsolatedCopy:
 def checkout(dest: Path, objects: str, commit: str, overrides: list[str]) -> None:
     """A new repository at ``dest`` whose HEAD is ``commit`` (detached), checked out, reading the
     objects of ``objects`` through alternates (new objects go to its own store)."""
-    git(dest.parent, "init", "-q", "--template=", str(dest), overrides=[])
-    info = dest / ".git" / "objects" / "info"
-    info.mkdir(parents=True, exist_ok=True)
-    (info / "alternates").write_text(objects + "\n", encoding="utf-8")
+    init_repository(dest, objects)
     git(dest, "checkout", "-q", "--detach", commit, overrides=overrides)
+
+
+REPOSITORY_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+                     "\tlogallrefupdates = true\n")
+
+
+def init_repository(dest: Path, objects: str) -> None:
+    """What ``git init --template=`` makes (format 0: the layout every git reads), and the alternates
+    file pointing at ``objects``. Written here because a batch makes one per task: a git process
+    less per task, about 3 ms of CPU, and a copy made that much sooner."""
+    dot_git = dest / ".git"
+    for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+        (dot_git / folder).mkdir(parents=True)
+    (dot_git / "HEAD").write_text("ref: refs/heads/master\n", encoding="utf-8")
+    (dot_git / "config").write_text(REPOSITORY_CONFIG, encoding="utf-8")
+    (dot_git / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
 
 
 def snapshot_commit(top: Path, overrides: list[str] | None = None) -> str:
