@@ -222,3 +222,65 @@ def test_readers_on_two_threads_read_each_row_once_and_agree(workspace, store):
             jobs += [pool.submit(session.wire_sizes) for _ in range(4)]
             results = [job.result() for job in jobs]
         assert all(r == expected for r in results[:4]) and all(r == sizes for r in results[4:])
+
+
+def _as_before_heads(path, sid) -> dict[int, tuple]:
+    """Make the session's rows as nbagent wrote them before heads existed; returns the heads it had."""
+    conn = sqlite3.connect(str(path))
+    had = {idx: (head, omitted) for idx, head, omitted in
+           conn.execute("SELECT idx, head, omitted_chars FROM messages WHERE session_id = ? AND head IS NOT NULL",
+                        (sid,))}
+    conn.execute("UPDATE messages SET head = NULL, omitted_chars = NULL WHERE session_id = ?", (sid,))
+    conn.commit()
+    conn.close()
+    return had
+
+
+def test_a_session_stored_before_heads_gets_them_at_its_first_resume(workspace, store):
+    sid, expected = build(store)
+    had = _as_before_heads(store.path, sid)
+    assert len(had) > len(expected) // 3
+    with SessionStore(workspace) as fresh:
+        first = fresh.load(sid)
+        assert first.log.unread == 0 and first.messages == expected  # read whole, as before
+        fresh.backfill.join(30)
+    conn = sqlite3.connect(str(store.path))
+    now = {idx: (head, omitted) for idx, head, omitted in
+           conn.execute("SELECT idx, head, omitted_chars FROM messages WHERE session_id = ? AND head IS NOT NULL",
+                        (sid,))}
+    conn.close()
+    assert now == had  # the heads it would have had
+    with SessionStore(workspace) as fresh:
+        again = fresh.load(sid)
+        assert again.log.unread == len(had) and fresh.backfill is None  # fast now; nothing left to do
+        cut = cut_index(again.wire_sizes(), BUDGET)
+        assert prune_at(again.wire_messages(loaded_from=cut), cut) == prune(expected, BUDGET)
+        assert again.messages == expected
+
+
+def test_a_row_rewritten_during_the_backfill_keeps_what_was_written(workspace, store):
+    from nbagent.store.messages import backfill_heads
+
+    sid, _ = build(store, steps=20)
+    _as_before_heads(store.path, sid)
+    victim = store.db.conn.execute("SELECT min(idx) FROM messages WHERE session_id = ? AND role = 'tool' "
+                                   "AND length(data) > 1024", (sid,)).fetchone()[0]
+    real_write = store.db.write
+
+    class RewritesFirst:
+        """The store's database, with another writer changing one row between the read and the update."""
+
+        def read(self):
+            return store.db.read()
+
+        def write(self):
+            with real_write() as conn:
+                conn.execute("UPDATE messages SET data = json_set(data, '$.content', 'rewritten') "
+                             "WHERE session_id = ? AND idx = ?", (sid, victim))
+            return real_write()
+
+    updated = backfill_heads(RewritesFirst(), sid)
+    head, data = store.db.conn.execute("SELECT head, data FROM messages WHERE session_id = ? AND idx = ?",
+                                       (sid, victim)).fetchone()
+    assert head is None and json.loads(data)["content"] == "rewritten"  # not given the old row's head
+    assert updated > 0

@@ -27,6 +27,10 @@ HEAD_MIN_BYTES = 256
 """A head is stored when it is at least this much shorter than the message: below that, fetching the
 whole message apart costs more than decoding it."""
 
+STALE_BYTES = 1024
+"""A tool result this long without a head was written before heads existed (migration m004): a
+head would be at least this much shorter, so rows written since always have one."""
+
 # No ORDER BY subquery: SQLite would copy every row through a co-routine (3x slower). The primary key
 # search yields idx order; read_messages checks that order and reads row by row when it differs.
 # One pass gives the order, the JSON array, and the heads' indexes and sizes as two JSON arrays
@@ -34,7 +38,8 @@ whole message apart costs more than decoding it."""
 _JOINED = (
     "SELECT count(*), group_concat(idx), '[' || group_concat(coalesce(head, data), ',') || ']', "
     "'[' || group_concat(CASE WHEN head IS NOT NULL THEN idx END) || ']', "
-    "'[' || group_concat(CASE WHEN head IS NOT NULL THEN coalesce(omitted_chars, -1) END) || ']' "
+    "'[' || group_concat(CASE WHEN head IS NOT NULL THEN coalesce(omitted_chars, -1) END) || ']', "
+    f"sum(head IS NULL AND role = 'tool' AND length(CAST(data AS BLOB)) > {STALE_BYTES}) "
     "FROM messages WHERE session_id = ?"
 )
 _JOINED_RANGE = ("SELECT count(*), group_concat(idx), '[' || group_concat(data, ',') || ']' "
@@ -63,19 +68,56 @@ def _head(role: str, message: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def read_messages(conn: sqlite3.Connection, session_id: str) -> tuple[list[dict[str, Any]], dict[int, int]]:
-    """The messages, heads where stored; and {index: omitted_chars} of those heads."""
-    count, order, joined, head_indexes, head_sizes = conn.execute(_JOINED, (session_id,)).fetchone()
+def read_messages(conn: sqlite3.Connection, session_id: str) -> tuple[list[dict[str, Any]], dict[int, int], bool]:
+    """The messages, heads where stored; {index: omitted_chars} of those heads; and whether the
+    session has rows written before heads existed (``backfill_heads`` gives them theirs)."""
+    count, order, joined, head_indexes, head_sizes, stale = conn.execute(_JOINED, (session_id,)).fetchone()
     if count == 0:
-        return [], {}
+        return [], {}, False
     if order == ",".join(map(str, range(count))):
         try:
             heads = dict(zip(codec.loads(head_indexes), codec.loads(head_sizes))) if head_indexes else {}
             if -1 not in heads.values():
-                return codec.loads(joined), heads
+                return codec.loads(joined), heads, bool(stale)
         except ValueError:
             pass  # a corrupt row: the plain read below says which
-    return _read_one_by_one(conn, session_id), {}
+    return _read_one_by_one(conn, session_id), {}, False
+
+
+BACKFILL_CHUNK = 500
+
+
+def backfill_heads(db: Any, session_id: str) -> int:
+    """Store the heads of a session's rows written before heads existed; returns how many got one.
+
+    Without them such a session is read whole at every resume (37.9 ms for a 5,000-message coding
+    session against 9.5 ms with heads). A row is updated only if it is still the one read (same
+    ``data``, still no head): something that rewrote it meanwhile keeps what it wrote. Chunks of
+    rows, each its own short write, so an agent's own writes never wait long.
+    """
+    done, last = 0, -1
+    while True:
+        with db.read() as conn:
+            rows = conn.execute("SELECT idx, role, data FROM messages WHERE session_id = ? AND idx > ? "
+                                "AND head IS NULL ORDER BY idx LIMIT ?",
+                                (session_id, last, BACKFILL_CHUNK)).fetchall()
+        if not rows:
+            return done
+        updates = []
+        for idx, role, data in rows:
+            try:
+                message = codec.loads(data)
+            except ValueError:
+                continue  # a corrupt row stays as it is: reading it says so
+            _, _, head, omitted = message_row(message) if isinstance(message, dict) else (0, 0, None, None)
+            if head is not None:
+                updates.append((head, omitted, session_id, idx, data))
+        if updates:
+            with db.write() as conn:
+                cursor = conn.executemany("UPDATE messages SET head = ?, omitted_chars = ? WHERE session_id = ? "
+                                          "AND idx = ? AND head IS NULL AND data = ?", updates)
+                done += max(cursor.rowcount, 0)
+        last = rows[-1][0]
 
 
 def read_whole(conn: sqlite3.Connection, session_id: str, indexes: list[int]) -> dict[int, dict[str, Any]]:

@@ -12,8 +12,9 @@ import contextlib
 import functools
 import json
 import logging
-import sqlite3
 import os
+import sqlite3
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from ..session import Session
 from . import transfer
 from .backend import SqliteBackend
 from .db import CorruptDatabase, Database, workspace_db_path
-from .messages import read_messages, read_whole
+from .messages import backfill_heads, read_messages, read_whole
 
 __all__ = ["SessionStore", "SessionInfo", "SessionList", "SqliteBackend", "normalize_origin"]
 
@@ -194,14 +195,28 @@ class SessionStore:
             ).fetchone()
             if row is None:
                 raise StoreError(f"no session {session_id!r}")
-            messages, heads = read_messages(conn, session_id)
+            messages, heads, stale = read_messages(conn, session_id)
         fields = dict(zip(LOAD_COLUMNS, row))
         try:
             fields["todos"] = json.loads(fields["todos"])
         except (TypeError, ValueError) as exc:
             raise StoreError(f"session {session_id}: its todos cannot be read ({exc})") from exc
         log = MessageLog(messages, heads, functools.partial(self._read_whole, session_id))
-        return Session(log=log, backend=self._backend(), **fields)
+        session = Session(log=log, backend=self._backend(), **fields)
+        if stale:  # written before heads existed: read whole this time; give it its heads for the next
+            self.backfill = threading.Thread(target=self._backfill, args=(session_id,), daemon=True,
+                                             name="nbagent-heads-backfill")
+            self.backfill.start()
+        return session
+
+    backfill: threading.Thread | None = None
+    """The last backfill of heads started by ``load`` (tests and benchmarks join it)."""
+
+    def _backfill(self, session_id: str) -> None:
+        try:
+            backfill_heads(self._database(), session_id)
+        except (sqlite3.Error, StoreError) as exc:  # closed meanwhile, or locked: the next resume tries again
+            logging.getLogger("nbagent.store").debug("heads of %s not backfilled: %s", session_id, exc)
 
     def _read_whole(self, session_id: str, indexes: list[int]) -> dict[int, dict[str, Any]]:
         """A loaded session's outputs left in the store; read even after this store was closed."""
