@@ -92,3 +92,26 @@ def test_a_batch_leaves_nothing_in_ram_or_in_the_workspace(repo, ram, model_opti
     assert len(private) == 1 and list(private[0].iterdir()) == []  # the batch's folder went
     on_disk = repo / ".nbagent" / "batch"
     assert not on_disk.exists() or list(on_disk.iterdir()) == []  # no copy was made on disk
+
+
+def test_a_copy_that_fails_in_ram_is_made_on_disk(repo, ram, model_options, monkeypatch):
+    """RAM filled by someone else meanwhile: the copy is made beside the workspace instead, and the
+    task runs."""
+    from nbagent.batching import task as batch_task
+
+    real, places = batch_task.make_copy, []
+
+    def full_in_ram(source, dest):
+        places.append(dest)
+        if dest.is_relative_to(ram):
+            dest.mkdir(parents=True)
+            (dest / "partial").write_text("x")  # what a copy cut short leaves
+            raise OSError(28, "No space left on device")
+        return real(source, dest)
+
+    monkeypatch.setattr(batch_task, "make_copy", full_in_ram)
+    df = nbagent.batch(["write one"], workspace=repo, approval="auto", progress=False, **model_options)
+    assert df["error"].isna().all(), df["error"].tolist()
+    assert list(df["files_changed"]) == [["one.txt"]]
+    assert [p.is_relative_to(ram) for p in places] == [True, False]
+    assert not places[0].exists()  # the partial copy in RAM was removed

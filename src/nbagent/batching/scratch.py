@@ -54,6 +54,11 @@ def copies_folder(batch_id: str, need: int) -> Path | None:
     return folder
 
 
+def in_scratch(path: Path) -> bool:
+    """Whether ``path`` is inside one of this process's scratch folders."""
+    return any(path.is_relative_to(folder) for folder in _own_folders())
+
+
 def remove_batch(batch_id: str) -> None:
     """Remove this process's copies of one batch (run where the tasks ran, when the batch ends)."""
     for folder in _own_folders():

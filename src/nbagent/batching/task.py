@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import socket
 import threading
 import time
@@ -24,7 +25,7 @@ from ..statedir import state_dir
 from ..store.sessions import SessionStore
 from ..knowledge.repomap import RepoMap
 from . import scratch
-from .isolation import IsolatedCopy, Source, make_copy
+from .isolation import IsolatedCopy, IsolationError, Source, make_copy
 from .remote import RemoteSource, batch_copies
 
 log = logging.getLogger("nbagent.batch")
@@ -49,12 +50,13 @@ class TaskSpec:
     concurrency: int = 1
     """How many tasks of the batch may run at once: with the copy's size, whether copies fit in RAM."""
 
-    def copy_dir(self, source: Source) -> Path:
+    def copy_dir(self, source: Source, *, ram: bool = True) -> Path:
         """A fresh folder for one attempt: a task rerun after its worker died must not meet the
         copy the dead attempt left behind (the batch removes them all when it ends). In this
         machine's RAM when the running tasks' copies fit there (batching.scratch), else on disk."""
         attempt = uuid.uuid4().hex[:8]
-        folder = scratch.copies_folder(self.batch_id, (source.size + scratch.COPY_OVERHEAD) * self.concurrency)
+        need = (source.size + scratch.COPY_OVERHEAD) * self.concurrency
+        folder = scratch.copies_folder(self.batch_id, need) if ram else None
         if folder is None:
             folder = batch_copies(self.batch_id) if self.remote else batch_dir(Path(self.workspace), self.batch_id)
         return folder / f"task-{self.index:05d}-{attempt}"
@@ -86,7 +88,7 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
     try:
         source = _source(spec, row["host"])
         with COPYING:
-            copy = make_copy(source, spec.copy_dir(source))
+            copy = _make_copy(spec, source)
             if spec.agent_options.get("repo_map", True) is not False:
                 seed_repo_map(source, copy)
         row.update(_run_agent(spec, copy.workspace))
@@ -99,6 +101,19 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
             copy.remove()
         row["seconds"] = time.perf_counter() - started
     return row
+
+
+def _make_copy(spec: TaskSpec, source: Source) -> IsolatedCopy:
+    """The task's copy, in RAM if it fits; on disk if that fails (RAM filled by others meanwhile)."""
+    dest = spec.copy_dir(source)
+    if not scratch.in_scratch(dest):
+        return make_copy(source, dest)
+    try:
+        return make_copy(source, dest)
+    except (OSError, IsolationError) as exc:
+        log.info("copy in RAM failed (%s); making it on disk", exc)
+        shutil.rmtree(dest, ignore_errors=True)
+        return make_copy(source, spec.copy_dir(source, ram=False))
 
 
 COPYING = threading.BoundedSemaphore(max(1, (os.cpu_count() or 2) // 2))
