@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..statedir import state_dir
+from ..store.db import workspace_db_path
 from ..store.sessions import SessionStore
 from ..knowledge.repomap import RepoMap
 from . import scratch
@@ -187,14 +188,13 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
         "cost": result.usage.get("cost"), "session_id": result.session_id,
         "error": "; ".join(result.errors) or None,
     }
-    if persisted:  # the copy goes away: its session moves into the user's workspace
+    if persisted and spec.remote is not None:  # this worker cannot reach the workspace: the client imports it
         with SessionStore(workspace) as store:
             exported = store.export_dict(result.session_id)
-        if spec.remote is not None:  # this worker cannot reach the workspace: the client imports it
-            out["session_export"] = zlib.compress(json.dumps(exported, ensure_ascii=False).encode("utf-8"))
-        else:
-            with SessionStore(Path(spec.workspace)) as store:
-                out["session_id"] = store.import_json(exported)
+        out["session_export"] = zlib.compress(json.dumps(exported, ensure_ascii=False).encode("utf-8"))
+    elif persisted:  # the copy goes away: its session moves into the user's workspace, rows as stored
+        with SessionStore(Path(spec.workspace)) as store:
+            out["session_id"] = store.move_from(workspace_db_path(workspace), result.session_id)
     return out
 
 

@@ -396,8 +396,12 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _begin_immediate(conn: sqlite3.Connection) -> None:
+def begin_immediate(conn: sqlite3.Connection) -> None:
+    """BEGIN IMMEDIATE, retried while another process holds the database past the busy timeout."""
     _retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
+
+
+_begin_immediate = begin_immediate
 
 
 def _retry_locked(statement) -> None:

@@ -330,6 +330,12 @@ class SessionStore:
         with self._database().read() as conn:
             return transfer.export_session(conn, session_id)
 
+    def move_from(self, source: Path, session_id: str) -> str:
+        """Copy session ``session_id`` out of another workspace database file (``source``, at this
+        schema) into this store, rows as stored (transfer.move_session). Its id is kept unless taken."""
+        with self._database().read() as conn:  # the connection to itself, outside any transaction
+            return transfer.move_session(conn, Path(source), session_id, str(self.root))
+
     def import_json(self, text: str | bytes | dict) -> str:
         """Add an exported session; it keeps its id unless that id is taken. Returns the id."""
         data = transfer.parse_export(text)

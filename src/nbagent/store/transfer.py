@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -17,6 +18,7 @@ import pydantic
 from ..errors import StoreError
 from ..ids import new_id
 from .backend import dump
+from .db import SCHEMA_VERSION, begin_immediate
 from .messages import message_row
 
 FORMAT = "nbagent.session"
@@ -191,3 +193,46 @@ def import_session(conn: sqlite3.Connection, data: Export, workspace: str) -> st
         [(sid, u.turn, u.input_tokens, u.output_tokens, u.cost, u.created) for u in data.usage],
     )
     return sid
+
+
+def move_session(conn: sqlite3.Connection, source: Path, session_id: str, workspace: str) -> str:
+    """Copy one session from the workspace database file ``source`` into ``conn``'s, in SQL: rows go
+    across as stored, without decoding, validating and encoding them again as an export does (a
+    batch moves every task's session out of its copy). Both files must be at the current schema
+    (a copy made by this nbagent is). Its id is kept unless taken. Returns the id used.
+
+    ATTACH cannot run inside a transaction: the caller holds the connection (not a transaction).
+    """
+    conn.execute("ATTACH DATABASE ? AS moved", (str(source),))
+    try:
+        version = conn.execute("SELECT COALESCE(MAX(version), 0) FROM moved.schema_migrations").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            raise StoreError(f"{source} is at schema {version}, not {SCHEMA_VERSION}: export and import it instead")
+        if conn.execute("SELECT 1 FROM moved.sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            raise StoreError(f"no session {session_id!r} in {source}")
+        new = session_id
+        if conn.execute("SELECT 1 FROM main.sessions WHERE id = ?", (session_id,)).fetchone():
+            new = new_id()
+        fields = [f for f in SESSION_FIELDS if f not in ("id", "workspace")]
+        begin_immediate(conn)
+        try:
+            conn.execute(f"INSERT INTO main.sessions (id, workspace, {', '.join(fields)}) "
+                         f"SELECT ?, ?, {', '.join(fields)} FROM moved.sessions WHERE id = ?",
+                         (new, workspace, session_id))
+            conn.execute("INSERT INTO main.messages (session_id, idx, turn, role, data, head, omitted_chars, created) "
+                         "SELECT ?, idx, turn, role, data, head, omitted_chars, created FROM moved.messages "
+                         "WHERE session_id = ? ORDER BY idx", (new, session_id))
+            conn.execute("INSERT INTO main.tool_calls (session_id, turn, call_id, name, arguments, status, "
+                         "duration_ms, data, created) SELECT ?, turn, call_id, name, arguments, status, duration_ms, "
+                         "data, created FROM moved.tool_calls WHERE session_id = ? ORDER BY id", (new, session_id))
+            conn.execute("INSERT INTO main.usage (session_id, turn, input_tokens, output_tokens, cost, created) "
+                         "SELECT ?, turn, input_tokens, output_tokens, cost, created FROM moved.usage "
+                         "WHERE session_id = ? ORDER BY id", (new, session_id))
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return new
+    finally:
+        conn.execute("DETACH DATABASE moved")
