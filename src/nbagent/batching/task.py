@@ -90,8 +90,10 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
         source = _source(spec, row["host"])
         with COPYING:
             copy = _make_copy(spec, source)
-            if spec.agent_options.get("repo_map", True) is not False:
-                seed_repo_map(source, copy)
+        # Outside the copying slot: while the first task of a process builds the map, the next
+        # ones make their copies (and then wait for the map, not for a slot).
+        if spec.agent_options.get("repo_map", True) is not False:
+            seed_repo_map(source, copy)
         row.update(_run_agent(spec, copy.workspace))
         row["files_changed"], row["diff"] = copy.changes()
     except Exception as exc:  # one task's failure is its row, never the batch's end
