@@ -109,11 +109,11 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
 def _make_copy(spec: TaskSpec, source: Source) -> IsolatedCopy:
     """The task's copy, in RAM if it fits; on disk if that fails (RAM filled by others meanwhile)."""
     dest = spec.copy_dir(source)
-    if not scratch.in_scratch(dest):
-        return make_copy(source, dest)
     try:
         return make_copy(source, dest)
     except (OSError, IsolationError) as exc:
+        if not scratch.in_scratch(dest):
+            raise
         log.info("copy in RAM failed (%s); making it on disk", exc)
         shutil.rmtree(dest, ignore_errors=True)
         return make_copy(source, spec.copy_dir(source, ram=False))
@@ -124,7 +124,8 @@ COPYING = threading.BoundedSemaphore(max(1, (os.cpu_count() or 2) // 2))
 same disk and cores and each takes longer; and tasks started together, all copying, then all
 starting their agents and sending their first request at the same instant, stay in lockstep and
 queue for the CPU at every step. One at a time on 2 cores staggers them by a copy's few
-milliseconds; measured with bench/batch.py at concurrency 16: 24 tasks/s against 21.7 (medians of 6)."""
+milliseconds; measured with batches like bench/batch.py's at concurrency 16: 24 tasks/s against 21.7
+(medians of 6 runs)."""
 
 _MAPS: dict[tuple[str, str, str], dict[str, Any]] = {}
 _MAPS_LOCK = threading.Lock()

@@ -39,7 +39,8 @@ _JOINED = (
     "SELECT count(*), group_concat(idx), '[' || group_concat(coalesce(head, data), ',') || ']', "
     "'[' || group_concat(CASE WHEN head IS NOT NULL THEN idx END) || ']', "
     "'[' || group_concat(CASE WHEN head IS NOT NULL THEN coalesce(omitted_chars, -1) END) || ']', "
-    f"sum(head IS NULL AND role = 'tool' AND length(CAST(data AS BLOB)) > {STALE_BYTES}) "
+    f"sum(head IS NULL AND role = 'tool' AND length(CAST(data AS BLOB)) > {STALE_BYTES} "
+    "AND json_type(data, '$.content') = 'text') "
     "FROM messages WHERE session_id = ?"
 )
 _JOINED_RANGE = ("SELECT count(*), group_concat(idx), '[' || group_concat(data, ',') || ']' "
@@ -109,7 +110,9 @@ def backfill_heads(db: Any, session_id: str) -> int:
                 message = codec.loads(data)
             except ValueError:
                 continue  # a corrupt row stays as it is: reading it says so
-            _, _, head, omitted = message_row(message) if isinstance(message, dict) else (0, 0, None, None)
+            if not isinstance(message, dict):
+                continue
+            _, _, head, omitted = message_row(message)
             if head is not None:
                 updates.append((head, omitted, session_id, idx, data))
         if updates:
