@@ -284,3 +284,16 @@ def test_a_row_rewritten_during_the_backfill_keeps_what_was_written(workspace, s
                                        (sid, victim)).fetchone()
     assert head is None and json.loads(data)["content"] == "rewritten"  # not given the old row's head
     assert updated > 0
+
+
+def test_a_long_result_that_can_have_no_head_starts_no_backfill(workspace, store):
+    """A tool result whose content is not text gets no head, written now or before: loading it must
+    not start a backfill that finds nothing, at every resume."""
+    session = store.create()
+    session.begin_turn("p")
+    session.append([{"role": "user", "content": "p"},
+                    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "see", "arguments": "{}"}]},
+                    {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "x" * 3000}]}])
+    with SessionStore(workspace) as fresh:
+        loaded = fresh.load(session.id)
+        assert fresh.backfill is None and loaded.messages[-1]["content"][0]["text"] == "x" * 3000

@@ -39,8 +39,10 @@ _JOINED = (
     "SELECT count(*), group_concat(idx), '[' || group_concat(coalesce(head, data), ',') || ']', "
     "'[' || group_concat(CASE WHEN head IS NOT NULL THEN idx END) || ']', "
     "'[' || group_concat(CASE WHEN head IS NOT NULL THEN coalesce(omitted_chars, -1) END) || ']', "
-    f"sum(head IS NULL AND role = 'tool' AND length(CAST(data AS BLOB)) > {STALE_BYTES} "
-    "AND json_type(data, '$.content') = 'text') "
+    # CASE, not AND: its branches run in order, so a corrupt row never reaches json_type (which would
+    # fail the whole read instead of letting the plain read below name the row).
+    f"sum(CASE WHEN head IS NOT NULL OR role != 'tool' OR length(CAST(data AS BLOB)) <= {STALE_BYTES} THEN 0 "
+    "WHEN NOT json_valid(data) THEN 0 WHEN json_type(data, '$.content') = 'text' THEN 1 ELSE 0 END) "
     "FROM messages WHERE session_id = ?"
 )
 _JOINED_RANGE = ("SELECT count(*), group_concat(idx), '[' || group_concat(data, ',') || ']' "
