@@ -57,3 +57,21 @@ def test_a_database_of_another_schema_is_refused_and_nothing_is_written(tmp_path
         assert target.list() == []
         with target.db.write() as conn:  # the connection is usable: nothing left attached or open
             conn.execute("INSERT INTO history (origin, prompt, created) VALUES ('.', 'p', 0)")
+
+
+def test_a_database_with_a_trigger_of_its_own_is_refused(tmp_path):
+    """A repository can commit a .nbagent/nbagent.db of its own, which a batch copy then holds: rows
+    are moved as stored only out of a file with this nbagent's schema, nothing more."""
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "user").mkdir()
+    with SessionStore(tmp_path / "copy") as source:
+        sid, _ = build(source, steps=3)
+        path = source.path
+    conn = sqlite3.connect(str(path))
+    conn.execute("CREATE TRIGGER planted AFTER INSERT ON usage BEGIN DELETE FROM sessions; END")
+    conn.commit()
+    conn.close()
+    with SessionStore(tmp_path / "user") as target:
+        with pytest.raises(StoreError, match="another schema"):
+            target.move_from(path, sid)
+        assert target.list() == []

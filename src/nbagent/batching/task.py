@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import StoreError
 from ..statedir import state_dir
 from ..store.db import workspace_db_path
 from ..store.sessions import SessionStore
@@ -197,7 +198,12 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
         out["session_export"] = zlib.compress(json.dumps(exported, ensure_ascii=False).encode("utf-8"))
     elif persisted:  # the copy goes away: its session moves into the user's workspace, rows as stored
         with SessionStore(Path(spec.workspace)) as store:
-            out["session_id"] = store.move_from(workspace_db_path(workspace), result.session_id)
+            try:
+                out["session_id"] = store.move_from(workspace_db_path(workspace), result.session_id)
+            except StoreError:  # not a database as this nbagent makes them: through an export, checked
+                with SessionStore(workspace) as copy_store:
+                    exported = copy_store.export_dict(result.session_id)
+                out["session_id"] = store.import_json(exported)
     return out
 
 

@@ -208,6 +208,12 @@ def move_session(conn: sqlite3.Connection, source: Path, session_id: str, worksp
         version = conn.execute("SELECT COALESCE(MAX(version), 0) FROM moved.schema_migrations").fetchone()[0]
         if version != SCHEMA_VERSION:
             raise StoreError(f"{source} is at schema {version}, not {SCHEMA_VERSION}: export and import it instead")
+        # Rows are copied as stored, so the file must be one nbagent made: the same tables, indexes
+        # and triggers as this one (a repository that commits a .nbagent/ of its own gives its copy
+        # that file, with whatever triggers or views it holds).
+        if _schema(conn, "moved") != _schema(conn, "main"):
+            raise StoreError(f"{source} is not a database as this nbagent makes them (another schema): "
+                             "export and import it instead")
         if conn.execute("SELECT 1 FROM moved.sessions WHERE id = ?", (session_id,)).fetchone() is None:
             raise StoreError(f"no session {session_id!r} in {source}")
         new = session_id
@@ -236,3 +242,8 @@ def move_session(conn: sqlite3.Connection, source: Path, session_id: str, worksp
         return new
     finally:
         conn.execute("DETACH DATABASE moved")
+
+
+def _schema(conn: sqlite3.Connection, name: str) -> set[tuple]:
+    return set(conn.execute(f"SELECT type, name, tbl_name, sql FROM {name}.sqlite_master "
+                            "WHERE name NOT LIKE 'sqlite_%'").fetchall())
