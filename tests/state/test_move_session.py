@@ -39,16 +39,23 @@ def test_a_moved_session_is_the_session_that_was_stored(tmp_path):
     assert loaded.log.unread > 0  # heads came across as stored: a resume stays fast
 
 
-def test_a_database_of_another_schema_is_refused_and_nothing_is_written(tmp_path):
+def _altered_copy(tmp_path, statement: str):
+    """A copy's database holding a short session, then changed by ``statement``; (path, session id)."""
     (tmp_path / "copy").mkdir()
     (tmp_path / "user").mkdir()
     with SessionStore(tmp_path / "copy") as source:
         sid, _ = build(source, steps=3)
         path = source.path
     conn = sqlite3.connect(str(path))
-    conn.execute("INSERT INTO schema_migrations (version, name, applied) VALUES (99, 'future', 0)")
+    conn.execute(statement)
     conn.commit()
     conn.close()
+    return path, sid
+
+
+def test_a_database_of_another_schema_is_refused_and_nothing_is_written(tmp_path):
+    path, sid = _altered_copy(tmp_path, "INSERT INTO schema_migrations (version, name, applied) "
+                                        "VALUES (99, 'future', 0)")
     with SessionStore(tmp_path / "user") as target:
         with pytest.raises(StoreError, match="schema 99"):
             target.move_from(path, sid)
@@ -62,15 +69,7 @@ def test_a_database_of_another_schema_is_refused_and_nothing_is_written(tmp_path
 def test_a_database_with_a_trigger_of_its_own_is_refused(tmp_path):
     """A repository can commit a .nbagent/nbagent.db of its own, which a batch copy then holds: rows
     are moved as stored only out of a file with this nbagent's schema, nothing more."""
-    (tmp_path / "copy").mkdir()
-    (tmp_path / "user").mkdir()
-    with SessionStore(tmp_path / "copy") as source:
-        sid, _ = build(source, steps=3)
-        path = source.path
-    conn = sqlite3.connect(str(path))
-    conn.execute("CREATE TRIGGER planted AFTER INSERT ON usage BEGIN DELETE FROM sessions; END")
-    conn.commit()
-    conn.close()
+    path, sid = _altered_copy(tmp_path, "CREATE TRIGGER planted AFTER INSERT ON usage BEGIN DELETE FROM sessions; END")
     with SessionStore(tmp_path / "user") as target:
         with pytest.raises(StoreError, match="another schema"):
             target.move_from(path, sid)
