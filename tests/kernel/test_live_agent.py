@@ -70,7 +70,13 @@ def test_stop_kills_the_command_and_the_turn_goes_on(make_agent, wait_for):
 def _running_children() -> bool:
     import psutil
 
-    return any("sleep" in " ".join(p.cmdline()) for p in psutil.Process().children(recursive=True))
+    def cmdline(process) -> str:
+        try:
+            return " ".join(process.cmdline())
+        except psutil.Error:  # ended meanwhile, or a zombie not yet reaped (another child: git, rg)
+            return ""
+
+    return any("sleep" in cmdline(p) for p in psutil.Process().children(recursive=True))
 
 
 def test_abort_ends_the_turn_and_clears_the_queue(make_agent, wait_for):
