@@ -29,10 +29,11 @@ END = "<!-- end of the module map -->"
 # the first layer with a prefix that matches its dotted name (a prefix matches itself and its
 # submodules).
 LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
-    ("foundation", "leaf modules everything may use: errors, ids, the event types, config, cost, atomic writes",
+    ("foundation", "leaf modules everything may use: errors, ids, the event types, config, cost, atomic writes, "
+                   "the shared worker threads",
      ("nbagent.errors", "nbagent.ids", "nbagent.events", "nbagent.config", "nbagent.cost", "nbagent.atomic",
       "nbagent.display", "nbagent.redaction", "nbagent.open_context", "nbagent.tempfiles", "nbagent.statedir",
-      "nbagent.safe_markdown", "nbagent.picker")),
+      "nbagent.safe_markdown", "nbagent.picker", "nbagent.workers")),
     ("workspace", "the workspace root, path confinement, the ignore-aware walk, process trees",
      ("nbagent.workspace", "nbagent.walker", "nbagent.procs")),
     ("state", "the session, the SQLite store, project memory, prompt history, the knowledge index, attached context",

@@ -30,6 +30,7 @@ from .errors import AgentClosed
 from .ids import short_id
 from .result import RunResult
 from .runtime import AgentRuntime
+from .workers import shared_pool
 
 log = logging.getLogger("nbagent")
 
@@ -517,6 +518,7 @@ class _LoopThread:
 
     def __init__(self, name: str):
         self.loop = asyncio.new_event_loop()
+        self.loop.set_default_executor(shared_pool())  # no thread of its own per agent (nbagent.workers)
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.thread.start()
 

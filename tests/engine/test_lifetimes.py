@@ -44,3 +44,25 @@ def test_scripts_exit_without_noise(tmp_path, body):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "All done."
     assert out.stderr == "", out.stderr
+
+
+def thread_name() -> str:
+    """Say which thread runs this call."""
+    import threading
+
+    return threading.current_thread().name
+
+
+def test_blocking_calls_run_on_the_process_pool_which_outlives_each_agent(make_agent):
+    from nbagent.testing.replies import Call, Reply
+
+    def script():
+        return [Reply(tool_calls=[Call("thread_name", {})]), "done"]
+
+    first = make_agent(*script(), tools=[thread_name], approval="auto")
+    first.run("where")
+    first.close()  # its loop closes: the shared pool must not shut down with it
+    second = make_agent(*script(), tools=[thread_name], approval="auto")
+    result = second.run("where")
+    names = [c["output"] for c in result.tool_calls]
+    assert len(names) == 1 and names[0].startswith("nbagent-worker"), names

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import events as ev
+from ..workers import shared_pool
 from .instructions import InstructionFile, Instructions
 from .memory_index import MemoryIndex
 from .relevant import RelevantMemory
@@ -39,7 +40,6 @@ class TurnKnowledge:
         self._repo_map = None
         self._map_text: str | None = None
         self._map_future: concurrent.futures.Future | None = None
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self.telemetry = None
         if config.telemetry:
             from .telemetry import TraceRecorder
@@ -107,13 +107,9 @@ class TurnKnowledge:
     def _refresh_map(self) -> concurrent.futures.Future:
         if self._map_future is not None and not self._map_future.done():
             return self._map_future
-        self._map_future = self._pool().submit(self.repo_map_block)
+        # One build at a time per agent (the future above), on the process's shared threads.
+        self._map_future = shared_pool().submit(self.repo_map_block)
         return self._map_future
-
-    def _pool(self) -> concurrent.futures.ThreadPoolExecutor:
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbagent-repomap")
-        return self._executor
 
     def repo_map_block(self) -> str:
         """Build the map now (blocking) and keep it for the next turns."""
@@ -187,8 +183,8 @@ class TurnKnowledge:
                 log.debug("telemetry failed: %s", exc)
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._map_future is not None:
+            self._map_future.cancel()  # if it has not started yet
         if self._global is not None:
             self._global.close()
             self._global.db.close()

@@ -1,0 +1,36 @@
+"""One pool of worker threads for the blocking work of every agent in a process.
+
+Each agent runs its turns on an event loop of its own, and an event loop makes its own default
+executor: its first ``to_thread`` (a tool call, the SDK's first request) started a new thread, and
+the loop's close ended it. A batch runs hundreds of short-lived agents in one process, and those
+thread starts were about a twentieth of the CPU each task cost (sampled with py-spy). The agents'
+loops share this pool instead: its threads are made as calls need them and reused while idle.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+
+MAX_WORKERS = 256
+"""Threads the pool may grow to. A blocking call can take long (a shell command, an approval that
+waits for a person), so the bound is high; threads are only made when none is idle."""
+
+
+class _SharedPool(concurrent.futures.ThreadPoolExecutor):
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Ignored: an event loop shuts its default executor down when it closes, and this one
+        serves the other agents' loops too. Its threads end with the process, as a pool's do."""
+
+
+_POOL: _SharedPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def shared_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The process's pool (made on first use)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = _SharedPool(MAX_WORKERS, thread_name_prefix="nbagent-worker")
+        return _POOL
