@@ -182,6 +182,16 @@ class AgentConfig:
     """Outside a git repository, a workspace holding more bytes of files than this gets no checkpoint
     (a clear error, never a partial copy). Env: NBAGENT_CHECKPOINT_MAX_BYTES."""
 
+    recovery_journal: bool = True
+    """Journal each call of a tool that may change files before it runs and after, so that a session
+    resumed after a crash says which calls never finished (nbagent.journal). A batch task's copy is
+    thrown away with its task: its agent keeps none."""
+
+    sweep_temp_files: bool = True
+    """At start, remove (in a background thread) the temporary files that writes killed half-way left
+    in the workspace (nbagent.tempfiles). A batch task's copy is a fresh checkout that holds none:
+    its agent skips the walk."""
+
     @classmethod
     def load(cls, **overrides: Any) -> "AgentConfig":
         """Defaults, then environment variables, then explicit arguments (None means unset)."""

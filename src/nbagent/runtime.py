@@ -52,7 +52,8 @@ class AgentRuntime:
         self.mcp.install(self.registry)
         self.approvals = Approvals(lambda: self.config, emit, approver)
         self.state: SessionState = open_state(config, self.model, config.session)
-        sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
+        if config.sweep_temp_files:
+            sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
         self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = self._render_static()
         from .knowledge.turn import TurnKnowledge
@@ -71,7 +72,7 @@ class AgentRuntime:
 
     def _build_loop(self) -> None:
         self.guard = TurnGuard(self.workspace, self.session.id, self.emit,
-                               enabled=self.config.checkpoints, journal=self.config.persist,
+                               enabled=self.config.checkpoints, journal=self.config.persist and self.config.recovery_journal,
                                max_bytes=self.config.checkpoint_max_bytes)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)

@@ -138,3 +138,35 @@ def test_copies_are_made_a_few_at_a_time(repo, model_options, monkeypatch):
                        progress=False, **model_options)
     assert df["error"].isna().all(), df["error"].tolist()
     assert most[0] == min(6, max(1, (os.cpu_count() or 2) // 2))
+
+
+def test_the_workspace_database_is_opened_once_a_batch_and_copies_keep_no_journal(repo, model_options,
+                                                                                 monkeypatch):
+    from pathlib import Path
+
+    from nbagent.agent import Agent
+    from nbagent.batching import task
+    from nbagent.store import db
+
+    opened, configs = [], []
+    real_database, real_agent = db.Database.__init__, Agent.__init__
+
+    def counting(self, path):
+        opened.append(Path(path))
+        real_database(self, path)
+
+    def recording(self, *args, **kwargs):
+        real_agent(self, *args, **kwargs)
+        configs.append(self.config)
+
+    monkeypatch.setattr(db.Database, "__init__", counting)
+    monkeypatch.setattr(Agent, "__init__", recording)
+    df = nbagent.batch([f"write t{i}" for i in range(4)], workspace=repo, concurrency=2, approval="auto",
+                       progress=False, **model_options)
+    assert df["error"].isna().all() and len(configs) == 4
+    assert [p for p in opened if p.parents[1] == repo.resolve()] == [repo.resolve() / ".nbagent" / "nbagent.db"]
+    assert task._STORES == {}  # closed when the batch ended
+    with SessionStore(repo) as store:
+        assert {store.messages(sid)[0]["message"]["content"] for sid in df["session_id"]} == set(df["prompt"])
+    # what would only be written into a copy, and thrown away with it
+    assert not any(c.sweep_temp_files or c.recovery_journal or c.telemetry for c in configs)

@@ -152,3 +152,11 @@ def test_the_undo_command_shows_hostile_file_names_escaped():
     from nbagent.cli_checkpoints import _printable
 
     assert _printable("evil\x1b[2J\u202etxt.py\n") == "evil\\x1b[2J\\u202etxt.py\\n"
+
+
+def test_an_agent_without_a_recovery_journal_writes_none(project, agent_on):
+    agent = agent_on(edits(), "Done.", recovery_journal=False)
+    assert agent.run("edit two files").text == "Done."
+    journal = RecoveryJournal(project / ".nbagent", agent.session_id, project)
+    assert not journal.path.exists()
+    assert (project / "made" / "new.py").read_text() == "x = 1\n"

@@ -48,3 +48,13 @@ def test_a_killed_writers_temp_file_is_swept_at_start(tmp_path, make_agent):
     assert mine.exists() and all(p.exists() for p in lookalikes)
     agent.close()
     assert sweep(tmp_path) == []
+
+
+def test_an_agent_told_not_to_sweep_leaves_the_workspace_alone(tmp_path, make_agent):
+    old = tmp_path / ".data.csv.0badc0de.nbagent-tmp"
+    old.write_text("x")
+    os.utime(old, (time.time() - 86400,) * 2)
+    make_agent("ok", sweep_temp_files=False).run("hi")
+    time.sleep(0.2)
+    assert old.exists()
+    assert sweep(tmp_path) == [old]

@@ -25,7 +25,7 @@ from .isolation import git, repository_top, snapshot
 from .progress import Progress, default_progress
 from .schedule import run_distributed, run_local
 from .remote import RemoteSource, check_url, remove_batch_copies, resolve_revision
-from .task import BATCH_APPROVALS, TaskSpec, batch_dir, import_session
+from .task import BATCH_APPROVALS, TaskSpec, batch_dir, close_stores, import_session
 
 COLUMNS = ["task", "prompt", "text", "reason", "tool_calls", "input_tokens", "output_tokens", "cost",
            "files_changed", "diff", "session_id", "error", "seconds", "host", "pid"]
@@ -133,9 +133,12 @@ def _remote(git_url: str, revision: str | None, root: Path) -> RemoteSource:
 
 
 def _clean_up(root: Path, batch_id: str, remote: RemoteSource | None, client: Any) -> None:
-    """Remove every copy of this batch, including those of a task whose worker died."""
+    """Remove every copy of this batch, including those of a task whose worker died, and close the
+    connections its tasks kept to the workspace's database."""
+    close_stores(batch_id)
     scratch.remove_batch(batch_id)
     if client is not None:
+        client.run(close_stores, batch_id)
         client.run(scratch.remove_batch, batch_id)
     if remote is not None:
         remove_batch_copies(batch_id)

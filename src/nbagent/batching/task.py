@@ -180,6 +180,11 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
     # A copy's state starts empty (.nbagent is never copied): no attached source to poll, so no
     # poller thread and database connection per task.
     options.setdefault("context_poll", False)
+    options.setdefault("sweep_temp_files", False)  # a fresh checkout: no write of ours was killed in it
+    # What would only be written into the copy, and go with it: the recovery journal of its calls
+    # (the task's row reports a failure) and the telemetry line of its turn.
+    options.setdefault("recovery_journal", False)
+    options.setdefault("telemetry", False)
     agent = Agent(workspace=workspace, approver=deny_approval, session="new", **options)
     try:
         result = agent.run(spec.prompt)
@@ -197,14 +202,42 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
             exported = store.export_dict(result.session_id)
         out["session_export"] = zlib.compress(json.dumps(exported, ensure_ascii=False).encode("utf-8"))
     elif persisted:  # the copy goes away: its session moves into the user's workspace, rows as stored
-        with SessionStore(Path(spec.workspace)) as store:
-            try:
-                out["session_id"] = store.move_from(workspace_db_path(workspace), result.session_id)
-            except StoreError:  # not a database as this nbagent makes them: through an export, checked
-                with SessionStore(workspace) as copy_store:
-                    exported = copy_store.export_dict(result.session_id)
-                out["session_id"] = store.import_json(exported)
+        store = workspace_store(spec)
+        try:
+            out["session_id"] = store.move_from(workspace_db_path(workspace), result.session_id)
+        except StoreError:  # not a database as this nbagent makes them: through an export, checked
+            with SessionStore(workspace) as copy_store:
+                exported = copy_store.export_dict(result.session_id)
+            out["session_id"] = store.import_json(exported)
     return out
+
+
+_STORES: dict[tuple[str, str], SessionStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def workspace_store(spec: TaskSpec) -> SessionStore:
+    """The user's workspace database, opened once per batch in each process that runs its tasks.
+
+    Every task moves its session there. Opening the database reads its schema and closing the last
+    connection checkpoints its log to disk: per task that was about 2 ms of CPU and a disk write each,
+    which the tasks of a batch queued for. The connection is shared (``Database`` locks it) and
+    closed by ``close_stores`` when the batch ends.
+    """
+    key = (spec.batch_id, spec.workspace)
+    with _STORES_LOCK:
+        store = _STORES.get(key)
+        if store is None:
+            store = _STORES[key] = SessionStore(Path(spec.workspace))
+        return store
+
+
+def close_stores(batch_id: str) -> None:
+    """Close the workspace databases this process opened for ``batch_id`` (at the batch's end)."""
+    with _STORES_LOCK:
+        stores = [_STORES.pop(key) for key in list(_STORES) if key[0] == batch_id]
+    for store in stores:
+        store.close()
 
 
 def import_session(workspace: Path, row: dict[str, Any]) -> None:
