@@ -26,13 +26,20 @@ def cost_of(model: str | None, provider_or_base_url: str | None, input_tokens: i
         return None
     where = (provider_or_base_url or "").strip()
     where = _PROVIDER_ALIASES.get(where, where)
-    if where in _NOT_PRICED - {""}:
+    if where in _NOT_PRICED - {""} or (model, where) in _UNPRICED:
         return None
     try:
         price = _calc(model, where, int(input_tokens), int(output_tokens))
     except LookupError:
+        _UNPRICED.add((model, where))
         return None
     return float(price)
+
+
+_UNPRICED: set[tuple[str, str]] = set()
+"""Models genai-prices does not know at a place. Finding that out searches its whole snapshot (about
+0.5 ms), which a batch of many agents on a local server paid at every step; the snapshot does not
+change while the process runs."""
 
 
 def _calc(model: str, where: str, input_tokens: int, output_tokens: int):

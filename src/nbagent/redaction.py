@@ -10,6 +10,7 @@ keeps only scheme, host, port and path for what is stored (a session's provider)
 
 from __future__ import annotations
 
+import functools
 import threading
 from urllib.parse import urlsplit, urlunsplit
 
@@ -42,6 +43,7 @@ def redact(text: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=64)  # called for every message sent and received; a pure function of ``url``
 def public_url(url: str | None) -> str:
     """``url`` without user name, password, query string or fragment ("" for None)."""
     if not url:

@@ -59,3 +59,21 @@ def test_every_option_is_documented():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
     missing = [f.name for f in fields(AgentConfig) if f"`{f.name}`" not in doc]
     assert not missing, f"docs/configuration.md lacks {missing}; run scripts/gen_config_docs.py"
+
+
+def test_an_unknown_model_is_looked_up_in_the_price_list_once(monkeypatch):
+    from nbagent import cost
+
+    calls = []
+    real = cost._calc
+
+    def counting(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(cost, "_calc", counting)
+    monkeypatch.setattr(cost, "_UNPRICED", set())
+    assert cost.cost_of("no-such-model-xyz", "http://localhost:9/v1", 10, 5) is None
+    assert cost.cost_of("no-such-model-xyz", "http://localhost:9/v1", 10, 5) is None
+    assert len(calls) == 1
+    assert cost.cost_of("gpt-4o", "openai", 1000, 1000) > 0  # known models are still priced
