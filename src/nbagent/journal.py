@@ -56,11 +56,15 @@ class RecoveryJournal:
 
     # ----- writing -----------------------------------------------------------------------
     def pending(self, call_id: str, tool: str, turn: int, arguments: dict[str, Any]) -> None:
+        if not self.enabled:
+            return  # not even the file's hash: reading it is the costly part
         path = self.relative(path_argument(arguments))
         self._write({"call_id": call_id, "tool": tool, "turn": turn, "state": "pending", "path": path,
                      "before": self._hash(path)})
 
     def ended(self, call_id: str, ok: bool, path: str | None) -> None:
+        if not self.enabled:
+            return
         self._write({"call_id": call_id, "state": "committed" if ok else "failed", "after": self._hash(path)})
 
     def finalize(self, call_ids: list[str]) -> None:

@@ -123,12 +123,18 @@ def test_a_transplanted_cache_gives_the_same_map_without_listing_or_reading(tmp_
     assert seeded.block() == text and seeded.last_stats["parsed"] == 0
 
 
-def test_a_cache_of_other_files_is_not_transplanted(tmp_path):
+def test_a_transplanted_cache_of_other_files_is_corrected_by_the_next_build(tmp_path):
+    """The transplant does not look at the files: a file of another size is analysed again by the
+    next build, and a file that is not there is left out of the map."""
     project(tmp_path / "a")
     project(tmp_path / "b")
     built = RepoMap(tmp_path / "a")
-    built.block()
+    assert "def plot_sales" in built.block()
     write(tmp_path / "b", "src/app/util.py", "from .models import User\n\ndef fmt(x, y): return x + y\n")
-    assert not RepoMap(tmp_path / "b").transplant(built.cache_data())
-    assert not (tmp_path / "b" / ".nbagent" / "repomap.json").exists()
-    assert "def fmt(x, y)" in RepoMap(tmp_path / "b").block()  # it builds its own
+    (tmp_path / "b" / "analysis.ipynb").unlink()
+    assert RepoMap(tmp_path / "b").transplant(built.cache_data())
+    seeded = RepoMap(tmp_path / "b")
+    text = seeded.block()
+    assert "def fmt(x, y)" in text and "def fmt(x)" not in text and "plot_sales" not in text
+    assert seeded.last_stats["parsed"] == 1
+    assert not RepoMap(tmp_path / "b").transplant({"version": -1})  # not a map's cache: nothing taken

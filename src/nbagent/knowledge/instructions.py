@@ -107,6 +107,7 @@ def _read_capped(path: Path, inside: Path | None, cap: int) -> tuple[str, int] |
 
 
 def _signature(paths: list[tuple[str, Path]]) -> tuple:
+    """(path, mtime, size) of each candidate that exists: what ``_build`` reads, and what says it changed."""
     sig = []
     for _, path in paths:
         try:
@@ -141,7 +142,8 @@ class Instructions:
             if signature == self._signature:
                 return False
             old = self._block
-            self._block, self._files = self._build(paths)
+            present = {entry[0] for entry in signature}  # only these are worth resolving and reading
+            self._block, self._files = self._build([p for p in paths if str(p[1]) in present])
             self._signature = signature
             self.reads += 1
             return self._block != old

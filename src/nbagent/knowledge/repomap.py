@@ -276,23 +276,16 @@ class RepoMap:
         return self._load_cache()
 
     def transplant(self, data: dict[str, Any]) -> bool:
-        """Take the cache of a map built over the same files in another folder, with this folder's
-        file and directory times, so that the next ``block()`` only stats files (no listing, no
-        reading). For a batch: every copy is a checkout of one commit, the same files with new
-        times. False, and nothing written, if a file is missing here or differs in size."""
+        """Take the cache of a map built over the same files in another folder, so that the next
+        ``block()`` only stats files (no listing, no reading). For a batch: every copy is a checkout
+        of one commit, the same files with new times. The files are not looked at here: each entry
+        keeps its size and no time, and the next scan takes a file of that size as the one mapped
+        (and records its time); a file that differs, or is missing, is analysed or dropped by that
+        scan as usual. False, and nothing written, if ``data`` is not a map's cache."""
         listing = data.get("listing")
         if not isinstance(listing, dict) or data.get("version") != CACHE_VERSION:
             return False
-        files: dict[str, Any] = {}
-        base = str(self.root) + os.sep
-        for rel, entry in data.get("files", {}).items():
-            try:
-                info = os.stat(base + rel)
-            except OSError:
-                return False
-            if info.st_size != entry[0][1]:
-                return False
-            files[rel] = [[info.st_mtime_ns, info.st_size], entry[1], entry[2]]
+        files = {rel: [[None, entry[0][1]], entry[1], entry[2]] for rel, entry in data.get("files", {}).items()}
         workspace_db_path(self.root)  # .nbagent/ first: it changes the root's time, which the signature holds
         fresh = {**listing, "at": time.time(), "sig": _dir_signature(self.root, listing["dirs"])}
         with self._lock:
@@ -311,7 +304,7 @@ class RepoMap:
         files = self._listing(data)
         cache = data["files"]
         fresh: dict[str, Any] = {}
-        infos, parsed = [], 0
+        infos, parsed, timed = [], 0, 0
         base = str(self.root) + os.sep
         for rel in files:
             try:
@@ -320,6 +313,9 @@ class RepoMap:
                 continue
             key = [info.st_mtime_ns, info.st_size]
             entry = cache.get(rel)
+            if entry is not None and entry[0][0] is None and entry[0][1] == info.st_size:
+                entry = [key, entry[1], entry[2]]  # transplanted: the same file, its time now known
+                timed += 1
             if entry is None or entry[0] != key:
                 try:
                     analysed = analyse(Path(base + rel), rel)
@@ -331,7 +327,7 @@ class RepoMap:
             infos.append(FileInfo(rel, entry[1], entry[2]))
         self.last_stats = {"files": len(infos), "parsed": parsed}
         changed = bool(parsed) or len(fresh) != len(cache)
-        if changed or self._relisted:
+        if changed or timed or self._relisted:
             updated = {**data, "version": CACHE_VERSION, "files": fresh, "listing": data.get("listing")}
             if save:
                 self._save(updated)
