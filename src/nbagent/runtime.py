@@ -71,8 +71,8 @@ class AgentRuntime:
         return self.state.session
 
     def _build_loop(self) -> None:
-        self.guard = TurnGuard(self.workspace, self.session.id, self.emit,
-                               enabled=self.config.checkpoints, journal=self.config.persist and self.config.recovery_journal,
+        self.guard = TurnGuard(self.workspace, self.session.id, self.emit, enabled=self.config.checkpoints,
+                               journal=self.config.persist and self.config.recovery_journal,
                                max_bytes=self.config.checkpoint_max_bytes)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)

@@ -134,7 +134,7 @@ def _remote(git_url: str, revision: str | None, root: Path) -> RemoteSource:
 
 def _clean_up(root: Path, batch_id: str, remote: RemoteSource | None, client: Any) -> None:
     """Remove every copy of this batch, including those of a task whose worker died, and close the
-    connections its tasks kept to the workspace's database."""
+    connection its tasks kept to the workspace's database."""
     close_stores(batch_id)
     scratch.remove_batch(batch_id)
     if client is not None:

@@ -212,7 +212,8 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
     return out
 
 
-_STORES: dict[tuple[str, str], SessionStore] = {}
+_STORES: dict[str, SessionStore] = {}
+"""By batch id: a batch has one workspace."""
 _STORES_LOCK = threading.Lock()
 
 
@@ -224,19 +225,18 @@ def workspace_store(spec: TaskSpec) -> SessionStore:
     which the tasks of a batch queued for. The connection is shared (``Database`` locks it) and
     closed by ``close_stores`` when the batch ends.
     """
-    key = (spec.batch_id, spec.workspace)
     with _STORES_LOCK:
-        store = _STORES.get(key)
+        store = _STORES.get(spec.batch_id)
         if store is None:
-            store = _STORES[key] = SessionStore(Path(spec.workspace))
+            store = _STORES[spec.batch_id] = SessionStore(Path(spec.workspace))
         return store
 
 
 def close_stores(batch_id: str) -> None:
-    """Close the workspace databases this process opened for ``batch_id`` (at the batch's end)."""
+    """Close the workspace database this process opened for ``batch_id`` (at the batch's end)."""
     with _STORES_LOCK:
-        stores = [_STORES.pop(key) for key in list(_STORES) if key[0] == batch_id]
-    for store in stores:
+        store = _STORES.pop(batch_id, None)
+    if store is not None:
         store.close()
 
 

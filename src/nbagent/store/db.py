@@ -401,7 +401,6 @@ def begin_immediate(conn: sqlite3.Connection) -> None:
     _retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
 
 
-
 def _retry_locked(statement) -> None:
     """Run ``statement``, retrying while another process holds the database.
 
