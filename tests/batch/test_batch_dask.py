@@ -57,3 +57,19 @@ def test_a_worker_killed_mid_batch_loses_no_task(repo, cluster):
     assert df["error"].isna().sum() >= 7, df["error"].tolist()
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert not (repo / ".nbagent" / "batch" / df.attrs["batch_id"]).exists()
+
+
+def test_the_workers_heaps_are_frozen_while_the_batch_runs(repo, model_options, cluster):
+    """Each worker's collector leaves the objects from before the batch alone until it ends (batching.heap)."""
+    import gc
+
+    during = []
+
+    def progress(done, total, row):
+        during.append(cluster.run(gc.get_freeze_count))
+
+    df = nbagent.batch([f"write h{i}" for i in range(3)], workspace=repo, approval="auto", client=cluster,
+                       concurrency=2, progress=progress, **model_options)
+    assert df["error"].isna().all(), df["error"].tolist()
+    assert len(during) == 3 and all(len(counts) == 2 and min(counts.values()) > 1000 for counts in during)
+    assert set(cluster.run(gc.get_freeze_count).values()) == {0}

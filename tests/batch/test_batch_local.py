@@ -170,3 +170,23 @@ def test_the_workspace_database_is_opened_once_a_batch_and_copies_keep_no_journa
         assert {store.messages(sid)[0]["message"]["content"] for sid in df["session_id"]} == set(df["prompt"])
     # what would only be written into a copy, and thrown away with it
     assert not any(c.sweep_temp_files or c.recovery_journal or c.telemetry for c in configs)
+
+
+def test_tasks_run_with_the_heap_from_before_the_batch_frozen(repo, model_options, monkeypatch):
+    """A full pass of the cycle collector during a batch walks only what the batch made (batching.heap)."""
+    import gc
+
+    from nbagent.batching import task as batch_task
+
+    real, counts = batch_task.make_copy, []
+
+    def recording(*args, **kwargs):
+        counts.append(gc.get_freeze_count())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batch_task, "make_copy", recording)
+    df = nbagent.batch(["write a", "write b"], workspace=repo, approval="auto", concurrency=2, progress=False,
+                       **model_options)
+    assert df["error"].isna().all(), df["error"].tolist()
+    assert len(counts) == 2 and min(counts) > 1000
+    assert gc.get_freeze_count() == 0

@@ -13,6 +13,7 @@ import concurrent.futures
 import itertools
 from typing import Any
 
+from . import heap
 from .progress import Progress
 from .task import TaskSpec, empty_row, run_task
 
@@ -20,7 +21,7 @@ from .task import TaskSpec, empty_row, run_task
 def run_local(specs: list[TaskSpec], concurrency: int, report: Progress) -> list[dict[str, Any]]:
     """Run the tasks here, ``concurrency`` at once; returns their rows as they finished."""
     # A fresh thread owns the loop: in a Jupyter kernel the main thread already runs one.
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbagent-batch") as driver:
+    with heap.frozen_heap(), concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbagent-batch") as driver:
         return driver.submit(asyncio.run, _run_all(specs, concurrency, report)).result()
 
 
@@ -44,6 +45,17 @@ async def _run_all(specs: list[TaskSpec], concurrency: int, report: Progress) ->
 def run_distributed(client: Any, specs: list[TaskSpec], concurrency: int, report: Progress
                     ) -> list[dict[str, Any]]:
     """Run the tasks on ``client``'s cluster, ``concurrency`` in flight; rows stream back as they end."""
+    # Each worker's own heap is frozen while the batch runs (batching.heap); a worker that cannot
+    # be reached just goes without, and one that joins later is never frozen.
+    client.run(heap.freeze, on_error="ignore")
+    try:
+        return _stream_distributed(client, specs, concurrency, report)
+    finally:
+        client.run(heap.thaw, on_error="ignore")
+
+
+def _stream_distributed(client: Any, specs: list[TaskSpec], concurrency: int, report: Progress
+                        ) -> list[dict[str, Any]]:
     from dask.distributed import as_completed
 
     waiting = iter(specs)
