@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import threading
 
 MODULES = (
-    "openai", "httpx", "pydantic", "nbagent.agent", "nbagent.runtime", "nbagent.loop", "nbagent.model.factory",
+    "openai", "pydantic", "nbagent.agent", "nbagent.runtime", "nbagent.loop", "nbagent.model.factory",
     "nbagent.model.chat", "nbagent.model.responses", "nbagent.tools", "nbagent.store.sessions",
 )
+"""Not httpx: the SDK brings the HTTP library it uses (recent ones their own fork, httpx2), and nbagent
+never imports httpx itself; importing it anyway took 85-90 ms of a warm-up the first turn may wait for."""
 _started: threading.Thread | None = None
 _lock = threading.Lock()
 _done = threading.Event()
@@ -64,11 +67,15 @@ def _warm() -> None:
 
 
 def _touch_openai_resources() -> None:
-    """The SDK builds its resources and their type modules lazily, on first attribute access."""
+    """The SDK builds its resources and their type modules lazily, on first attribute access: those of
+    the wire protocol the first turn will speak (Chat Completions unless NBAGENT_API says Responses;
+    a turn asking for the other one in its arguments imports it then, about 80 ms)."""
     import openai
 
     client = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9/v1")
-    for resource in (client.chat.completions, client.responses, client.models):
-        type(resource)
-    import openai.types.chat  # noqa: F401
-    import openai.types.responses  # noqa: F401
+    if os.environ.get("NBAGENT_API", "").strip() == "responses":
+        type(client.responses)
+        import openai.types.responses  # noqa: F401
+    else:
+        type(client.chat.completions)
+        import openai.types.chat  # noqa: F401
