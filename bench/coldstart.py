@@ -67,7 +67,7 @@ def kernel(workdir: Path, settled: bool) -> float:
         try:
             kc.execute_interactive("%load_ext nbagent", timeout=60)
             if settled:  # the user typing the next cell while the warm-up finishes
-                kc.execute_interactive("import nbagent.warmup as _w\n_ = _w.wait(120)", timeout=130)
+                kc.execute_interactive("import nbagent.engine.warmup as _w\n_ = _w.wait(120)", timeout=130)
             started = time.perf_counter()
             kc.execute_interactive("%agent --wait hello", timeout=60, output_hook=lambda msg: None)
             if not clock.first.wait(30):

@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from nbagent.context.absorber import absorb  # noqa: E402
-from nbagent.context.records import parse_output  # noqa: E402
-from nbagent.context.store import ContextStore  # noqa: E402
+from nbagent.attached.absorber import absorb  # noqa: E402
+from nbagent.attached.records import parse_output  # noqa: E402
+from nbagent.attached.store import ContextStore  # noqa: E402
 from nbagent.store.sessions import SessionStore  # noqa: E402
 
 SOURCES = 20

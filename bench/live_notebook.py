@@ -26,10 +26,10 @@ from pathlib import Path
 import nbformat
 
 from nbagent.config import AgentConfig
-from nbagent.jupyter.server_link import ServerNotebookStore
+from nbagent.jupyter.kernel.server_client import ServerNotebookStore
 from nbagent.tools import notebook as nbt
 from nbagent.tools.context import ToolContext
-from nbagent.workspace import Workspace
+from nbagent.workspace.root import Workspace
 
 GOAL_MS = 200.0
 MODEL = "window.jupyterapp.shell.currentWidget.context.model.sharedModel"

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from nbagent.config import AgentConfig  # noqa: E402
 from nbagent.tools import notebook as nbt  # noqa: E402
 from nbagent.tools.context import ToolContext  # noqa: E402
-from nbagent.workspace import Workspace  # noqa: E402
+from nbagent.workspace.root import Workspace  # noqa: E402
 
 
 def noise_png(width: int, height: int) -> bytes:

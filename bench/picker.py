@@ -15,7 +15,7 @@ import random
 import statistics
 import time
 
-from nbagent.picker import Picker
+from nbagent.workspace.picker import Picker
 
 WORDS = ["src", "lib", "core", "utils", "models", "views", "tests", "data", "io", "plot", "config", "api",
          "server", "client", "widgets", "parser", "render", "cache", "store", "jobs"]

@@ -41,11 +41,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from sessions import build_session, coding_step, short_step  # noqa: E402  (bench/sessions.py)
 
-from nbagent.compaction import cut_index, message_chars, prune, prune_at  # noqa: E402
+from nbagent.engine.compaction import cut_index, message_chars, prune, prune_at  # noqa: E402
 from nbagent.config import AgentConfig  # noqa: E402
 from nbagent.store import codec  # noqa: E402
-from nbagent.message_log import MessageLog  # noqa: E402
-from nbagent.session import Session  # noqa: E402
+from nbagent.session.message_log import MessageLog  # noqa: E402
+from nbagent.session.model import Session  # noqa: E402
 from nbagent.store.sessions import LOAD_COLUMNS, SessionStore  # noqa: E402
 
 ISSUE_FIGURES = {"coding": 37.9, "short": 3.0}

@@ -29,8 +29,8 @@ sys.path.insert(0, str(REPO / "src"))
 from nbagent.config import AgentConfig  # noqa: E402
 from nbagent.tools.context import ToolContext  # noqa: E402
 from nbagent.tools.search import GREP_TOOL  # noqa: E402
-from nbagent.walker import find_rg, list_files  # noqa: E402
-from nbagent.workspace import Workspace  # noqa: E402
+from nbagent.workspace.walker import find_rg, list_files  # noqa: E402
+from nbagent.workspace.root import Workspace  # noqa: E402
 
 TREE = REPO / "bench" / ".cache" / "search-tree"
 MIN_FILES = 50_000

@@ -17,10 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from nbagent.config import AgentConfig  # noqa: E402
-from nbagent.procs import ProcessTracker  # noqa: E402
+from nbagent.workspace.procs import ProcessTracker  # noqa: E402
 from nbagent.tools.context import ToolContext  # noqa: E402
 from nbagent.tools.shell import bash  # noqa: E402
-from nbagent.workspace import Workspace  # noqa: E402
+from nbagent.workspace.root import Workspace  # noqa: E402
 
 RUNS = 40
 STUBBORN = "for i in 1 2 3; do (trap '' TERM; exec sleep 300) & done; sleep 300; true"

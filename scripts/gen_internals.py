@@ -29,36 +29,35 @@ END = "<!-- end of the module map -->"
 # the first layer with a prefix that matches its dotted name (a prefix matches itself and its
 # submodules).
 LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
-    ("foundation", "leaf modules everything may use: errors, ids, the event types, config, cost, atomic writes, "
-                   "the shared worker threads",
-     ("nbagent.errors", "nbagent.ids", "nbagent.events", "nbagent.config", "nbagent.cost", "nbagent.atomic",
-      "nbagent.display", "nbagent.redaction", "nbagent.open_context", "nbagent.tempfiles", "nbagent.statedir",
-      "nbagent.safe_markdown", "nbagent.picker", "nbagent.workers")),
-    ("workspace", "the workspace root, path confinement, the ignore-aware walk, process trees",
-     ("nbagent.workspace", "nbagent.walker", "nbagent.procs")),
-    ("state", "the session, the SQLite store, project memory, prompt history, the knowledge index, attached context",
-     ("nbagent.session", "nbagent.message_log", "nbagent.store", "nbagent.knowledge", "nbagent.context")),
-    ("model", "model adapters over the openai SDK and the offline model",
+    ("foundation", "leaf modules everything may use: errors, ids, the event types, config, the shared worker "
+                   "threads, the old import paths, and render/ (escaping, plain text, Markdown, redaction)",
+     ("nbagent.errors", "nbagent.ids", "nbagent.events", "nbagent.config", "nbagent.workers", "nbagent.moved",
+      "nbagent.render")),
+    ("workspace", "workspace/: the root and path confinement, the state directory, atomic writes, temporary "
+                  "files, the ignore-aware walk, the @ picker, process trees",
+     ("nbagent.workspace",)),
+    ("state", "session/, store/, knowledge/ and attached/: the session, the SQLite store, project memory, "
+              "prompt history, the knowledge index, attached context",
+     ("nbagent.session", "nbagent.store", "nbagent.knowledge", "nbagent.attached")),
+    ("model", "model/: model adapters over the openai SDK, the offline model, prices",
      ("nbagent.model",)),
-    ("tools", "the tools, their runner, approvals and output limits, MCP servers' tools; checkpoints and the "
-              "recovery journal",
-     ("nbagent.tools", "nbagent.approvals", "nbagent.mcp", "nbagent.checkpoints", "nbagent.journal",
-      "nbagent.turn_guard")),
-    ("engine", "the agent: its turns, prompt, compaction and the typed front-end state",
-     ("nbagent.agent", "nbagent.agent_state", "nbagent.loop", "nbagent.runtime", "nbagent.prompt", "nbagent.profiles",
-      "nbagent.compaction", "nbagent.result", "nbagent.api", "nbagent.context.handle")),
-    ("testing", "the scripted model and the scripted OpenAI-compatible HTTP server for tests",
+    ("tools", "tools/, mcp/ and checkpoints/: the tools, their runner, approvals and output limits, MCP "
+              "servers' tools; checkpoints, the recovery journal and the turn guard",
+     ("nbagent.tools", "nbagent.mcp", "nbagent.checkpoints")),
+    ("engine", "engine/ and batching/: the agent, its turns, prompt, compaction and the typed front-end state; "
+               "batch runs of many agents",
+     ("nbagent.engine", "nbagent.batching")),
+    ("testing", "testing/: the scripted model and the scripted OpenAI-compatible HTTP server for tests",
      ("nbagent.testing",)),
-    ("front ends", "the terminal (CLI, text view), the Jupyter magics, widgets and server extension",
-     ("nbagent.terminal", "nbagent.cli", "nbagent.cli_sessions", "nbagent.cli_checkpoints", "nbagent.cli_context",
-      "nbagent.jupyter", "nbagent.mcp.serve",
-      "nbagent")),
+    ("front ends", "cli/ and jupyter/ (kernel/, server/, widgets/, remote/): the terminal, the Jupyter magics, "
+                   "widgets and server extension, and nbagent mcp serve",
+     ("nbagent.cli", "nbagent.jupyter", "nbagent.mcp.serve", "nbagent")),
 ]
 
 UPWARD_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("nbagent.agent", "nbagent.jupyter.view"):
+    ("nbagent.engine.agent", "nbagent.jupyter.kernel.view"):
         "Agent.view() is the one engine entry point into a front end; it imports it only when called, in Jupyter",
-    ("nbagent.store.sessions", "nbagent.turn_guard"):
+    ("nbagent.store.sessions", "nbagent.checkpoints.turn_guard"):
         "deleting a session deletes its recovery journal and checkpoints too (imported only then)",
 }
 """Known imports that run up the layers, each with why. Add none: move the code instead."""
@@ -94,12 +93,13 @@ def modules() -> list[Module]:
     return sorted(found, key=lambda m: m.name)
 
 
-def imports_of(module: Module) -> list[tuple[str, int]]:
-    """The nbagent modules ``module`` imports (with line numbers), TYPE_CHECKING blocks left out."""
+def imports_of(module: Module, type_only: bool = False) -> list[tuple[str, int]]:
+    """The nbagent modules ``module`` imports (with line numbers); TYPE_CHECKING blocks left out unless
+    ``type_only`` (the cycle check counts them: a type-only cycle is still two modules that know each other)."""
     tree = ast.parse(module.path.read_text(encoding="utf-8"))
     package = module.name if module.path.name == "__init__.py" else module.name.rpartition(".")[0]
     found: list[tuple[str, int]] = []
-    for node in _runtime_nodes(tree):
+    for node in (ast.walk(tree) if type_only else _runtime_nodes(tree)):
         if isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names if alias.name.split(".")[0] == "nbagent"]
         elif isinstance(node, ast.ImportFrom):
@@ -110,6 +110,52 @@ def imports_of(module: Module) -> list[tuple[str, int]]:
             found += [(f"{base}.{alias.name}" if _is_module(f"{base}.{alias.name}") else base, node.lineno)
                       for alias in node.names]
     return found
+
+
+def import_graph(type_only: bool = False) -> dict[str, set[str]]:
+    """Module -> the nbagent modules it imports (a submodule's import of its own package left out: a package
+    __init__ runs before its submodules anyway, so that edge is no dependency the layout could turn)."""
+    graph: dict[str, set[str]] = {}
+    for module in modules():
+        targets = graph.setdefault(module.name, set())
+        for name, _ in imports_of(module, type_only):
+            while name and not _is_module(name):
+                name = name.rpartition(".")[0]
+            if name and name != module.name and not module.name.startswith(name + "."):
+                targets.add(name)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of ``graph``: its strongly connected components of two or more modules, sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
 
 
 def _runtime_nodes(tree: ast.AST):
@@ -154,13 +200,38 @@ def missing_docstrings() -> list[str]:
     return [str(m.path.relative_to(ROOT)) for m in modules() if m.purpose is None]
 
 
+LAYOUT_BEGIN = "<!-- layout moves: generated by scripts/gen_internals.py from nbagent/moved.py; do not edit -->"
+LAYOUT_END = "<!-- end of the layout moves -->"
+
+
+def moves() -> dict[str, str]:
+    """nbagent.moved.MOVED, read from the source (this script imports nothing of nbagent)."""
+    tree = ast.parse((SRC / "nbagent" / "moved.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "MOVED":
+            return ast.literal_eval(node.value)  # type: ignore[arg-type]
+    raise SystemExit("nbagent/moved.py has no MOVED table")
+
+
+def layout_moves() -> str:
+    """The generated table of the Layout section: every old import path and where it lives now."""
+    out = [LAYOUT_BEGIN, "", "| old path (still imports) | now |", "|---|---|"]
+    out += [f"| `{old}` | `{new}` |" for old, new in sorted(moves().items())]
+    return "\n".join([*out, "", LAYOUT_END])
+
+
+def _replace(page: str, begin: str, end: str, body: str, heading: str) -> str:
+    if begin in page and end in page:
+        head, _, rest = page.partition(begin)
+        _, _, tail = rest.partition(end)
+        return head + body + tail
+    return page.rstrip("\n") + f"\n\n## {heading}\n" + body + "\n"
+
+
 def updated_page(page: str) -> str:
-    """``page`` with its generated section replaced (or appended when the markers are not there yet)."""
-    if BEGIN in page and END in page:
-        head, _, rest = page.partition(BEGIN)
-        _, _, tail = rest.partition(END)
-        return head + module_map() + tail
-    return page.rstrip("\n") + "\n\n## Module map\n" + module_map() + "\n"
+    """``page`` with its generated sections replaced (or appended when the markers are not there yet)."""
+    page = _replace(page, LAYOUT_BEGIN, LAYOUT_END, layout_moves(), "Layout")
+    return _replace(page, BEGIN, END, module_map(), "Module map")
 
 
 def main(argv: list[str]) -> int:

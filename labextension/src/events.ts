@@ -257,7 +257,7 @@ export interface Compacted {
   turn_id: string;
 }
 /**
- * An attached source's note, added to the history before a turn (nbagent.context).
+ * An attached source's note, added to the history before a turn (nbagent.attached).
  *
  * ``change`` is attached, updated, failing or removed; ``changes`` counts the revisions since the
  * model last saw the source; ``text`` is the note as the model reads it.

@@ -10,13 +10,17 @@ comes with the package. Jupyter pieces are imported only when used.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+from . import moved
 from .config import DEFAULT, AgentConfig
 from .events import Event
 from .tools.base import Tool, ToolSet, function_tool, tool
 
 __version__ = "0.1.0"
+
+moved.install()  # old import paths (nbagent.agent_state, ...) keep working: see nbagent.moved
 __all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolSet", "batch", "function_tool", "tool",
            "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
 
@@ -24,14 +28,14 @@ __all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "Too
 def __getattr__(name: str) -> Any:
     # Lazy: importing nbagent stays cheap, and the Agent's dependencies load on first use.
     if name == "Agent":
-        from .warmup import settle
+        from .engine.warmup import settle
 
-        settle()  # never import the engine beside a running warm-up (see nbagent.warmup)
-        from .agent import Agent
+        settle()  # never import the engine beside a running warm-up (see nbagent.engine.warmup)
+        from .engine.agent import Agent
 
         return Agent
     if name == "RunResult":
-        from .result import RunResult
+        from .engine.result import RunResult
 
         return RunResult
     if name == "stats":
@@ -41,22 +45,25 @@ def __getattr__(name: str) -> Any:
     if name == "batch":
         from .batching import batch
 
+        if "ipykernel" in sys.modules:  # inside a Jupyter kernel a batch draws its progress as a widget
+            from .jupyter.widgets import batch_progress  # noqa: F401
+
         return batch
     if name in ("sessions", "messages", "tool_calls", "usage"):
-        from . import api
+        from .store import views as api
 
         return getattr(api, name)
     raise AttributeError(f"module 'nbagent' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython) -> None:
-    from .jupyter.magics import load_ipython_extension as load
+    from .jupyter.kernel.magics import load_ipython_extension as load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython) -> None:
-    from .jupyter.magics import unload_ipython_extension as unload
+    from .jupyter.kernel.magics import unload_ipython_extension as unload
 
     unload(ipython)
 

@@ -20,7 +20,7 @@ POLICIES = ("never", "ask", "always_ask")
 APIS = ("chat", "responses")
 PROFILES = ("auto", "full", "small")
 REQUIRED_TOOLSET = {"small": "read"}
-"""The tool set each profile keeps on whatever ``toolsets`` says ("core" for the others; nbagent.profiles)."""
+"""The tool set each profile keeps on whatever ``toolsets`` says ("core" for the others; nbagent.engine.profiles)."""
 
 
 class _Default:
@@ -101,7 +101,7 @@ class AgentConfig:
     "on" or "off". Env: NBAGENT_LOCAL."""
 
     profile: str = "auto"
-    """What the model is given (nbagent.profiles): "full" (the whole system prompt, all configured tool
+    """What the model is given (nbagent.engine.profiles): "full" (the whole system prompt, all configured tool
     sets), "small" (a short prompt, the read-only "read" tool set, capped answers: for the offline
     model) or "auto" (small for the offline model, full otherwise). Env: NBAGENT_PROFILE."""
 
@@ -115,7 +115,7 @@ class AgentConfig:
 
     tool_approvals: dict[str, str] = field(default_factory=dict)
     """Approval policy per tool name, over the tool's own: "never", "ask" or "always_ask" (see
-    nbagent.approvals), such as ``{"bash": "always_ask"}``. Env: NBAGENT_TOOL_APPROVALS ("bash=always_ask,kernel_run=ask")."""
+    nbagent.tools.approvals), such as ``{"bash": "always_ask"}``. Env: NBAGENT_TOOL_APPROVALS ("bash=always_ask,kernel_run=ask")."""
 
     extra_instructions: str = ""
     """Appended to the system prompt."""
@@ -184,12 +184,12 @@ class AgentConfig:
 
     recovery_journal: bool = True
     """Journal each call of a tool that may change files before it runs and after, so that a session
-    resumed after a crash says which calls never finished (nbagent.journal). A batch task's copy is
+    resumed after a crash says which calls never finished (nbagent.checkpoints.journal). A batch task's copy is
     thrown away with its task: its agent keeps none."""
 
     sweep_temp_files: bool = True
     """At start, remove (in a background thread) the temporary files that writes killed half-way left
-    in the workspace (nbagent.tempfiles). A batch task's copy is a fresh checkout that holds none:
+    in the workspace (nbagent.workspace.tempfiles). A batch task's copy is a fresh checkout that holds none:
     its agent skips the walk."""
 
     @classmethod

@@ -144,7 +144,7 @@ def test_the_workspace_database_is_opened_once_a_batch_and_copies_keep_no_journa
                                                                                  monkeypatch):
     from pathlib import Path
 
-    from nbagent.agent import Agent
+    from nbagent.engine.agent import Agent
     from nbagent.batching import task
     from nbagent.store import db
 

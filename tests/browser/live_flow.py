@@ -15,14 +15,14 @@ import time
 import nbformat
 
 from nbagent.config import AgentConfig
-from nbagent.jupyter.server_link import ServerNotebookStore
+from nbagent.jupyter.kernel.server_client import ServerNotebookStore
 from nbagent import Agent
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
 from nbagent.tools import nbdoc
 from nbagent.tools import notebook as nbt
 from nbagent.tools.context import ToolContext
-from nbagent.workspace import Workspace
+from nbagent.workspace.root import Workspace
 
 MODEL = "window.jupyterapp.shell.currentWidget.context.model.sharedModel"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent.context.records import parse_output
-from nbagent.context.store import ContextStore
+from nbagent.attached.records import parse_output
+from nbagent.attached.store import ContextStore
 from nbagent.store.sessions import SessionStore
 from nbagent.testing import Reply
 

@@ -7,8 +7,8 @@ import pytest
 from nbagent import Agent
 from nbagent import events as ev
 from nbagent.checkpoints import CheckpointConflict
-from nbagent.cli import main as cli_main
-from nbagent.journal import RecoveryJournal
+from nbagent.cli.app import main as cli_main
+from nbagent.checkpoints.journal import RecoveryJournal
 from nbagent.store.sessions import SessionStore
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
@@ -109,7 +109,7 @@ def test_resume_reports_files_changed_since_the_last_checkpoint(project, agent_o
 
 
 def test_the_terminal_shows_the_files_a_turn_changed_with_escapes_shown_not_run():
-    from nbagent.terminal import TerminalRenderer
+    from nbagent.cli.terminal import TerminalRenderer
 
     renderer = TerminalRenderer()
     renderer.render(ev.TurnStart(prompt="edit", turn_id="t2"))
@@ -136,7 +136,7 @@ def test_purge_removes_the_journal_and_checkpoints_with_the_sessions(project, ag
 
 
 def test_agent_state_marks_the_turn_and_reports_divergence():
-    from nbagent.agent_state import AgentState, reduce
+    from nbagent.engine.agent_state import AgentState, reduce
 
     s = reduce(AgentState(), ev.TurnStart(prompt="edit", turn_id="t1"))
     s = reduce(s, ev.Checkpoint(action="taken", turn=1, files=["a.py"], undo_turn=1, turn_id="t1"))
@@ -149,7 +149,7 @@ def test_agent_state_marks_the_turn_and_reports_divergence():
 
 
 def test_the_undo_command_shows_hostile_file_names_escaped():
-    from nbagent.cli_checkpoints import _printable
+    from nbagent.cli.checkpoints import _printable
 
     assert _printable("evil\x1b[2J\u202etxt.py\n") == "evil\\x1b[2J\\u202etxt.py\\n"
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from nbagent import Agent
-from nbagent.journal import RecoveryJournal
+from nbagent.checkpoints.journal import RecoveryJournal
 from nbagent.testing.scripted import ScriptedModel
 
-from nbagent.tempfiles import SUFFIX
+from nbagent.workspace.tempfiles import SUFFIX
 
 from .repos import files_of as all_files_of, make_project, user_view
 

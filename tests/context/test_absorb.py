@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from nbagent import events as ev
-from nbagent.context.poller import Poller
+from nbagent.attached.poller import Poller
 from nbagent.testing.replies import Call, Reply
 
 
@@ -112,7 +112,7 @@ def test_sources_move_with_the_session_on_fork(make_agent):
 def test_bad_names_and_bad_pushes_are_refused_clearly(make_agent):
     import pytest
 
-    from nbagent.context import SourceError
+    from nbagent.attached import SourceError
 
     agent = make_agent()
     for bad in ("", "../x", "a b", "x" * 80):

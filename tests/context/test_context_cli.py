@@ -6,8 +6,8 @@ import json
 import subprocess
 import sys
 
-from nbagent.cli import main
-from nbagent.context.store import ContextStore
+from nbagent.cli.app import main
+from nbagent.attached.store import ContextStore
 from nbagent.store.sessions import SessionStore
 
 

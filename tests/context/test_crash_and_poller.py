@@ -18,7 +18,7 @@ from nbagent.testing.scripted import ScriptedModel
 CRASHING = textwrap.dedent("""
     import os, sys
     from nbagent import Agent
-    from nbagent.context.store import ContextStore
+    from nbagent.attached.store import ContextStore
     from nbagent.store.backend import SqliteBackend
     from nbagent.testing.scripted import ScriptedModel
 

@@ -8,9 +8,9 @@ import time
 import psutil
 import pytest
 
-from nbagent.context.fetch import read_watched, refresh, run_command
-from nbagent.context.records import Source, SourceError
-from nbagent.workspace import Workspace
+from nbagent.attached.fetch import read_watched, refresh, run_command
+from nbagent.attached.records import Source, SourceError
+from nbagent.workspace.root import Workspace
 
 
 def test_a_command_over_its_time_is_killed_with_its_whole_group(tmp_path):

@@ -17,7 +17,7 @@ def test_the_module_map_is_up_to_date_and_every_module_has_a_docstring():
 
 def test_the_map_names_every_module_with_its_purpose():
     page = (ROOT / "docs" / "internals.md").read_text(encoding="utf-8")
-    assert "| `nbagent.terminal` | The terminal front end's two parts" in page
+    assert "| `nbagent.cli.terminal` | The terminal front end's two parts" in page
     assert "| `nbagent.events` | The one typed event stream that every front end renders. |" in page
     modules = sorted((ROOT / "src" / "nbagent").rglob("*.py"))
     assert all(f"`{_dotted(path)}`" in page for path in modules)

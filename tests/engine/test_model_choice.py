@@ -62,7 +62,7 @@ def test_every_option_is_documented():
 
 
 def test_an_unknown_model_is_looked_up_in_the_price_list_once(monkeypatch):
-    from nbagent import cost
+    from nbagent.model import cost
 
     calls = []
     real = cost._calc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent.open_context import BadContext, OpenContext, with_context
+from nbagent.engine.open_in_jupyter import BadContext, OpenContext, with_context
 
 
 def test_the_block_names_notebook_cell_and_selection():

@@ -16,7 +16,7 @@ from nbagent.config import AgentConfig
 from nbagent.errors import ConfigError
 from nbagent.model.chat import ChatModel
 from nbagent.model.factory import offline_chat_model
-from nbagent.profiles import SMALL
+from nbagent.engine.profiles import SMALL
 from nbagent.testing import ScriptedServer, call, calls
 
 README_PROMPT = "List the files in this workspace and say what they are for"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nbagent.model.chat import to_chat_message
 from nbagent.model.responses import to_input_items
-from nbagent.compaction import prune, repair
+from nbagent.engine.compaction import prune, repair
 
 
 def assert_valid_chat(messages):

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from nbagent import events as ev
-from nbagent.agent_state import AgentState, reduce
-from nbagent.display import escape_controls
-from nbagent.terminal import Rendered, TerminalApprover, TerminalRenderer, approval_card, render_markdown
+from nbagent.engine.agent_state import AgentState, reduce
+from nbagent.render.text import escape_controls
+from nbagent.cli.terminal import Rendered, TerminalApprover, TerminalRenderer, approval_card, render_markdown
 
 
 def answer_of(renderer: TerminalRenderer, events) -> tuple[str, str]:
@@ -179,7 +179,7 @@ def test_joining_mid_turn_prints_what_watching_from_the_start_printed(path):
 
 
 def test_the_text_view_opened_while_a_call_waits_shows_the_turn_so_far(make_agent, tmp_path):
-    from nbagent.jupyter.text_view import TextFollower
+    from nbagent.jupyter.kernel.text_view import TextFollower
     from nbagent.testing import Call, Reply
 
     asked = threading.Event()

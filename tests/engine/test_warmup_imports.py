@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-MODULES = ("httpx", "openai.resources.chat", "openai.resources.responses", "nbagent.agent", "nbagent.tools")
+MODULES = ("httpx", "openai.resources.chat", "openai.resources.responses", "nbagent.engine.agent", "nbagent.tools")
 PROBE = ("import json, sys\n"
          "{prelude}\n"
          "print(json.dumps({{m: m in sys.modules for m in {modules!r}}}))")
@@ -28,7 +28,7 @@ def loaded_after(prelude: str, api: str | None = None) -> dict[str, bool]:
 
 def test_the_warm_up_imports_the_engine_and_the_chat_resource_the_first_turn_uses():
     loaded = loaded_after(WARM)
-    assert loaded["nbagent.agent"] and loaded["nbagent.tools"]
+    assert loaded["nbagent.engine.agent"] and loaded["nbagent.tools"]
     assert loaded["openai.resources.chat"]
     assert not loaded["openai.resources.responses"], "the Responses API is not the default wire protocol"
 

@@ -55,7 +55,7 @@ def test_kernel_history_can_be_removed_and_stays_declined(shell, make_agent):
 
 
 def test_context_slash_command_and_variable_sources(shell, make_agent):
-    from nbagent.jupyter.kernel_bridge import bridge_from_shell
+    from nbagent.jupyter.kernel.bridge import bridge_from_shell
 
     agent = use(shell, make_agent, "seen", context_poll=False, kernel=bridge_from_shell(shell))
     run(shell, "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3]})")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shlex
 import subprocess
 
-from nbagent.jupyter.magics import AgentMagics
-from nbagent.jupyter.notebook_path import Place, find_place, find_workspace
-from nbagent.jupyter.options import split_options
+from nbagent.jupyter.kernel.magics import AgentMagics
+from nbagent.jupyter.kernel.notebook_path import Place, find_place, find_workspace
+from nbagent.jupyter.kernel.options import split_options
 
 PARSER = AgentMagics.agent.parser
 
@@ -51,7 +51,7 @@ def test_options_end_at_the_first_word_of_the_prompt():
 
 
 def test_widgets_only_where_a_notebook_frontend_started_the_kernel():
-    from nbagent.jupyter.frontend import use_widgets
+    from nbagent.jupyter.kernel.frontend import use_widgets
 
     class Kernelled:
         kernel = object()

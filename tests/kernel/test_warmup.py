@@ -19,7 +19,7 @@ def test_the_first_agent_right_after_load_ext_waits_for_the_warm_up(tmp_path):
                "NBAGENT_MODEL": "scripted-model", "NBAGENT_LOCAL": "off", "NBAGENT_MEMORY": "0"}
         km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
         try:
-            loaded = kc.execute_interactive("%load_ext nbagent\nimport nbagent.warmup as w\n"
+            loaded = kc.execute_interactive("%load_ext nbagent\nimport nbagent.engine.warmup as w\n"
                                             "assert w._started is not None", timeout=60)
             assert loaded["content"]["status"] == "ok"
             errors = []

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from nbagent.cli import main
+from nbagent.cli.app import main
 
 from .conftest import toy_stdio
 

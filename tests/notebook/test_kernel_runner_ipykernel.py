@@ -14,7 +14,7 @@ jupyter_client = pytest.importorskip("jupyter_client")
 
 CELL = """
 import threading
-from nbagent.jupyter.kernel_bridge import bridge_from_shell
+from nbagent.jupyter.kernel.bridge import bridge_from_shell
 bridge = bridge_from_shell(get_ipython())
 runs = {}
 worker = threading.Thread(target=lambda: runs.update(

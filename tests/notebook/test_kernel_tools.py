@@ -10,7 +10,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent.errors import ToolError
-from nbagent.jupyter.kernel_bridge import RESULT_NAME, bridge_from_shell
+from nbagent.jupyter.kernel.bridge import RESULT_NAME, bridge_from_shell
 from nbagent.tools import kernel as kt
 from nbagent.tools.kernel import KernelBridge
 
@@ -170,7 +170,7 @@ def test_a_runaway_kernel_run_is_interrupted_by_stop_and_by_its_timeout(kctx, sh
     from concurrent.futures import ThreadPoolExecutor, wait
 
     from nbagent.errors import CommandKilled
-    from nbagent.procs import ProcessTracker
+    from nbagent.workspace.procs import ProcessTracker
 
     kctx.processes = ProcessTracker()
     with ThreadPoolExecutor(1) as pool:

@@ -10,11 +10,11 @@ import subprocess
 import pytest
 
 from nbagent import Agent
-from nbagent.jupyter import server_link
-from nbagent.redaction import PLACEHOLDER, forget_secret
+from nbagent.jupyter.kernel import server_client as server_link
+from nbagent.render.redaction import PLACEHOLDER, forget_secret
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
-from nbagent.tools import nbdoc
+from nbagent.tools import nbdoc, nbstores
 from nbagent.tools import notebook as nbt
 
 from .conftest import cell_ids
@@ -36,7 +36,7 @@ def link_file(tmp_path):
 def test_the_shell_tool_cannot_show_the_secret(tmp_path, link_file):
     path, secret = link_file
     store = server_link.connect({server_link.ENV_VAR: str(path)})
-    assert store is not None and store in nbdoc.stores()
+    assert store is not None and store in nbstores.stores()
     model = ScriptedModel([Reply(tool_calls=[Call("bash", {"command": f"cat {path}; echo; env"})]), "done"])
     agent = Agent(model=model, workspace=tmp_path, approval="auto")
     try:
@@ -93,7 +93,7 @@ def test_a_terminal_finds_the_server_that_serves_its_workspace(tmp_path, monkeyp
         info("nbagent-server-4.json", pid=os.getpid(), root_dir=root)
         found = server_link.find_server(root / "sub")
         assert found is not None and "/nbagent-server-4.json/" in found.url
-        assert found not in nbdoc.stores()  # nothing registered for the process
+        assert found not in nbstores.stores()  # nothing registered for the process
         # A terminal JupyterLab opened inherits the file's path.
         inherited = server_link.find_server(root, {server_link.ENV_VAR: str(runtime / "nbagent-server-4.json")})
         assert inherited is not None and inherited.secret == found.secret

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nbagent.redaction import public_url
+from nbagent.render.redaction import public_url
 from nbagent.store.sessions import SessionStore
 
 SECRET_URL = "https://alice:s3cr3t@llm.example.org:8443/v1?api-key=k3y#frag"

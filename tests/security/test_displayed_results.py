@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from nbagent import events as ev
-from nbagent.result import RunResult
-from nbagent.safe_markdown import markdown_to_html
+from nbagent.engine.result import RunResult
+from nbagent.render.markdown import markdown_to_html
 
 
 def _result(text: str, tool_name: str, arguments: dict) -> RunResult:

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from nbagent.errors import ToolError
 from nbagent.model.parts import split_content
 from nbagent.model.provider_data import merge_delta
-from nbagent.redaction import public_url
+from nbagent.render.redaction import public_url
 from nbagent.tools.listing import glob_match
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from nbagent.tools.limits import KEEP_SAVED, limit_output
-from nbagent.statedir import StateDirRefused
+from nbagent.workspace.state_dir import StateDirRefused
 from nbagent.store.db import workspace_db_path
 from nbagent.tools.tasks import TaskManager
-from nbagent.workspace import Workspace
+from nbagent.workspace.root import Workspace
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ import sys
 import textwrap
 import time
 
-from nbagent.tempfiles import sweep, temp_path
+from nbagent.workspace.tempfiles import sweep, temp_path
 
 KILLED_WRITER = textwrap.dedent("""
     import os, sys
     from pathlib import Path
-    from nbagent.tempfiles import temp_path
+    from nbagent.workspace.tempfiles import temp_path
     tmp = temp_path(Path(sys.argv[1]))
     tmp.write_text("half a notebook")
     print(tmp, flush=True)

@@ -11,7 +11,7 @@ import nbformat
 
 from nbagent.config import AgentConfig
 from nbagent.tools.context import ToolContext
-from nbagent.workspace import Workspace
+from nbagent.workspace.root import Workspace
 
 
 def write_notebook(root, name: str, sources: list[tuple[str, str]], *, legacy: bool = False) -> list[str]:

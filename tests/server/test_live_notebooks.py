@@ -152,7 +152,7 @@ async def test_a_closed_notebook_is_edited_in_its_file(jp_serverapp, jp_root_dir
 
 
 async def test_the_kernel_handler_needs_the_secret(jp_serverapp, jp_root_dir, jp_fetch, open_view):
-    from nbagent.jupyter import server_link
+    from nbagent.jupyter.kernel import server_client as server_link
 
     ext = jp_serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]
     app = next(iter(ext))
@@ -182,7 +182,7 @@ async def test_the_kernel_handler_needs_the_secret(jp_serverapp, jp_root_dir, jp
 
 
 async def test_notebook_run_fills_outputs_in_the_open_view(jp_serverapp, jp_root_dir, jp_fetch, open_view):
-    from nbagent.jupyter import server_link
+    from nbagent.jupyter.kernel import server_client as server_link
 
     ids = write_notebook(jp_root_dir, "r.ipynb", RUN_CELLS)
     ctx = tool_ctx(jp_root_dir)

@@ -19,7 +19,7 @@ import pytest
 
 from nbagent import Agent
 from nbagent.checkpoints import CheckpointConflict, CheckpointError
-from nbagent.jupyter import server_link
+from nbagent.jupyter.kernel import server_client as server_link
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
 

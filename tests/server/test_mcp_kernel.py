@@ -149,7 +149,7 @@ async def test_reading_a_busy_kernel_says_it_is_busy(jp_fetch, jp_serverapp):
     import asyncio
 
     from nbagent.errors import ToolError
-    from nbagent.jupyter.served_kernel import kernel_toolset, server_kernels
+    from nbagent.jupyter.remote.kernel_tools import kernel_toolset, server_kernels
 
     kernel_id = await start_kernel(jp_fetch, "a.ipynb")
     tools = {t.name: t for t in kernel_toolset(server_kernels(jp_serverapp), choose=True).tools}
@@ -170,7 +170,7 @@ async def test_two_calls_at_once_each_get_their_own_answer(jp_fetch, jp_serverap
     """Each call has its own kernel client and session: replies are never sent to the other one."""
     import asyncio
 
-    from nbagent.jupyter.served_kernel import kernel_toolset, server_kernels
+    from nbagent.jupyter.remote.kernel_tools import kernel_toolset, server_kernels
 
     await start_kernel(jp_fetch, "a.ipynb")
     tools = {t.name: t for t in kernel_toolset(server_kernels(jp_serverapp), choose=True).tools}

@@ -102,7 +102,7 @@ async def test_mcp_serve_started_inside_jupyterlab_edits_through_the_server(jp_f
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    from nbagent.jupyter.server.kernel_link import ENV_VAR
+    from nbagent.jupyter.server.kernel_secret import ENV_VAR
 
     await jp_fetch("nbagent", "api", "settings")
     assert os.environ.get(ENV_VAR)  # the extension put its runtime file's path in the environment

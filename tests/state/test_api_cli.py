@@ -6,8 +6,8 @@ import json
 
 import pandas as pd
 
-from nbagent import api
-from nbagent.cli import main as cli_main
+from nbagent.store import views as api
+from nbagent.cli.app import main as cli_main
 from nbagent.store.sessions import SessionStore
 
 
@@ -80,7 +80,7 @@ def test_cli_list_show_export_import_delete_purge(store, workspace, tmp_path, ca
 
 
 def test_the_nbagent_console_script_has_the_sessions_command(store, workspace, capsys):
-    from nbagent.cli import main
+    from nbagent.cli.app import main
 
     session = _session(store, "through main")
     assert main(["sessions", "-w", str(workspace), "list", "--json"]) == 0

@@ -86,7 +86,7 @@ def test_many_threads_opening_one_new_workspace_all_get_the_same_database(tmp_pa
 def test_a_link_in_the_database_place_is_refused_not_replaced(tmp_path):
     import pytest
 
-    from nbagent.statedir import StateDirRefused
+    from nbagent.workspace.state_dir import StateDirRefused
 
     (tmp_path / "ws" / ".nbagent").mkdir(parents=True)
     target = tmp_path / "elsewhere.db"

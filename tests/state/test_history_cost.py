@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent.cost import cost_of
+from nbagent.model.cost import cost_of
 from nbagent.store.history import PromptHistory
 
 

@@ -15,8 +15,8 @@ import sqlite3
 
 import pytest
 
-from nbagent.agent_state import ToolItem
-from nbagent.compaction import cut_index, message_chars, prune, prune_at
+from nbagent.engine.agent_state import ToolItem
+from nbagent.engine.compaction import cut_index, message_chars, prune, prune_at
 from nbagent.errors import StoreError
 from nbagent.store.sessions import SessionStore
 

@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.picker import Picker
+from nbagent.workspace.picker import Picker
 
 FILES = sorted({"src/app.py", "src/util/io.py", "README.md", "docs/api.md", "tests/test_app.py",
                 "src/models/view.py", "lib/vendor/src_map.js", "Src/Upper.PY", "a/b/c/d/e.txt", "apps/x.py"})

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from nbagent.errors import ToolError
-from nbagent.workspace import Workspace
+from nbagent.workspace.root import Workspace
 
 
 @pytest.fixture

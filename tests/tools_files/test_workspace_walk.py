@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from files_helpers import git_init, write
-from nbagent.walker import find_rg, list_files
-from nbagent.workspace import Workspace
+from nbagent.workspace.walker import find_rg, list_files
+from nbagent.workspace.root import Workspace
 
 ENGINES = ["rg", "pathspec"]
 

@@ -83,7 +83,7 @@ def nested(ctx):
     (top / "private.txt").write_text("the secret, changed\n")
     (top / "pkg" / "mod.py").write_text("x = 2\n")
     _commit_all(repo, "change both")
-    from nbagent.workspace import Workspace
+    from nbagent.workspace.root import Workspace
 
     ctx.workspace = Workspace(top / "pkg")
     yield repo

@@ -8,7 +8,7 @@ import time
 
 import psutil
 
-from nbagent.procs import ProcessRef, ProcessTracker, kill_tree
+from nbagent.workspace.procs import ProcessRef, ProcessTracker, kill_tree
 
 from .helpers import gone, wait_for_pids, wait_gone
 

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from nbagent.errors import ToolError
-from nbagent.procs import start_shell
+from nbagent.workspace.procs import start_shell
 from nbagent.tools.tasks import (
     TASKS, TaskManager, task_create, task_get, task_list, task_manager, task_stop, task_wait, wrap_command,
 )

@@ -25,7 +25,7 @@ from nbagent.model.llama_format import render_prompt, render_segments, tokenize 
 from nbagent.model.local import (  # noqa: E402
     REQUEST_TIMEOUT, LocalServer, local_available, local_model_path, shared_server,
 )
-from nbagent.profiles import SMALL  # noqa: E402
+from nbagent.engine.profiles import SMALL  # noqa: E402
 
 pytestmark = [pytest.mark.llama, pytest.mark.integration, pytest.mark.timeout(300)]
 

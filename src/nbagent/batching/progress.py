@@ -1,7 +1,8 @@
 """Batch progress: a counter that front ends draw (a bar in a terminal, a widget in Jupyter).
 
-The engine only counts; drawing is a front end's job. In a Jupyter kernel the widget comes from
-nbagent.jupyter (loaded only when ipykernel is already running, so the engine never imports it).
+The engine only counts; drawing is a front end's job. A front end registers how it draws
+(``register_progress``): nbagent.jupyter.widgets.batch_progress registers its widget when
+``nbagent.batch`` is first used inside a Jupyter kernel, so batching never imports a front end.
 """
 
 from __future__ import annotations
@@ -54,12 +55,21 @@ class TerminalProgress(Progress):
         self._bar.close()
 
 
-def default_progress(total: int) -> Progress:
-    """A widget inside a Jupyter kernel, a bar in a terminal, nothing otherwise."""
-    if "ipykernel" in sys.modules:
-        from ..jupyter.batch_progress import WidgetProgress
+_FRONT_ENDS: list[Callable[[int], Progress | None]] = []
 
-        return WidgetProgress(total)
+
+def register_progress(factory: Callable[[int], Progress | None]) -> None:
+    """Let a front end draw batches: ``factory(total)`` returns its Progress, or None where it cannot draw."""
+    if factory not in _FRONT_ENDS:
+        _FRONT_ENDS.insert(0, factory)
+
+
+def default_progress(total: int) -> Progress:
+    """A registered front end's (the widget inside a Jupyter kernel), a bar in a terminal, nothing otherwise."""
+    for factory in _FRONT_ENDS:
+        progress = factory(total)
+        if progress is not None:
+            return progress
     if sys.stderr is not None and sys.stderr.isatty():
         return TerminalProgress(total)
     return Progress(total)

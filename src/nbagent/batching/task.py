@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from ..statedir import state_dir
+from ..workspace.state_dir import state_dir
 from ..store.db import workspace_db_path
 from ..store.sessions import SessionStore
 from ..knowledge.repomap import RepoMap
@@ -170,7 +170,7 @@ def _source(spec: TaskSpec, host: str) -> Source:
 
 
 def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
-    from ..agent import Agent
+    from ..engine.agent import Agent
 
     options = dict(spec.agent_options)
     options.setdefault("origin", f"batch:{spec.batch_id}")

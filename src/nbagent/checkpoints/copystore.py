@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from ..tempfiles import SUFFIX as TEMP_SUFFIX
+from ..workspace.tempfiles import SUFFIX as TEMP_SUFFIX
 from .gitrepo import CheckpointError
 from .model import EXECUTABLE, FILE, Change, Entry
 
@@ -42,7 +42,7 @@ class CopyStore:
 
     # ----- snapshots ---------------------------------------------------------------------
     def snapshot(self) -> str:
-        from ..walker import list_files  # pathspec/ripgrep: only needed outside a repository
+        from ..workspace.walker import list_files  # pathspec/ripgrep: only needed outside a repository
 
         files = [f for f in list_files(self.root, ".") if not f.endswith(TEMP_SUFFIX)]
         cache = self._load_cache()

@@ -70,7 +70,7 @@ class Checkpoints:
         self.error: str | None = None
         """Why this turn has no checkpoint (a snapshot failed or the copy cap was hit)."""
         self.notebook_stores: Callable[[], list[Any]] | None = None
-        """The notebook stores to ask (nbagent.tools.nbdoc.stores): an open notebook is restored
+        """The notebook stores to ask (nbagent.tools.nbstores.stores): an open notebook is restored
         through its live document. None: every notebook is restored as a file."""
 
     @property

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Iterator
 
 from .gitrepo import CheckpointError, GitRepo, write_if_changed as _write_text
-from ..tempfiles import SUFFIX as TEMP_SUFFIX
-from ..walker import JUPYTER_STATE
+from ..workspace.tempfiles import SUFFIX as TEMP_SUFFIX
+from ..workspace.walker import JUPYTER_STATE
 from .model import Change, Entry
 
 GITLINK = "160000"
@@ -34,7 +34,7 @@ class GitStore:
         self.prefix = "" if rel == "." else rel + "/"
         # nbagent's own state never goes in a snapshot. Through the private info/exclude, not an
         # exclude pathspec: git add refuses a pathspec naming a path the user's .gitignore ignores.
-        # Nor do the temporary files of an atomic write cut by a kill (nbagent.tempfiles sweeps them).
+        # Nor do the temporary files of an atomic write cut by a kill (nbagent.workspace.tempfiles sweeps them).
         # Jupyter's own state (a collaboration database, its save checkpoints) is never restored either.
         jupyter = "".join(f"{name}\n" for name in JUPYTER_STATE)
         _write_text(repo.private / "info" / "exclude", f"/{self.prefix}.nbagent/\n*{TEMP_SUFFIX}\n{jupyter}")

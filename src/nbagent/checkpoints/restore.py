@@ -15,7 +15,7 @@ from pathlib import Path
 
 from typing import Callable
 
-from ..tempfiles import temp_path
+from ..workspace.tempfiles import temp_path
 from .gitrepo import CheckpointError
 from .model import EXECUTABLE, SYMLINK, Entry
 

@@ -18,13 +18,13 @@ __all__ = ["current_agent", "last_result", "last_view", "load_ipython_extension"
 
 
 def load_ipython_extension(ipython: "InteractiveShell") -> None:
-    from .magics import load_ipython_extension as load
+    from .kernel.magics import load_ipython_extension as load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: "InteractiveShell") -> None:
-    from .magics import unload_ipython_extension as unload
+    from .kernel.magics import unload_ipython_extension as unload
 
     unload(ipython)
 

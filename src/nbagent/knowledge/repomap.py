@@ -4,7 +4,7 @@ Symbols (classes, functions, methods, with their signatures) come from tree-sitt
 grammars (tree-sitter-language-pack) for the common languages, Python first; notebooks
 count as Python (their code cells). Files are ordered by the import graph, most imported
 first, and listed until the budget (2,500 characters, 60 files) is spent. The walk is the
-workspace's ignore-aware one (nbagent.walker), so ignored files never appear. Each file's
+workspace's ignore-aware one (nbagent.workspace.walker), so ignored files never appear. Each file's
 symbols and imports are cached in .nbagent/repomap.json under its mtime and size, so a
 warm build only lists and stats files.
 """
@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from ..store.db import workspace_db_path
-from ..walker import list_files
+from ..workspace.walker import list_files
 
 log = logging.getLogger("nbagent.repomap")
 

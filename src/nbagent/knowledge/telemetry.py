@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import events as ev
-from ..statedir import state_dir
+from ..workspace.state_dir import state_dir
 
 FILE_NAME = "traces.jsonl"
 MAX_LINES = 1_000

@@ -21,7 +21,7 @@ from typing import Any
 import psutil
 
 from ..errors import ToolError
-from ..procs import ProcessRef, kill_tree
+from ..workspace.procs import ProcessRef, kill_tree
 from .config import MCPServerConfig
 
 MARK_VARIABLE = "NBAGENT_MCP_SERVER"

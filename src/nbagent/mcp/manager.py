@@ -25,9 +25,9 @@ from .tools import make_tools, result_text, run_cancellable
 
 if TYPE_CHECKING:
     from ..config import AgentConfig
-    from ..procs import ProcessTracker
+    from ..workspace.procs import ProcessTracker
     from ..tools.base import Registry
-    from ..workspace import Workspace
+    from ..workspace.root import Workspace
 
 
 class MCPManager:
@@ -105,7 +105,7 @@ class MCPManager:
                 emit(ev.Error(message=str(result), kind="mcp", turn_id=turn_id))
                 continue
             taken = {t.name for t in registry if t.toolset != f"mcp:{name}"}
-            self.made[name] = make_tools(self, name, result, taken)
+            self.made[name] = make_tools(self.servers[name], self.call, name, result, taken)
             registry.replace_tools(f"mcp:{name}", self.made[name])
             self.listed.add(name)
             changed = True
@@ -118,7 +118,7 @@ class MCPManager:
     async def call(self, server: str, tool: str, arguments: dict[str, Any], ctx: Any = None) -> str:
         self._loop = asyncio.get_running_loop()
         connection = self.connections[server]
-        result = await run_cancellable(self, connection.call(tool, arguments), server,
+        result = await run_cancellable(self.in_flight, connection.call(tool, arguments), server,
                                        connection.settle_after_cancel)
         return result_text(result)
 

@@ -2,7 +2,7 @@
 
 The served tools are the agent's own Tool objects (same validation, same
 notebook code path by cell id, same output limits), plus the kernel tools the
-Jupyter layer builds for a running kernel it reaches (nbagent.jupyter.served_kernel); each call goes through the
+Jupyter layer builds for a running kernel it reaches (nbagent.jupyter.remote.kernel_tools); each call goes through the
 same ``Approvals`` as an agent's, so nbagent's approval mode gates writes on
 this side whatever the outside agent's own approval said: "ask" (the default)
 asks on the terminal (/dev/tty, since stdio carries the protocol) and denies
@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Sequence
 
 from .. import events as ev
-from ..approvals import Approvals
+from ..tools.approvals import Approvals
 from ..config import AgentConfig
 from ..errors import ConfigError, ToolError
-from ..procs import ProcessTracker
+from ..workspace.procs import ProcessTracker
 from ..tools import builtin_toolsets
 from ..tools.base import Registry, Tool, ToolSet
 from ..tools.context import ToolContext
-from ..workspace import Workspace
+from ..workspace.root import Workspace
 
 DEFAULT_SERVED = ("notebook",)
 SERVABLE = ("core", "edit-plus", "git", "notebook")
@@ -101,7 +101,7 @@ def deny_all(request: ev.ApprovalRequest) -> str:
 def terminal_approver(request: ev.ApprovalRequest) -> str:
     """Show the approval card and ask on the controlling terminal (stdin and stdout may carry the
     protocol); with no terminal, deny."""
-    from ..terminal import TerminalApprover, approval_card
+    from ..cli.terminal import TerminalApprover, approval_card
 
     unattended = "start nbagent mcp serve with --approval auto or read-only to run unattended"
     try:

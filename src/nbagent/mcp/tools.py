@@ -13,13 +13,13 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Awaitable, Callable
 
 from ..errors import CommandKilled, ToolError
 from ..tools.base import Tool, _clean_schema
 
-if TYPE_CHECKING:
-    from .manager import MCPManager
+Call = Callable[[str, str, dict[str, Any], Any], Awaitable[str]]
+"""How a tool reaches its server: ``call(server, remote_tool, arguments, ctx)`` (MCPManager.call)."""
 
 MAX_DESCRIPTION = 2000
 NAME_LIMIT = 64
@@ -58,9 +58,9 @@ class MCPTool(Tool):
         return arguments
 
 
-def make_tools(manager: "MCPManager", server: str, listed: list[Any], taken: set[str]) -> list[Tool]:
-    """nbagent Tools for ``listed`` (the server's mcp Tool objects); names stay unique within ``taken``."""
-    config = manager.servers[server]
+def make_tools(config: Any, call: Call, server: str, listed: list[Any], taken: set[str]) -> list[Tool]:
+    """nbagent Tools for ``listed`` (the server's mcp Tool objects, ``config`` its MCPServerConfig), each
+    calling ``call``; names stay unique within ``taken``."""
     tools: list[Tool] = []
     for remote in listed:
         name = _unique(tool_name(server, remote.name), taken)
@@ -72,7 +72,7 @@ def make_tools(manager: "MCPManager", server: str, listed: list[Any], taken: set
             description = description[:MAX_DESCRIPTION] + "…"
         tools.append(MCPTool(
             name=name, description=f"{description}\n(MCP server {server!r}, tool {remote.name!r})",
-            parameters=schema, fn=_caller(manager, server, remote.name), toolset=f"mcp:{server}",
+            parameters=schema, fn=_caller(call, server, remote.name), toolset=f"mcp:{server}",
             # Side effects unknown: ask even in auto mode, unless the server is trusted ("read": never
             # ask; "always": ask only in ask mode).
             read_only=trust == "read", approval={"read": "never", "ask": "always_ask"}.get(trust, "ask"),
@@ -123,18 +123,19 @@ def _annotations(remote: Any) -> dict[str, Any] | None:
     return kept or None
 
 
-def _caller(manager: "MCPManager", server: str, remote: str):
-    async def call(ctx, **arguments: Any) -> str:
-        return await manager.call(server, remote, arguments, ctx)
+def _caller(call: Call, server: str, remote: str):
+    async def call_remote(ctx, **arguments: Any) -> str:
+        return await call(server, remote, arguments, ctx)
 
-    return call
+    return call_remote
 
 
-async def run_cancellable(manager: "MCPManager", coro, server: str, on_cancel) -> Any:
-    """Await ``coro`` in its own task so Stop can cut it without cutting the turn."""
+async def run_cancellable(in_flight: dict[asyncio.Task, asyncio.Future], coro, server: str, on_cancel) -> Any:
+    """Await ``coro`` in its own task so Stop can cut it without cutting the turn (``in_flight``: the
+    calls Stop may cut, each with the future that cuts it)."""
     task = asyncio.ensure_future(coro)
     stop = asyncio.get_running_loop().create_future()
-    manager.in_flight[task] = stop
+    in_flight[task] = stop
     try:
         done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
     except asyncio.CancelledError:  # Abort: the turn goes; the server is told and checked behind it
@@ -142,7 +143,7 @@ async def run_cancellable(manager: "MCPManager", coro, server: str, on_cancel) -
         asyncio.ensure_future(on_cancel())
         raise
     finally:
-        manager.in_flight.pop(task, None)
+        in_flight.pop(task, None)
     if task in done:
         return task.result()
     task.cancel()

@@ -21,7 +21,7 @@ import orjson
 from openai._streaming import SSEDecoder  # the SDK's SSE reader: the stream is parsed as the SDK parses it
 
 from ..errors import ModelError
-from ..redaction import public_url
+from ..render.redaction import public_url
 
 RETRYABLE = {"rate_limit", "server", "connection"}
 _CONTEXT = re.compile(r"context (length|window)|maximum context|too many tokens|context_length", re.I)

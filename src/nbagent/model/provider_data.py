@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..redaction import public_url
+from ..render.redaction import public_url
 
 KEY = "provider_data"
 NOT_SENT_BACK = frozenset({"reasoning"})

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import StoreError
-from ..statedir import FILE_MODE, STATE_DIR, StateDirRefused, create_private, ensure_private_dir, state_dir
+from ..workspace.state_dir import FILE_MODE, STATE_DIR, StateDirRefused, create_private, ensure_private_dir, state_dir
 from .fs import journal_mode, state_dir_for
 
 BUSY_TIMEOUT_MS = 5_000
@@ -164,7 +164,7 @@ def m002_memory_knowledge(conn: sqlite3.Connection) -> None:
 
 @migration
 def m003_context_sources(conn: sqlite3.Connection) -> None:
-    # Attached context (nbagent.context): a source and its snapshot share a row, so the absorb before a
+    # Attached context (nbagent.attached): a source and its snapshot share a row, so the absorb before a
     # turn is one join with what the session has seen. scope '' is the workspace, else a session id.
     _run_script(
         conn,

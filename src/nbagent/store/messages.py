@@ -6,7 +6,7 @@ assistant message's text only and drops old tool results (compaction.prune_at). 
 is written twice over: whole in ``data``, and as its ``head`` (a tool result without its content, an
 assistant message with its text only) with ``omitted_chars``, the message_chars of what the head
 leaves out, so pruning's sizes stay exact. A resume decodes heads in their place; ``read_whole``
-reads the whole messages back when something needs them (nbagent.message_log decides when).
+reads the whole messages back when something needs them (nbagent.session.message_log decides when).
 
 SQLite joins the rows into one JSON array, parsed in one call: that saves a Python tuple, string and
 parse per message. The row order of an aggregate is not promised by SQLite, so the same pass joins
@@ -20,7 +20,7 @@ import sqlite3
 from typing import Any
 
 from ..errors import StoreError
-from ..message_log import message_chars
+from ..session.message_log import message_chars
 from . import codec
 
 HEAD_MIN_BYTES = 256

@@ -22,8 +22,8 @@ from typing import Any
 
 from ..errors import StoreError
 from ..ids import new_id
-from ..message_log import MessageLog
-from ..session import Session
+from ..session.message_log import MessageLog
+from ..session.model import Session
 from . import transfer
 from .backend import SqliteBackend
 from .db import CorruptDatabase, Database, workspace_db_path
@@ -345,7 +345,7 @@ class SessionStore:
 
 def _forget_files(root: Path, session_ids: list[str]) -> None:
     """A deleted session's recovery journal and checkpoints go with it."""
-    from ..turn_guard import forget_session
+    from ..checkpoints.turn_guard import forget_session
 
     for session_id in session_ids:
         forget_session(root, session_id)

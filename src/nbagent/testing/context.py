@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..config import AgentConfig
-from ..procs import ProcessTracker
-from ..session import open_state
+from ..workspace.procs import ProcessTracker
+from ..session.state import open_state
 from ..tools.context import ToolContext
-from ..workspace import Workspace
+from ..workspace.root import Workspace
 
 
 class RecordingContext(ToolContext):
@@ -68,7 +68,7 @@ def run_tool(ctx: ToolContext, tool, **arguments: Any) -> Any:
 def agent_factory(workspace: Path | str, **defaults: Any) -> tuple[Callable[..., Any], Callable[[], None]]:
     """``make(*replies, **options)`` builds an Agent on ``workspace`` with a ScriptedModel of ``replies``
     (or ``model=``), ``defaults`` under ``options``; ``close_all()`` closes every agent made."""
-    from ..agent import Agent
+    from ..engine.agent import Agent
     from .scripted import ScriptedModel
 
     made: list = []

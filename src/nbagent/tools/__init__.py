@@ -4,7 +4,7 @@ core is always on (files, grep, glob, bash and the background-task tools
 bash hands over to); edit-plus, git, todos, memory and notebook are on by
 default and can be switched off; kernel is offered only inside a kernel.
 "read" (list_dir, read_file, grep: look, change nothing) is what the small
-profile (nbagent.profiles) starts with and keeps on instead of core.
+profile (nbagent.engine.profiles) starts with and keeps on instead of core.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from ..context.live import store_db
-from ..context.records import SourceError
-from ..context.store import ContextStore
+from ..attached.live import store_db
+from ..attached.records import SourceError
+from ..attached.store import ContextStore
 from ..errors import ToolError
 from .base import ToolSet, function_tool
 from .context import ToolContext

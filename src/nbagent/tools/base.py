@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence, overload
 
 import pydantic
 
-from ..approvals import check_policy
+from .approvals import check_policy
 from ..errors import ToolError, ToolRegistrationError
 
 if typing.TYPE_CHECKING:
@@ -33,7 +33,7 @@ class Tool:
     read_only: bool = False
     """Changes nothing: calls of read-only tools in one response may run concurrently."""
     approval: str = "ask"
-    """The approval policy (nbagent.approvals): "never", "ask" or "always_ask"."""
+    """The approval policy (nbagent.tools.approvals): "never", "ask" or "always_ask"."""
     preview: Callable[..., str | None] | None = None
     """``preview(ctx, **args)`` returns the diff an approval card shows, computed before any write."""
     takes_context: bool = False

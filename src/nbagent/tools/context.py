@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:
     from ..config import AgentConfig
     from ..events import Event
-    from ..procs import ProcessTracker
-    from ..workspace import Workspace
+    from ..workspace.procs import ProcessTracker
+    from ..workspace.root import Workspace
 
 
 @dataclass

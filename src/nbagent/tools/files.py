@@ -19,7 +19,7 @@ from ..errors import ToolError
 from .base import ToolSet, function_tool
 from .context import ToolContext
 from .edits import Edit, apply_edits
-from ..atomic import atomic_write
+from ..workspace.atomic import atomic_write
 from .listing import Tree, glob_match, glob_regex, left_out
 from .textfile import read_text, read_window, unified_diff
 

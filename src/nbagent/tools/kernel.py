@@ -1,7 +1,7 @@
 """Kernel tools: the user's live Python namespace, seen by the agent and (with approval) changed.
 
 A ``KernelBridge`` is what the Jupyter layer hands the agent: the namespace dict and a function that
-runs code in the kernel. This module never imports IPython (nbagent.jupyter.kernel_bridge builds
+runs code in the kernel. This module never imports IPython (nbagent.jupyter.kernel.bridge builds
 the bridge from an InteractiveShell), pandas or numpy: an object is a DataFrame only if pandas is
 already loaded, so listing a namespace never imports anything.
 

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Callable, TYPE_CHECKING
 
-from ..redaction import redact
-from ..statedir import write_private
+from ..render.redaction import redact
+from ..workspace.state_dir import write_private
 
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def limit_output(
     text is written there first and the gap line
     names the file relative to ``shown_root`` (by default the directory holding
     the ``.nbagent`` the file is in: the workspace root), so the model can pass
-    it straight to read_file. Registered secrets are redacted first (nbagent.redaction).
+    it straight to read_file. Registered secrets are redacted first (nbagent.render.redaction).
     """
     text = redact(text)
     if len(text) <= limit:

@@ -4,7 +4,7 @@ The tools never touch a notebook's storage themselves. They read a ``Snapshot`` 
 ``NotebookStore`` and send it a list of edit operations (plain JSON dicts, so they can cross a
 process boundary). The store applies all of them or none:
 
-- the file itself (nbagent.tools.nbfile, the fallback everywhere);
+- the file itself (nbagent.tools.nbfile, the fallback everywhere: nbagent.tools.nbstores adds it);
 - a Jupyter server's live shared document or open view (registered by nbagent's server extension
   in the server process, or reached over HTTP from a kernel the server started).
 
@@ -93,42 +93,12 @@ def unregister_store(store: NotebookStore) -> None:
         _REGISTRY.stores = [s for s in _REGISTRY.stores if s is not store]
 
 
-def stores(ctx: Any = None) -> list[Any]:
-    """The stores to ask in order: a context's own first, then registered ones, then the file."""
-    from . import nbfile
-
+def registered_stores(ctx: Any = None) -> list[Any]:
+    """The stores before the file, in order: a context's own first, then those registered for the process."""
     own = (ctx.extras.get("notebook_stores") or []) if ctx is not None else []
     with _REGISTRY.lock:
         registered = list(_REGISTRY.stores)
-    return [*own, *registered, nbfile.FILE_STORE]
-
-
-def read(ctx: Any, path: Path, name: str, *, allow_missing: bool = False) -> Snapshot:
-    for store in stores(ctx):
-        snap = store.read(path, name, allow_missing=allow_missing)
-        if snap is not None:
-            return snap
-    raise ToolError(f"{name}: no notebook store holds it")  # the file store always answers
-
-
-def apply(ctx: Any, path: Path, name: str, ops: list[dict], *, allow_missing: bool = False) -> Snapshot:
-    for store in stores(ctx):
-        snap = store.apply(path, name, ops, allow_missing=allow_missing)
-        if snap is not None:
-            return snap
-    raise ToolError(f"{name}: no notebook store holds it")
-
-
-def run(ctx: Any, path: Path, name: str, cell_ids: list[str]) -> dict:
-    """Run cells in the notebook's kernel through the first store that can: {"cells": [...], "note"?}."""
-    for store in stores(ctx):
-        runner = getattr(store, "run", None)
-        result = runner(path, name, cell_ids) if runner is not None else None
-        if result is not None:
-            return result
-    raise ToolError(f"cannot run cells of {name} from here: notebook_run needs the notebook open in a Jupyter "
-                    "server that runs nbagent's server extension (JupyterLab with the nbagent panel). Use "
-                    "kernel_run or the shell to run code instead.")
+    return [*own, *registered]
 
 
 # ----- operations on a notebook held as plain JSON (what the file and the open view use) ---------

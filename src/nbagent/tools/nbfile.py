@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
-from ..atomic import atomic_write
+from ..workspace.atomic import atomic_write
 from .nbshrink import as_text
 from .nbdoc import ID_PATTERN, Snapshot, apply_ops
 from .textfile import read_regular_bytes

@@ -18,7 +18,7 @@ from typing import Any, Callable, Literal
 
 from ..errors import ToolError
 from .nbshrink import OutputBudget, as_text, widget_models
-from . import nbdoc
+from . import nbdoc, nbstores
 from .base import ToolSet, function_tool
 from .nbdoc import Snapshot, cell_token, find, range_source, token_of
 from .nbreport import Change, cell_diff, header, render_cell, report, source_caps, CELL_OVERHEAD, CUT_NOTE
@@ -129,9 +129,9 @@ def plan_move(ctx, path: Path, name: str, snap: Snapshot, cell_id: str, after_ce
 def _change(ctx, path: str, plan: Callable[[Path, str, Snapshot], tuple[Change, dict]],
             allow_missing: bool = False) -> str:
     target, name = _target(ctx, path, write=True)
-    before = nbdoc.read(ctx, target, name, allow_missing=allow_missing)
+    before = nbstores.read(ctx, target, name, allow_missing=allow_missing)
     change, op = plan(target, name, before)
-    after = nbdoc.apply(ctx, target, name, [op], allow_missing=allow_missing)
+    after = nbstores.apply(ctx, target, name, [op], allow_missing=allow_missing)
     tokens = _tokens(ctx, target)
     token = None
     if change.verb == "deleted":
@@ -144,7 +144,7 @@ def _change(ctx, path: str, plan: Callable[[Path, str, Snapshot], tuple[Change, 
 def _preview(ctx, path: str, plan: Callable[[Path, str, Snapshot], tuple[Change, dict]],
              allow_missing: bool = False) -> str:
     target, name = _target(ctx, path, write=True)
-    snap = nbdoc.read(ctx, target, name, allow_missing=allow_missing)
+    snap = nbstores.read(ctx, target, name, allow_missing=allow_missing)
     change, _ = plan(target, name, snap)
     grows = 1 if change.verb == "inserted" else -1 if change.verb == "deleted" else 0
     return cell_diff(name, len(_cells(snap)) + grows, change)
@@ -165,7 +165,7 @@ def notebook_read(ctx, path: str, cells: list[str] | None = None, include_output
         include_outputs: Show the cells' outputs too (default: only a one-line list of them).
     """
     target, name = _target(ctx, path, write=False)
-    snap = nbdoc.read(ctx, target, name)
+    snap = nbstores.read(ctx, target, name)
     all_cells = _cells(snap)
     chosen = set(cells or ())
     for cell_id in chosen:
@@ -281,7 +281,7 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
     if not cell_ids:
         raise ToolError("give at least one cell id to run")
     target, name = _target(ctx, path, write=True)
-    result = nbdoc.run(ctx, target, name, list(cell_ids))
+    result = nbstores.run(ctx, target, name, list(cell_ids))
     tokens = _tokens(ctx, target)
     limit = ctx.config.output_limit
     budget = OutputBudget(max(400, limit // 10), max(2000, limit // 2), {})

@@ -13,7 +13,7 @@ import time
 from typing import Any, Callable
 
 from .. import events as ev
-from ..approvals import Approvals
+from .approvals import Approvals
 from ..errors import CommandKilled, ToolError
 from .base import Tool
 from .context import ToolContext
@@ -30,7 +30,7 @@ class ToolRunner:
         self.output_limit = output_limit
         self.finished_results: dict[str, dict[str, Any]] = {}
         self.guard = guard
-        """nbagent.turn_guard.TurnGuard: told before and after each call that may change something."""
+        """nbagent.checkpoints.turn_guard.TurnGuard: told before and after each call that may change something."""
 
     async def run_calls(self, calls: list[dict[str, Any]], turn_id: str) -> list[dict[str, Any]]:
         self.finished_results = {}

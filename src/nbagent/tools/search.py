@@ -1,6 +1,6 @@
 """grep: ripgrep (from the PyPI ``ripgrep`` wheel) run as a fixed argv, never through a shell.
 
-It honours the same ignore rules as the workspace walk (nbagent.walker), prints
+It honours the same ignore rules as the workspace walk (nbagent.workspace.walker), prints
 ``path:line:text`` relative to the workspace root, and stops reading (and stops
 rg) once ``max_results`` matching lines are in, saying so.
 """
@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ..errors import ToolError
-from ..walker import find_rg, rg_ignore_args
+from ..workspace.walker import find_rg, rg_ignore_args
 from .base import function_tool
 from .context import ToolContext
 

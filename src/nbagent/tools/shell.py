@@ -16,7 +16,7 @@ import time
 
 
 from ..errors import CommandKilled, ToolError
-from ..procs import shell_env
+from ..workspace.procs import shell_env
 from .base import function_tool
 from .context import ToolContext
 from .tasks import TaskManager, exit_code_of, task_manager

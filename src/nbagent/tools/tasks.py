@@ -30,14 +30,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
-from ..atomic import atomic_write
+from ..workspace.atomic import atomic_write
 from ..errors import ToolError
-from ..procs import ProcessRef, kill_tree, shell_env, start_shell
+from ..workspace.procs import ProcessRef, kill_tree, shell_env, start_shell
 from .base import ToolSet, function_tool
 from .context import ToolContext
 
 if TYPE_CHECKING:
-    from ..workspace import Workspace
+    from ..workspace.root import Workspace
 
 TASK_ID = re.compile(r"t[0-9a-f]{6}")
 FINISHED_KEEP_SECONDS = 14 * 24 * 3600

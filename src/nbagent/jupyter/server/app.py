@@ -27,7 +27,7 @@ from ...config import DEFAULT
 from ...tools import nbdoc
 from . import context_routes, handlers
 from .hub import SessionHub
-from .kernel_link import KernelLink, KernelNotebooksHandler
+from .kernel_secret import KernelLink, KernelNotebooksHandler
 from .notebooks import InProcessStore, ServerNotebooks
 from .views import OpenViews, ViewsSocket
 from .services import WorkspaceServices
@@ -82,7 +82,7 @@ class NbAgentServer(ExtensionApp):
         # collections scanning them all paused the event loop for 350-500 ms under a fast stream.
         # Freezing them moves them out of the collector's scans (objects made later are unaffected).
         gc.freeze()
-        from ...warmup import start
+        from ...engine.warmup import start
 
         start()  # the first session's agent then starts without importing the SDK (a daemon thread)
 
@@ -101,7 +101,7 @@ class NbAgentServer(ExtensionApp):
     def _mcp_route(self, root: Path):
         from .mcp_route import MCPRoute
 
-        from ..served_kernel import kernel_toolset, server_kernels
+        from ..remote.kernel_tools import kernel_toolset, server_kernels
 
         kernels = kernel_toolset(server_kernels(self.serverapp), choose=True)
         try:
@@ -121,10 +121,10 @@ class NbAgentServer(ExtensionApp):
 
     def make_agent(self, session_id: str):
         """The Agent of one session (blocking: the hub calls it on a worker thread)."""
-        from ...warmup import settle
+        from ...engine.warmup import settle
 
         settle()  # the engine's imports, if the start-up warm-up is still doing them
-        from ...agent import Agent
+        from ...engine.agent import Agent
 
         options = {**self.agent_options, **self.agent_settings.agent_options()}
         if self.model_factory is not None:

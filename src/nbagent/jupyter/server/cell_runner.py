@@ -16,7 +16,7 @@ import nbformat
 from ...errors import ToolError
 from ...tools.nbshrink import as_text
 from ...tools.nbdoc import find
-from ..server_kernel import own_session
+from ..remote.kernel import own_session
 
 CELL_TIMEOUT = 300.0
 

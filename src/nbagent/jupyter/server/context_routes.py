@@ -19,11 +19,11 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ...context.notebook_history import notebook_history
-from ...context.records import NAME_RE, SourceError, parse_output
-from ...context.store import ContextStore
+from ...attached.notebook_history import notebook_history
+from ...attached.records import NAME_RE, SourceError, parse_output
+from ...attached.store import ContextStore
 from ...errors import StoreError, ToolError
-from .handlers import SESSION, BaseHandler
+from .base import SESSION, BaseHandler
 
 log = logging.getLogger("nbagent.server")
 NOTEBOOK_SOURCE = "notebook"

@@ -8,7 +8,7 @@ for the "nbagent" resource; APIHandler applies Jupyter's XSRF rules to writes.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized, ws_authenticated
@@ -17,38 +17,8 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web, websocket
 
 from ...errors import ConfigError, StoreError
+from .base import AUTH_RESOURCE, SESSION, BaseHandler, ServerParts, server_parts
 from .settings import AVAILABLE
-
-if TYPE_CHECKING:
-    from .app import NbAgentServer
-
-AUTH_RESOURCE = "nbagent"
-SESSION = r"(?P<session_id>[0-9a-zA-Z]{1,64})"
-
-
-class BaseHandler(ExtensionHandlerMixin, APIHandler):
-    auth_resource = AUTH_RESOURCE
-
-    @property
-    def app(self) -> "NbAgentServer":
-        return cast("NbAgentServer", self.extensionapp)
-
-    def json_body(self) -> Any:
-        if not self.request.body:
-            return {}
-        try:
-            return json.loads(self.request.body)
-        except ValueError as exc:
-            raise web.HTTPError(400, f"the body is not JSON: {exc}") from exc
-
-    def reply(self, data: Any, status: int = 200) -> None:
-        self.set_status(status)
-        self.finish(json.dumps(data, default=str))
-
-    def store_error(self, exc: StoreError) -> web.HTTPError:
-        status = 404 if str(exc).startswith("no session") else 400
-        return web.HTTPError(status, str(exc).replace("%", "%%"))
-
 
 class SessionsHandler(BaseHandler):
     @web.authenticated
@@ -202,8 +172,8 @@ class SessionSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHa
     session_id: str = ""
 
     @property
-    def app(self) -> "NbAgentServer":
-        return cast("NbAgentServer", self.extensionapp)
+    def app(self) -> ServerParts:
+        return server_parts(self)
 
     async def pre_get(self) -> None:
         authorized_ = await ensure_async(

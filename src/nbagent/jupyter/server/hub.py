@@ -25,11 +25,11 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
-from ...agent_state import AgentState, reduce
-from ...approvals import DECISIONS
+from ...engine.agent_state import AgentState, reduce
+from ...tools.approvals import DECISIONS
 from ...errors import NbagentError
 from ...events import Event
-from ...open_context import BadContext, OpenContext, with_context
+from ...engine.open_in_jupyter import BadContext, OpenContext, with_context
 
 log = logging.getLogger("nbagent.server")
 

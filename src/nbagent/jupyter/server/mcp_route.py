@@ -25,7 +25,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web
 
-from .handlers import AUTH_RESOURCE
+from .base import AUTH_RESOURCE
 from .mcp_approvals import PanelApprover
 
 class MCPRoute:
@@ -158,7 +158,7 @@ class MCPServersHandler(ExtensionHandlerMixin, APIHandler):
         from ...config import AgentConfig
         from ...errors import ConfigError
         from ...mcp import MCPManager
-        from ...workspace import Workspace
+        from ...workspace.root import Workspace
 
         app: Any = self.extensionapp  # the NbAgentServer (typed as a plain ExtensionApp by the mixin)
         options = {**app.agent_options, **app.agent_settings.agent_options()}

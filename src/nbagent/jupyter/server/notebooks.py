@@ -21,7 +21,7 @@ from typing import Any
 from ...errors import ToolError
 from ...tools.nbdoc import Snapshot
 from ...tools.nbfile import FILE_STORE
-from ...workspace import Workspace
+from ...workspace.root import Workspace
 from .cell_runner import run_cells
 
 log = logging.getLogger("nbagent.server")

@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 from ...errors import StoreError
 from ...store.memory import ProjectMemory
 from ...store import SessionStore
-from ...workspace import Workspace
+from ...workspace.root import Workspace
 
 T = TypeVar("T")
 

@@ -87,4 +87,4 @@ def _approval(value: Any) -> str | None:
 
 
 AVAILABLE = {"toolsets": [*DEFAULT_TOOLSETS, "read"], "approval": list(APPROVAL_MODES)}
-""""read" is the small profile's tool set (nbagent.profiles), on by default only for the offline model."""
+""""read" is the small profile's tool set (nbagent.engine.profiles), on by default only for the offline model."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 from traitlets import Unicode, observe
 
-from ...safe_markdown import markdown_to_html
+from ...render.markdown import markdown_to_html
 
 
 class Answer(widgets.HTML):

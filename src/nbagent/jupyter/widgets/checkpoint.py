@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import ipywidgets as widgets
 
-from ...agent_state import TurnCheckpoint
+from ...engine.agent_state import TurnCheckpoint
 
 SHOWN_FILES = 8
 

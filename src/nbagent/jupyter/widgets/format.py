@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from ...display import TODO_MARKS, counts_line_for, shorten, summarize_arguments
+from ...render.text import TODO_MARKS, counts_line_for, shorten, summarize_arguments
 
 __all__ = ["TODO_MARKS", "cost", "counts_line_for", "diff_html", "looks_like_diff", "output_html", "shorten",
            "summarize_arguments", "tokens"]

@@ -6,7 +6,7 @@ import html
 
 import ipywidgets as widgets
 
-from ...agent_state import NoticeItem
+from ...engine.agent_state import NoticeItem
 
 COLOURS = {"error": "#cf222e", "info": "#666", "memory": "#666", "context": "#666"}
 

@@ -10,7 +10,7 @@ import html
 import ipywidgets as widgets
 from traitlets import Dict, Unicode, observe
 
-from ...agent_state import ToolItem
+from ...engine.agent_state import ToolItem
 from .format import diff_html, output_html, summarize_arguments
 
 STATUS_STYLE = {

@@ -19,7 +19,7 @@ import ipywidgets as widgets
 from traitlets import Unicode
 
 from ... import events as ev
-from ...agent_state import AgentState, Counters, PendingApproval, ToolItem, Turn
+from ...engine.agent_state import AgentState, Counters, PendingApproval, ToolItem, Turn
 from .approval import ApprovalCard
 from .checkpoint import CheckpointBar
 from .controls import Controls

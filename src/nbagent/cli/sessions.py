@@ -1,0 +1,178 @@
+"""``nbagent sessions list|show|delete|purge|export|import``: the session store from a terminal.
+
+nbagent/cli.py calls ``add_sessions_parser(subparsers)`` and then ``args.handler(args) -> exit code``
+(also set as ``args.func``): ``run_sessions`` opens the store and runs the sub-command. A StoreError is printed, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..render.text import escape_controls
+from ..errors import StoreError
+from ..store.sessions import SessionInfo, SessionStore
+
+
+def add_sessions_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
+    """The ``sessions`` command; ``parents`` hold the options every command takes (``--workspace``),
+    given to each sub-command too so that they work after it (``nbagent sessions list -w X``)."""
+    parser = subparsers.add_parser("sessions", help="list, show, delete, purge, export and import sessions",
+                                   parents=parents)
+    commands = _Commands(parser.add_subparsers(dest="sessions_command", metavar="COMMAND", required=True),
+                         parents)
+
+    p = commands.add_parser("list", help="sessions, newest first")
+    p.add_argument("-n", "--limit", type=int, default=None, help="show at most N sessions")
+    p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_list)
+
+    p = commands.add_parser("show", help="one session: its details, todos and transcript")
+    p.add_argument("session", help="session id or unique prefix")
+    p.add_argument("--json", action="store_true", help="print everything as JSON")
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_show)
+
+    p = commands.add_parser("delete", help="delete a session and everything recorded with it")
+    p.add_argument("session", help="session id or unique prefix")
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_delete)
+
+    p = commands.add_parser("purge", help="delete sessions not updated for some days")
+    p.add_argument("--days", type=float, default=30, help="age in days (default 30; 0 keeps everything)")
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_purge)
+
+    p = commands.add_parser("export", help="write a session as JSON")
+    p.add_argument("session", help="session id or unique prefix")
+    p.add_argument("-o", "--output", help="file to write (default: standard output)")
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_export)
+
+    p = commands.add_parser("import", help="add a session from an exported JSON file")
+    p.add_argument("file", help="the JSON file ('-' reads standard input)")
+    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_import)
+    return parser
+
+
+class _Commands:
+    """Adds sub-commands that all take the shared options."""
+
+    def __init__(self, subparsers: Any, parents: Sequence[argparse.ArgumentParser]):
+        self.subparsers = subparsers
+        self.parents = list(parents)
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return self.subparsers.add_parser(name, parents=self.parents, **kwargs)
+
+
+def run_sessions(args: argparse.Namespace) -> int:
+    """Run the chosen sub-command; 1 with a message on a store error."""
+    try:
+        store = SessionStore(Path(getattr(args, "workspace", None) or "."))
+    except StoreError as exc:
+        print(f"nbagent: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return args.sessions_handler(args, store)
+    except StoreError as exc:
+        print(f"nbagent: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+
+
+def cmd_list(args, store: SessionStore) -> int:
+    listing = store.list(limit=args.limit)
+    for problem in listing.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if args.json:
+        for info in listing:
+            print(json.dumps(info.to_dict(), ensure_ascii=False))
+        return 0
+    if not listing:
+        print("no sessions yet" if not listing.problems else "no readable sessions")
+        return 0
+    print(f"{'ID':<12} {'UPDATED':<16} {'TURNS':>5} {'TOKENS':>9} {'COST':>8}  {'MODEL':<20} TITLE")
+    for info in listing:
+        print(_list_line(info))
+    return 0
+
+
+def _list_line(info: SessionInfo) -> str:
+    updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
+    cost = "?" if info.cost is None else f"${info.cost:.4f}"
+    return (f"{info.id[:12]:<12} {updated:<16} {info.turns:>5} {info.tokens:>9} {cost:>8}  "
+            f"{(info.model or '-')[:20]:<20} {_safe(info.title or '(untitled)')}")
+
+
+def cmd_show(args, store: SessionStore) -> int:
+    detail = store.show(args.session)
+    if args.json:
+        print(json.dumps(detail, ensure_ascii=False, indent=1))
+        return 0
+    s = detail["session"]
+    print(f"session  {s['id']}\ntitle    {_safe(s['title'] or '(untitled)')}\n"
+          f"model    {_safe(str(s['model']))} ({s['provider']})")
+    cost = "unknown" if s["cost"] is None else f"${s['cost']:.4f}"
+    print(f"origin   {s['origin']}\nturns    {s['turns']}   tokens in/out {s['input_tokens']}/"
+          f"{s['output_tokens']}   cost {cost}")
+    if s["parent_id"]:
+        print(f"forked   from {s['parent_id']} at turn {s['forked_at_turn']}")
+    if detail["todos"]:
+        from ..tools.todos import render_todos
+
+        print("\n" + render_todos(detail["todos"]))
+    print()
+    for message in detail["messages"]:
+        print(_message_line(message))
+    return 0
+
+
+def _message_line(message: dict[str, Any], width: int = 160) -> str:
+    role = message.get("role", "?")
+    if role == "tool":
+        text = f"[{message.get('name')}{' error' if message.get('is_error') else ''}] {message.get('content', '')}"
+    else:
+        calls = ", ".join(c.get("name", "?") for c in message.get("tool_calls") or [])
+        text = (message.get("content") or "") + (f" -> {calls}" if calls else "")
+    text = " ".join(str(text).split())
+    cut = f"{text[:width - 12]}{'…' if len(text) > width - 12 else ''}"
+    return f"{role:>9}: {escape_controls(cut, keep_newlines=False)}"
+
+
+def _safe(text: str) -> str:
+    """Text from the store (titles come from prompts, imports from anywhere): one line, controls escaped."""
+    return escape_controls(text, keep_newlines=False)
+
+
+def cmd_delete(args, store: SessionStore) -> int:
+    print(f"deleted {store.delete(args.session)}")
+    return 0
+
+
+def cmd_purge(args, store: SessionStore) -> int:
+    count = store.purge(args.days)
+    print("purge is off (--days 0 keeps everything)" if args.days <= 0
+          else f"purged {count} session(s) not updated for {args.days:g} days")
+    return 0
+
+
+def cmd_export(args, store: SessionStore) -> int:
+    text = store.export_json(args.session)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+def cmd_import(args, store: SessionStore) -> int:
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise StoreError(f"cannot read {args.file}: {exc}") from exc
+    print(f"imported as {store.import_json(text)}")
+    return 0

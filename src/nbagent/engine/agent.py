@@ -1,0 +1,549 @@
+"""The Agent: the one object every front end drives.
+
+It owns a worker thread running its own asyncio loop, so it behaves the same
+in a script, in a Jupyter kernel (whose main thread already runs a loop) and
+in the Jupyter server. Prompts queue and run one turn at a time; events go to
+subscribers (called on the worker thread), into each turn's RunResult, and
+through ``agent_state.reduce`` into the state that ``snapshot()`` returns.
+Every prompt ends with exactly one turn_end, a queued prompt dropped by Abort
+included. An agent closes itself at interpreter exit; a closed agent refuses
+new prompts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import dataclasses
+import logging
+import queue
+import threading
+import weakref
+from typing import Any, AsyncIterator, Callable, Iterator
+
+from .. import events as ev
+from .agent_state import AgentState, Counters, NoticeItem, reduce, turns_from_messages
+from ..tools.approvals import check_decision
+from ..config import AgentConfig
+from ..errors import AgentClosed
+from ..ids import short_id
+from .result import RunResult
+from .runtime import AgentRuntime
+from ..workers import shared_pool
+
+log = logging.getLogger("nbagent")
+
+
+class Agent:
+    """An AI coding agent on a workspace. See docs/python-api.md."""
+
+    def __init__(self, workspace=None, model=None, base_url=None, api_key=None, api=None, toolsets=None,
+                 tools=None, approval=None, approver=None, max_steps=None, session=None, memory=None,
+                 origin=None, kernel=None, config: AgentConfig | None = None, **more_config: Any):
+        model_obj = None if model is None or isinstance(model, str) else model
+        settings = dict(workspace=workspace, model=model if isinstance(model, str) else None,
+                        base_url=base_url, api_key=api_key, api=api, toolsets=toolsets, approval=approval,
+                        max_steps=max_steps, session=session, memory=memory, origin=origin, **more_config)
+        if config is not None:
+            config = config.with_changes(**{k: v for k, v in settings.items() if v is not None})
+        else:
+            config = AgentConfig.load(**settings)
+        self._subscribers: list[Callable[[ev.Event], None]] = []
+        self._sub_lock = threading.Lock()
+        self._state = AgentState()
+        self._jobs: asyncio.Queue | None = None
+        self._waiting: list[tuple[str, str, concurrent.futures.Future]] = []
+        self._current: asyncio.Task | None = None
+        self._collectors: dict[str, list[ev.Event]] = {}
+        self._skip_deltas: set[str] = set()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._ended = threading.Event()
+        """The last turn has sent its turn_end and none waits: only its bookkeeping is left."""
+        self._thread_loop = _LoopThread(name=f"nbagent-{id(self):x}")
+        try:
+            self.runtime = AgentRuntime(config, emit=self._emit, model=model_obj, extra_tools=tools or (),
+                                        approver=approver, kernel=kernel)
+        except BaseException:
+            self._thread_loop.stop()  # a failed construction leaves no thread behind
+            raise
+        self._stored_count = len(self.runtime.session.log)
+        self._state = self._fresh_state()
+        self._stored_turns: tuple[str | None, tuple, tuple[NoticeItem, ...]] | None = None
+        self._thread_loop.call(self._start_worker)
+        self.runtime.context.start_waker(self._context_wake)
+        _LIVE_AGENTS.add(self)
+
+    # ----- running prompts -------------------------------------------------------------------
+    def submit(self, prompt: str, *, turn_id: str | None = None, keep_deltas: bool = True
+               ) -> concurrent.futures.Future:
+        """Queue ``prompt``; it runs after the turns before it. The future gives a RunResult.
+
+        ``keep_deltas=False`` leaves the streamed deltas out of ``RunResult.events``: a front end
+        that renders them live (the server, the widgets) need not keep thousands per turn.
+        """
+        if self._closed:
+            raise AgentClosed("this agent is closed: make a new Agent to go on")
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        turn_id = turn_id or short_id("turn_")
+        self._idle.clear()
+        self._ended.clear()
+        if not keep_deltas:
+            self._skip_deltas.add(turn_id)
+        self._thread_loop.loop.call_soon_threadsafe(self._enqueue, prompt, turn_id, future)
+        return future
+
+    def run(self, prompt: str, timeout: float | None = None) -> RunResult:
+        """Run ``prompt`` to the end of its turn and return the result (blocks)."""
+        if threading.current_thread() is self._thread_loop.thread:
+            raise RuntimeError("Agent.run() cannot be called from the agent's own thread; use arun()")
+        return self.submit(prompt).result(timeout)
+
+    async def arun(self, prompt: str) -> RunResult:
+        return await asyncio.wrap_future(self.submit(prompt))
+
+    def stream(self, prompt: str) -> Iterator[ev.Event]:
+        """Yield the events of ``prompt``'s turn as they happen, ending with its turn_end."""
+        inbox: queue.Queue = queue.Queue()
+        turn_id = short_id("turn_")
+        unsubscribe = self.subscribe(lambda e: inbox.put(e) if e.turn_id == turn_id else None)
+        try:
+            self.submit(prompt, turn_id=turn_id, keep_deltas=False)
+            while True:
+                event = inbox.get()
+                yield event
+                if isinstance(event, ev.TurnEnd):
+                    return
+        finally:
+            unsubscribe()
+
+    async def astream(self, prompt: str) -> AsyncIterator[ev.Event]:
+        loop = asyncio.get_running_loop()
+        inbox: asyncio.Queue = asyncio.Queue()
+        turn_id = short_id("turn_")
+        def forward(e: ev.Event) -> None:
+            if e.turn_id == turn_id:
+                loop.call_soon_threadsafe(inbox.put_nowait, e)
+
+        unsubscribe = self.subscribe(forward)
+        try:
+            self.submit(prompt, turn_id=turn_id, keep_deltas=False)
+            while True:
+                event = await inbox.get()
+                yield event
+                if isinstance(event, ev.TurnEnd):
+                    return
+        finally:
+            unsubscribe()
+
+    # ----- control (safe from any thread) --------------------------------------------------
+    def abort(self) -> None:
+        """End the current turn at once (stream closed, command killed) and clear the queue."""
+        self.runtime.processes.kill_all()
+        self._thread_loop.loop.call_soon_threadsafe(self._abort_now)
+
+    def stop_command(self) -> int:
+        """Kill the command in flight (its whole tree); the turn goes on. Returns processes killed."""
+        return self.runtime.processes.kill_all()
+
+    def decide(self, call_id: str, decision: str) -> None:
+        """Answer an approval_request: "approve", "deny" or "always"."""
+        check_decision(decision)
+        self._thread_loop.loop.call_soon_threadsafe(self.runtime.approvals.resolve, call_id, decision)
+
+    def subscribe(self, callback: Callable[[ev.Event], None]) -> Callable[[], None]:
+        with self._sub_lock:
+            self._subscribers = [*self._subscribers, callback]
+
+        def unsubscribe() -> None:
+            with self._sub_lock:
+                self._subscribers = [s for s in self._subscribers if s is not callback]
+
+        return unsubscribe
+
+    def watch(self, callback: Callable[[ev.Event], None]) -> tuple[AgentState, Callable[[], None]]:
+        """Subscribe ``callback`` and return ``(state, unsubscribe)``: the snapshot taken at the same
+        instant, on the agent's own thread, so that reducing every event the callback gets onto
+        ``state`` misses none and repeats none (the server hub starts each session this way)."""
+
+        def start() -> tuple[AgentState, Callable[[], None]]:
+            return self.snapshot(), self.subscribe(callback)
+
+        if threading.current_thread() is self._thread_loop.thread:
+            return start()
+        return self._thread_loop.run(_as_coro(start)).result()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until no turn runs or waits; False on timeout."""
+        return self._idle.wait(timeout)
+
+    @property
+    def busy(self) -> bool:
+        return not self._idle.is_set()
+
+    @property
+    def queued(self) -> int:
+        return len(self._waiting)
+
+    # ----- session -------------------------------------------------------------------------
+    @property
+    def session(self):
+        return self.runtime.session
+
+    @property
+    def session_id(self) -> str:
+        return self.runtime.session.id
+
+    @property
+    def registry(self):
+        return self.runtime.registry
+
+    @property
+    def context(self):
+        """The attached context sources: ``push``, ``attach``, ``mute``, ``remove``, ``sources()``
+        (nbagent.engine.attached_handle.ContextHandle; docs/context.md)."""
+        from .attached_handle import ContextHandle
+
+        return ContextHandle(self.runtime, lambda: self.session_id)
+
+    @property
+    def todos(self) -> list[dict[str, Any]]:
+        return list(self.runtime.session.todos)
+
+    @property
+    def config(self) -> AgentConfig:
+        """The configuration in force now (``reconfigure`` changes it)."""
+        return self.runtime.config
+
+    @property
+    def memory(self):
+        """The project memory of this agent's scopes, for people (nbagent.knowledge.memory_api.MemoryHandle:
+        ``list()``, ``search(q)`` and ``forget(x)`` give DataFrames; ``remember``, ``status``), or None when
+        memory is off."""
+        if self.runtime.state.memory is None:
+            return None
+        return self.runtime.knowledge.memory_handle()
+
+    @property
+    def tasks(self):
+        """The workspace's background tasks (nbagent.tools.tasks.TaskManager)."""
+        from ..tools.tasks import TaskManager
+
+        return TaskManager.for_workspace(self.runtime.workspace)
+
+    def approval_policy(self, tool_name: str) -> str:
+        """The approval policy in force for a tool: never, ask or always_ask."""
+        tool = self.registry.get(tool_name)
+        if tool is None:
+            raise KeyError(f"no tool named {tool_name!r}")
+        return self.runtime.approvals.policy_of(tool)
+
+    def snapshot(self) -> AgentState:
+        """The agent's state now: session, settings, queue, turn in flight, approvals, todos, counters and
+        the finished transcript. Front ends start from it and apply later events with ``reduce``."""
+        state = self._state
+        stored, problems = self._stored_transcript(state.session_id)
+        if problems:  # a damaged row: the transcript shows the rest, and says what it could not read
+            state = dataclasses.replace(state, notices=state.notices + problems)
+        return dataclasses.replace(state, transcript=stored + state.transcript) if stored else state
+
+    def reconfigure(self, **changes: Any) -> dict[str, Any]:
+        """Change settings of the live agent on the same session: model, approval, toolsets, max_steps,
+        memory, tool_approvals, temperature, ... A change made while a turn runs applies to its next
+        step (the approval mode to the very next decision). ``None`` leaves a setting as it is;
+        ``nbagent.DEFAULT`` puts it back to what the configuration gives. Returns what changed; emits
+        settings_changed."""
+        if self._closed:
+            raise AgentClosed("this agent is closed")
+        changes = {k: v for k, v in changes.items() if v is not None}
+        if threading.current_thread() is self._thread_loop.thread:  # a subscriber, between two steps
+            return self._apply_settings(changes)
+        return self._thread_loop.run(_as_coro(self._apply_settings, changes)).result()
+
+    def mcp_status(self, start: bool = False) -> list[dict[str, Any]]:
+        """The configured MCP servers: name, source, transport, target, enabled (its tool set is on),
+        status, error, trust and tools. ``start=True`` first starts the enabled ones not started yet."""
+        if start:
+            self._call_idle(self.runtime.start_mcp)
+        return self.runtime.mcp.status()
+
+    def new_session(self) -> str:
+        return self._switch(self.runtime.switch_session, "new")
+
+    def resume(self, selector: str) -> str:
+        return self._switch(self.runtime.switch_session, selector)
+
+    def fork(self, up_to_turn: int | None = None) -> str:
+        """Continue in a new session that starts with a copy of this one up to ``up_to_turn``."""
+        return self._switch(self.runtime.fork_session, up_to_turn)
+
+    def compact(self) -> RunResult:
+        """Have the model summarise the transcript; the summary replaces it on the wire."""
+        events = self._thread_loop.run(self.runtime.compact()).result()
+        end = events[-1]
+        return RunResult.from_events(events, end, self.session_id)
+
+    def instruction_files(self) -> list:
+        """The instruction files in the system prompt, in order: source, path, size, characters included.
+
+        Files are checked for changes first, so this shows what the next turn will use.
+        """
+        return self.runtime.knowledge.instruction_files()
+
+    def repo_map(self) -> str:
+        """The repo map the system prompt carries (built now if no turn built it yet)."""
+        return self.runtime.knowledge.repo_map_block()
+
+    # ----- checkpoints (docs/checkpoints.md) ------------------------------------------------
+    def undo(self, force: bool = False, turn: int | None = None):
+        """Put the files the last (not yet undone) turn changed back as they were before it.
+
+        Refuses with CheckpointConflict (listing the paths) when one of them changed since the
+        turn, unless ``force``; ``turn`` (a view's button) refuses unless it is that turn. The
+        conversation stays; a note tells the model. Returns a Restored (action, turn, files).
+        """
+        return self._call_idle(self.runtime.undo, force, turn)
+
+    def redo(self, force: bool = False, turn: int | None = None):
+        """Re-apply the turn the last undo reverted (same rules as ``undo``)."""
+        return self._call_idle(self.runtime.redo, force, turn)
+
+    def checkpoints(self):
+        """This session's checkpoints, oldest first: a pandas DataFrame with the columns turn, time,
+        files changed (a count), files (the paths) and undone."""
+        import pandas as pd
+
+        rows = [{"turn": e.turn, "time": pd.Timestamp(e.time, unit="s", tz="UTC"),
+                 "files changed": len(e.files), "files": list(e.files), "undone": e.undone}
+                for e in self.runtime.guard.checkpoints.list()]
+        return pd.DataFrame(rows, columns=["turn", "time", "files changed", "files", "undone"])
+
+    def diff(self, turn: int) -> str:
+        """The unified diff of the files ``turn`` changed (from its checkpoints)."""
+        return self.runtime.guard.checkpoints.diff(turn)
+
+    def set_model(self, name: str) -> None:
+        self.reconfigure(model=name)
+
+    def close(self) -> None:
+        """Abort what runs, release the model client and the session, and stop the worker thread."""
+        if self._closed:
+            return
+        self._closed = True
+        _LIVE_AGENTS.discard(self)
+        self.abort()
+        try:
+            self._thread_loop.run(self._shutdown()).result(10)
+        except Exception:  # closing must not raise: it runs in finally blocks and at exit
+            log.debug("error while closing the agent", exc_info=True)
+        self._thread_loop.stop()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    _closed = False
+
+    async def _shutdown(self) -> None:
+        if self._current is not None:
+            await asyncio.wait([self._current], timeout=5)
+        self._worker.cancel()
+        await asyncio.gather(self._worker, return_exceptions=True)
+        await self.runtime.aclose()
+
+    def __enter__(self) -> "Agent":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def view(self):
+        """Show the live view of this agent's turns (in Jupyter)."""
+        from ..jupyter.kernel.view import show_agent_view
+
+        return show_agent_view(self)
+
+    def _context_wake(self, names: list[str]) -> bool:
+        """A source attached with wake=True changed (context_wake on): start a turn if nothing runs.
+        Its prompt names the sources, so the views show it as a turn those sources started."""
+        if self._closed or self.busy:
+            return False
+        from ..attached.live import WAKE_PROMPT
+
+        self.submit(WAKE_PROMPT.format(names=", ".join(names)))
+        return True
+
+    # ----- internals (on the worker thread) ------------------------------------------------
+    def _fresh_state(self) -> AgentState:
+        session = self.runtime.session
+        return AgentState(session_id=session.id, title=session.title, settings=self.runtime.settings(),
+                          todos=tuple(session.todos),
+                          counters=Counters(session.input_tokens, session.output_tokens, session.cost))
+
+    def _stored_transcript(self, session_id: str | None) -> tuple[tuple, tuple[NoticeItem, ...]]:
+        """The turns stored before this agent opened the session (rebuilt once per session), and
+        notices of rows that could not be read."""
+        cached = self._stored_turns
+        if cached is None or cached[0] != session_id:
+            # Read here, not at construction: a resumed session's old outputs stay in the store until then.
+            messages, problems = self.runtime.session.log.readable()
+            notices = tuple(NoticeItem(level="error", text=f"not shown: {p}") for p in problems)
+            cached = (session_id, turns_from_messages(messages[: self._stored_count]), notices)
+            self._stored_turns = cached
+        return cached[1], cached[2]
+
+    def _call_idle(self, fn, *args):
+        # A front end may act on turn_end at once (an Undo button): the turn's last bookkeeping after
+        # that event is waited for, a turn still running is refused.
+        if self.busy and not (self._ended.is_set() and self._idle.wait(IDLE_AFTER_END)):
+            raise RuntimeError("a turn is running: wait for it or abort it first")
+        return self._thread_loop.run(_as_coro(fn, *args)).result()
+
+    def _switch(self, fn, *args) -> str:
+        session_id = self._call_idle(fn, *args)
+        self._thread_loop.run(_as_coro(self._session_switched)).result()
+        return session_id
+
+    def _session_switched(self) -> None:
+        self._stored_count = len(self.runtime.session.log)
+        fresh = self._fresh_state()
+        stored, problems = self._stored_transcript(fresh.session_id)
+        whole = dataclasses.replace(fresh, transcript=stored, notices=problems)
+        self._emit(ev.SessionChanged(session_id=fresh.session_id or "", state=whole.to_dict()))
+
+    def _apply_settings(self, changes: dict[str, Any]) -> dict[str, Any]:
+        changed = self.runtime.reconfigure(changes)
+        if changed:
+            # Front ends show settings as runtime.settings() words them (toolsets as a list, ...).
+            current = self.runtime.settings()
+            shown = {k: current.get(k, v) for k, v in changed.items()}
+            if "toolsets" in changed:  # what follows from them, so front ends show the tools really on
+                shown.update({k: current[k] for k in ("enabled_toolsets", "tools") if k in current})
+            self._emit(ev.SettingsChanged(settings={k: v for k, v in shown.items() if _jsonable(v)}))
+        return changed
+
+    def _start_worker(self) -> None:
+        self._jobs = asyncio.Queue()
+        self._worker = asyncio.ensure_future(self._drain())
+
+    def _enqueue(self, prompt: str, turn_id: str, future: concurrent.futures.Future) -> None:
+        self._waiting.append((prompt, turn_id, future))
+        if self._current is not None or len(self._waiting) > 1:
+            self._emit(ev.PromptQueued(prompt=prompt, position=len(self._waiting), turn_id=turn_id))
+        assert self._jobs is not None, "the worker starts with the agent"
+        self._jobs.put_nowait(None)
+
+    async def _drain(self) -> None:
+        jobs = self._jobs
+        assert jobs is not None, "_start_worker made the queue before starting this"
+        while True:
+            await jobs.get()
+            if not self._waiting:
+                continue
+            prompt, turn_id, future = self._waiting.pop(0)
+            collected: list[ev.Event] = []
+            self._collectors[turn_id] = collected
+            self._current = asyncio.ensure_future(self.runtime.run_turn(prompt, turn_id))
+            try:
+                end = await self._current
+            except asyncio.CancelledError:  # aborted before the turn's first await: nothing was said
+                end = ev.TurnEnd(reason="aborted", turn_id=turn_id)
+                self._emit(end)
+            except Exception as exc:  # a bug in the engine: report it, keep the agent usable
+                self._emit(ev.Error(message=f"{type(exc).__name__}: {exc}", kind="internal", turn_id=turn_id))
+                end = ev.TurnEnd(reason="error", turn_id=turn_id)
+                self._emit(end)
+            finally:
+                self._current = None
+                self._collectors.pop(turn_id, None)
+                self._skip_deltas.discard(turn_id)
+            if not future.done():
+                future.set_result(RunResult.from_events(collected, end, self.session_id))
+            if not self._waiting:
+                self._idle.set()
+
+    def _abort_now(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for prompt, turn_id, future in waiting:
+            end = ev.TurnEnd(reason="aborted", turn_id=turn_id)
+            self._emit(end)  # every prompt ends with a turn_end, a dropped one too
+            if not future.done():
+                future.set_result(RunResult.from_events([end], end, self.session_id))
+        if self._current is not None:
+            self._current.cancel()
+        elif not waiting:
+            self._idle.set()
+
+    def _emit(self, event: ev.Event) -> None:
+        self._state = reduce(self._state, event)
+        if isinstance(event, ev.TurnEnd) and not self._waiting:
+            self._ended.set()
+        collected = self._collectors.get(event.turn_id)
+        if collected is not None and not (type(event) in _DELTAS and event.turn_id in self._skip_deltas):
+            collected.append(event)
+        for callback in self._subscribers:
+            try:
+                callback(event)
+            except Exception:  # a broken front end must not break the turn
+                log.exception("event subscriber failed")
+
+
+_DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputDelta)
+IDLE_AFTER_END = 10.0
+"""Seconds an undo, redo or switch waits for a turn that has sent its turn_end to finish."""
+_LIVE_AGENTS: "weakref.WeakSet[Agent]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_agents() -> None:
+    """At interpreter exit, close what is still open: no turn left half-written, no pending-task noise."""
+    for agent in list(_LIVE_AGENTS):
+        agent.close()
+
+
+def _jsonable(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool, list, tuple, dict, type(None)))
+
+
+async def _as_coro(fn, *args):
+    result = fn(*args)
+    if asyncio.iscoroutine(result):
+        result = await result
+    return result
+
+
+class _LoopThread:
+    """A daemon thread running an asyncio loop until stopped."""
+
+    def __init__(self, name: str):
+        self.loop = asyncio.new_event_loop()
+        self.loop.set_default_executor(shared_pool())  # no thread of its own per agent (nbagent.workers)
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def call(self, fn, *args) -> None:
+        done = threading.Event()
+
+        def wrapped():
+            try:
+                fn(*args)
+            finally:
+                done.set()
+
+        self.loop.call_soon_threadsafe(wrapped)
+        done.wait()
+
+    def run(self, coro) -> concurrent.futures.Future:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def stop(self) -> None:
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)
+        if not self.thread.is_alive():
+            self.loop.close()

@@ -1,0 +1,74 @@
+"""What the user has open, sent with a prompt: the active notebook, the active cell and selected text.
+
+The side panel sends it with each prompt while the user keeps its chip; ``%agent``/``%%agent`` send
+their own notebook and cell. It follows the prompt as a short tagged block, so "explain this
+cell", "fix the cell above" and "add a plot below" need no path. Everything in it came from the
+client: it is checked for type and size and stripped of control characters, never interpreted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import NbagentError
+
+MAX_SELECTION = 4000
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class BadContext(NbagentError):
+    """The client sent a context that is not of the documented shape."""
+
+
+@dataclass(frozen=True)
+class OpenContext:
+    notebook: str | None = None
+    """The notebook's path relative to the workspace (or the server root)."""
+    cell_id: str | None = None
+    selection: str | None = None
+    own_cell: bool = False
+    """True when the prompt was written in that cell itself (``%%agent``), not just selected there."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "OpenContext | None":
+        """The panel's ``{"notebook", "cell_id", "selection"}``; None when it holds nothing."""
+        if data is None:
+            return None
+        if not isinstance(data, dict) or set(data) - {"notebook", "cell_id", "selection"}:
+            raise BadContext('context must be an object with "notebook", "cell_id" and "selection" only')
+        for key in ("notebook", "cell_id", "selection"):
+            if data.get(key) is not None and not isinstance(data[key], str):
+                raise BadContext(f"context.{key} must be a string")
+        notebook = _CONTROL.sub("", data.get("notebook") or "")[:500] or None
+        cell_id = data.get("cell_id") or None
+        if cell_id is not None and not _ID.match(cell_id):
+            raise BadContext("context.cell_id is not a notebook cell id")
+        selection = data.get("selection") or None
+        if selection is not None and len(selection) > MAX_SELECTION:
+            selection = selection[:MAX_SELECTION] + f"\n[… {len(selection) - MAX_SELECTION} more characters]"
+        if not (notebook or cell_id or selection):
+            return None
+        return cls(notebook, cell_id, selection)
+
+    def preface(self) -> str:
+        lines = ["<open_in_jupyter>"]
+        if self.notebook:
+            lines.append(f"active notebook: {self.notebook}")
+        if self.cell_id:
+            if self.own_cell:
+                lines.append(f"this prompt was written in cell {self.cell_id} of that notebook: \"this cell\" is "
+                             "it, \"the cell above/below\" are its neighbours (notebook_read shows them)")
+            else:
+                lines.append(f"active cell: {self.cell_id} (\"this cell\" means it; notebook_read shows it)")
+        if self.selection:
+            lines += ["selected text:", _CONTROL.sub("", self.selection)]
+        return "\n".join(lines + ["</open_in_jupyter>"])
+
+
+def with_context(prompt: str, context: OpenContext | None) -> str:
+    """The prompt as the model gets it: the open-context block after it (the prompt stays first, so a
+    session's title and history show what the user typed)."""
+    return prompt if context is None else f"{prompt}\n\n{context.preface()}"

@@ -1,0 +1,289 @@
+"""AgentRuntime: the parts of an agent wired together (runs on the agent's worker thread).
+
+Agent is the thread-safe facade; this is where the configuration becomes a model, a workspace, a
+session, a tool registry and a loop, and where a live change of settings is applied to all of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .. import events as ev
+from ..tools.approvals import Approvals
+from .compaction import summarize_session
+from ..config import DEFAULT, AgentConfig
+from ..errors import ConfigError
+from ..attached.live import LiveContext
+from .loop import Loop
+from ..mcp.manager import MCPManager
+from ..model.factory import default_model_name, make_model
+from ..workspace.procs import ProcessTracker
+from .profiles import PROFILES, Profile, apply as apply_profile, choose as choose_profile
+from .prompt import short_prompt, static_prompt
+from ..session.model import Session
+from ..session.state import SessionState, open_state
+from ..tools import build_registry
+from ..tools.context import ToolContext
+from ..tools.limits import limit_output
+from ..tools.runner import ToolRunner
+from ..tools.todos import render_todos
+from ..checkpoints.turn_guard import TurnGuard, diverged_note, undo_note
+from ..checkpoints import Restored
+from ..workspace.tempfiles import sweep_in_background
+from ..workspace.root import Workspace
+
+FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_key", "api", "local", "profile")
+"""Settings a live agent cannot change: they make a different agent (build a new one)."""
+
+
+class AgentRuntime:
+    def __init__(self, config: AgentConfig, *, emit: Callable[[ev.Event], None], model=None,
+                 extra_tools=(), approver=None, kernel=None):
+        self.emit = self._tracking(emit)
+        self._memory_block: str | None = None
+        self.kernel = kernel
+        self.extra_tools = list(extra_tools)
+        self.workspace = Workspace(config.workspace)
+        self.processes = ProcessTracker()
+        self.model = model if model is not None else make_model(config)
+        self.profile: Profile = choose_profile(config, offline=getattr(self.model, "offline", False))
+        self.config = config = apply_profile(self.profile, config)
+        self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
+        self.mcp = MCPManager(config, self.workspace, self.processes)
+        self.mcp.install(self.registry)
+        self.approvals = Approvals(lambda: self.config, emit, approver)
+        self.state: SessionState = open_state(config, self.model, config.session)
+        if config.sweep_temp_files:
+            sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
+        self.context = LiveContext(self.state, config, self.emit)
+        self._static_prompt = self._render_static()
+        from ..knowledge.turn import TurnKnowledge
+
+        self.knowledge = TurnKnowledge(config, state=lambda: self.state, emit=self.emit,
+                                       workspace_root=self.workspace.root)
+        self._knowledge_block = ""
+        self._turn_id = ""
+        self._build_loop()
+        if (config.session or "new") != "new":
+            self._recover()
+
+    @property
+    def session(self) -> Session:
+        return self.state.session
+
+    def _build_loop(self) -> None:
+        self.guard = TurnGuard(self.workspace, self.session.id, self.emit, enabled=self.config.checkpoints,
+                               journal=self.config.persist and self.config.recovery_journal,
+                               max_bytes=self.config.checkpoint_max_bytes)
+        context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
+                              processes=self.processes, state=self.state, kernel=self.kernel)
+        self.guard.checkpoints.notebook_stores = lambda: _notebook_stores(context)
+        self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
+                                 emit=self.emit, session=self.session, output_limit=self._limit,
+                                 guard=self.guard)
+        self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
+                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts,
+                         before_steps=self._inject_memory, guard=self.guard, before_prompt=self.context.absorb,
+                         profile=self.profile)
+
+    def _render_static(self) -> str:
+        render = short_prompt if self.profile.short_prompt else static_prompt
+        return render(self.config, self.registry)
+
+    def _limit(self, text: str, name: str) -> str:
+        # The outputs folder is made (and checked) only for an output that is cut, not on every call.
+        return limit_output(text, self.config.output_limit, save_dir=lambda: self.workspace.state_subdir("outputs"),
+                            name=name)
+
+    def _tracking(self, emit: Callable[[ev.Event], None]) -> Callable[[ev.Event], None]:
+        def tracked(event: ev.Event) -> None:
+            if isinstance(event, ev.MemoryChanged):
+                self._memory_block = None  # re-read before the next step
+            emit(event)
+            self.knowledge.observe(event)
+
+        return tracked
+
+    def _prompt_parts(self) -> tuple[str, str, str]:
+        if not self.profile.knowledge:
+            return self._static_prompt, render_todos(self.session.todos), ""
+        # Memory is read from the database once per turn (and after this agent changes it),
+        # not on every step: it is the same block unless a memory tool ran.
+        if self._memory_block is None:
+            self._memory_block = self.state.memory_block()
+        # Instructions and the repo map are read once per turn; relevant memory is searched per step.
+        static = "\n\n".join(p for p in (self._static_prompt, self._knowledge_block) if p)
+        relevant = self.knowledge.relevant_block(self._turn_id)
+        memory = "\n\n".join(p for p in (self._memory_block, relevant) if p)
+        return static, render_todos(self.session.todos), memory
+
+    def _inject_memory(self, turn_id: str) -> None:
+        """Read this turn's memory block (another kernel may have changed it) and say what it holds."""
+        if not self.profile.knowledge:
+            return  # the profile's prompt carries no memory
+        memory = self.state.memory
+        entries = memory.top() if memory is not None else []
+        self._memory_block = memory.render_memory() if memory is not None else ""
+        if entries:
+            self.emit(ev.MemoryInjected(entries=[e.to_dict() for e in entries], turn_id=turn_id))
+
+    _problems_reported = False
+
+    async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+        if not self._problems_reported:
+            # A corrupt or newer database leaves the session in memory: say so once, plainly.
+            self._problems_reported = True
+            for problem in self.state.problems:
+                self.emit(ev.Error(message=problem, kind="store", turn_id=turn_id))
+            if self._diverged:
+                self.emit(ev.Checkpoint(action="diverged", files=self._diverged, turn_id=turn_id))
+                self._diverged = []
+        self.state.remember_prompt(prompt)
+        self._turn_id = turn_id
+        self.knowledge.begin_turn(prompt, turn_id)
+        if self.profile.knowledge:
+            self._knowledge_block = await self.knowledge.static_block_for_turn()
+        await self.start_mcp(turn_id)
+        return await self.loop.run_turn(prompt, turn_id)
+
+    # ----- settings ----------------------------------------------------------------------------
+    def reconfigure(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """Apply setting changes to the live agent; returns what changed. Safe between two steps of a
+        turn (it runs on the agent's loop): the next model call and the next decision use them."""
+        fixed = sorted(set(changes) & set(FIXED_SETTINGS))
+        if fixed:
+            raise ConfigError(f"{', '.join(fixed)} cannot change on a live agent: make a new Agent")
+        changes = self._with_defaults(changes)
+        new = self.config.with_changes(**changes)
+        changed = {k: getattr(new, k) for k in changes if getattr(new, k) != getattr(self.config, k)}
+        if not changed:
+            return {}
+        self.config = new
+        self.loop.config = new
+        self.runner.base_context.config = new
+        self.knowledge.config = new
+        if "model" in changed:
+            self._set_model(new.model)
+        if {"toolsets", "memory", "extra_instructions"} & set(changed):
+            self._rebuild_tools()
+        return changed
+
+    def _with_defaults(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """``DEFAULT`` values replaced by what the configuration gives, under this agent's profile (the
+        offline model's small one keeps its tool sets), and for the model with none named the
+        endpoint's own, as when the agent was built without one."""
+        resets = [name for name, value in changes.items() if value is DEFAULT]
+        if not resets:
+            return changes
+        configured = apply_profile(PROFILES[self.config.profile], AgentConfig.load(workspace=self.config.workspace))
+        changes = {**changes, **{name: getattr(configured, name) for name in resets}}
+        if "model" in resets and not changes["model"]:
+            changes["model"] = default_model_name(self.config)
+            if not changes["model"]:
+                raise ConfigError(f"no configured model to go back to for {self.config.base_url}: "
+                                  "name one (NBAGENT_MODEL or model=...)")
+        return changes
+
+    def _set_model(self, name: str | None) -> None:
+        if name and hasattr(self.model, "set_name"):
+            self.model.set_name(name)
+        self.session.model = name or ""
+        self.session.backend.update_session(self.session.id, model=name or "")
+
+    def _rebuild_tools(self) -> None:
+        self.registry = build_registry(self.config, extra_tools=self.extra_tools, kernel=self.kernel)
+        self.mcp.install(self.registry, self.config)
+        self.loop.registry = self.runner.registry = self.registry
+        self._static_prompt = self._render_static()
+        if self.config.memory and self.state.memory is None:
+            self.state.memory = self.state.open_memory()
+        elif not self.config.memory:
+            self.state.memory = None
+        self._memory_block = None
+
+    def settings(self) -> dict[str, Any]:
+        """What ``reconfigure`` can change, as front ends show it."""
+        c = self.config
+        return {"model": self.session.model or c.model or "", "approval": c.approval, "toolsets": list(c.toolsets),
+                "max_steps": c.max_steps, "memory": c.memory, "workspace": str(c.workspace),
+                "enabled_toolsets": list(self.registry.enabled), "profile": self.profile.name,
+                "tools": self.registry.names()}
+
+    async def start_mcp(self, turn_id: str = "") -> None:
+        """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""
+        if await self.mcp.refresh(self.registry, self.emit, turn_id):
+            self._static_prompt = self._render_static()
+
+    # ----- sessions --------------------------------------------------------------------------
+    def switch_session(self, selector: str) -> str:
+        old = self.state
+        self.state = open_state(self.config, self.model, selector)
+        old.close()
+        self.context.rebind(self.state)
+        self._problems_reported = False
+        self._build_loop()
+        if selector != "new":
+            self._recover()
+        return self.session.id
+
+    # ----- checkpoints -----------------------------------------------------------------------
+    _diverged: list[str] = []
+
+    def _recover(self) -> None:
+        """After a resume: tell the model what a crash left unrecorded and what changed meanwhile."""
+        note, diverged = self.guard.recover()
+        if diverged:
+            note = (note + " " if note else "") + diverged_note(diverged)
+            self._diverged = diverged  # shown to the user at the next turn (nobody listens yet)
+        if note:
+            self.session.append([{"role": "user", "content": note, "note": "recovery"}])
+            self.loop.reset_estimates()
+
+    def undo(self, force: bool = False, turn: int | None = None) -> Restored:
+        restored = self.guard.undo(force, turn)
+        self._note_restored(restored)
+        return restored
+
+    def redo(self, force: bool = False, turn: int | None = None) -> Restored:
+        restored = self.guard.redo(force, turn)
+        self._note_restored(restored)
+        return restored
+
+    def _note_restored(self, restored: Restored) -> None:
+        # The conversation stays; this note keeps the model from assuming its edits are (not) there.
+        self.session.append([{"role": "user", "content": undo_note(restored), "note": restored.action}])
+        self.loop.reset_estimates()
+        self.workspace.invalidate()
+
+    def fork_session(self, up_to_turn: int | None) -> str:
+        before = self.session.id
+        self.state = self.state.fork(up_to_turn)
+        self.context.rebind(self.state)
+        self.context.moved(before)
+        self._build_loop()
+        return self.session.id
+
+    async def compact(self) -> list[ev.Event]:
+        events = await summarize_session(self.model, self.session, self.emit)
+        end = events[-1]
+        if isinstance(end, ev.TurnEnd) and end.reason == "done":
+            self.knowledge.save_summary(end.text)
+            self.loop.reset_estimates()
+        return events
+
+    async def aclose(self) -> None:
+        self.processes.kill_all()
+        self.context.close()
+        self.knowledge.close()
+        await self.mcp.aclose()
+        close = getattr(self.model, "aclose", None)
+        if close is not None:
+            await close()
+        self.state.close()
+
+
+def _notebook_stores(context: ToolContext) -> list:
+    """Where the agent's notebook edits go: undo and redo restore an open notebook the same way."""
+    from ..tools.nbstores import stores
+
+    return stores(context)

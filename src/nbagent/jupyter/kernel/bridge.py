@@ -1,0 +1,222 @@
+"""A KernelBridge for a live IPython shell: its namespace, and a runner for kernel_run.
+
+The agent runs its tools on its own worker thread while the kernel's main thread waits for the next
+cell, runs one, or waits for the agent (``%agent --wait``). Marshalling the code onto the main
+thread would deadlock in that last case, so kernel_run's code runs on the calling thread, through
+``shell.run_cell(code, store_history=False)``, made safe this way:
+
+- One lock per shell: one agent's code at a time.
+- Printed output is routed by thread. For the run, sys.stdout and sys.stderr are wrapped by a proxy
+  that sends the running thread's writes to a buffer and every other thread's to the real stream,
+  so a cell the user runs meanwhile still prints in the notebook, and the agent's prints do not.
+- Tracebacks are routed the same way (the shell's ``_showtraceback`` hook, which both IPython and
+  ipykernel use to show errors), so a failure reaches the model rather than the user's notebook.
+- The last expression's value is captured by an AST transformer that assigns it to a hidden name,
+  not through the display hook, which is shared with the main thread and would publish an Out[]
+  into the notebook. The cell's text is left as written, so tracebacks show the model's own code.
+- No history: no execution count, no In/Out entries; the shell's last_execution_result and the
+  display hook's state are put back afterwards, so a cell waiting on the agent is unaffected.
+
+Not isolated, on purpose or by necessity: the namespace (that is the point); display() calls and
+figures, which go to the notebook's current cell as usual; top-level ``await`` (the worker thread has
+no kernel event loop). The kernel's interrupt button stops the main thread only, so the runner has its
+own: ``interrupt()`` raises KeyboardInterrupt in the thread running the code (CPython's asynchronous
+exception, delivered between bytecodes, as SIGINT is to the main thread); Stop, Abort and kernel_run's
+timeout use it. Code blocked inside one long C call is interrupted when that call returns.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import io
+import re
+import sys
+import threading
+import weakref
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator
+
+from IPython.core.displayhook import DisplayHook
+
+from ...tools.kernel import KernelBridge
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+RESULT_NAME = "_nbagent_result"
+MAX_REPR = 100_000
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_LOCKS: "weakref.WeakKeyDictionary[Any, threading.Lock]" = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def bridge_from_shell(shell: "InteractiveShell", *, allow_run: bool = True) -> KernelBridge:
+    """The bridge the agent's kernel tools use; ``allow_run=False`` leaves kernel_run without a runner."""
+    runner = ShellRunner(shell)
+    return KernelBridge(shell.user_ns, runner.run if allow_run else None, hidden=shell.user_ns_hidden,
+                        interrupt=runner.interrupt if allow_run else None)
+
+
+class ShellRunner:
+    def __init__(self, shell: "InteractiveShell"):
+        self.shell = shell
+        with _LOCKS_GUARD:  # one lock per shell, shared by every runner built for it
+            self.lock = _LOCKS.setdefault(shell, threading.Lock())
+        self._running: int | None = None
+        """The thread id running this runner's code, while it runs."""
+        self._running_lock = threading.Lock()
+
+    def interrupt(self) -> bool:
+        """Raise KeyboardInterrupt in the code this runner is running; False when nothing runs."""
+        with self._running_lock:
+            if self._running is None:
+                return False
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._running),
+                                                       ctypes.py_object(KeyboardInterrupt))
+            return True
+
+    def run(self, code: str) -> dict[str, Any]:
+        """Run ``code`` in the shell's namespace on this thread; see the module docstring for how."""
+        shell = self.shell
+        with (self.lock, _routed_output() as (out, err), _routed_tracebacks(shell) as tracebacks,
+              _last_value_captured(shell)):
+            saved = (shell.last_execution_succeeded, shell.last_execution_result, shell.displayhook.exec_result)
+            result = None
+            try:
+                with self._running_lock:
+                    self._running = threading.get_ident()
+                try:
+                    result = shell.run_cell(code, store_history=False)
+                finally:
+                    with self._running_lock:
+                        self._running = None
+            except KeyboardInterrupt:  # arrived outside the user's code (IPython catches it inside)
+                tracebacks.append("KeyboardInterrupt")
+            finally:
+                (shell.last_execution_succeeded, shell.last_execution_result,
+                 shell.displayhook.exec_result) = saved
+            value = shell.user_ns.pop(RESULT_NAME, None)
+        error = "\n".join(tracebacks) or _error_text(result)
+        return {"stdout": out.getvalue(), "stderr": err.getvalue(),
+                "result": None if value is None or error or _quiet(code) else _safe_repr(value),
+                "error": error or None}
+
+
+class _LastValue(ast.NodeTransformer):
+    """Turns the final expression of one thread's cells into ``RESULT_NAME = <expression>``.
+
+    Working on the AST (an IPython ast_transformer) leaves the cell's text, and so its tracebacks,
+    as written; other threads' cells pass through untouched. It must never raise: IPython
+    unregisters a transformer that does.
+    """
+
+    def __init__(self, thread_id: int):
+        self.thread_id = thread_id
+
+    def visit_Module(self, node: ast.Module) -> ast.Module:
+        if threading.get_ident() == self.thread_id and node.body and isinstance(node.body[-1], ast.Expr):
+            last = node.body[-1]
+            assign = ast.Assign(targets=[ast.Name(id=RESULT_NAME, ctx=ast.Store())], value=last.value)
+            node.body[-1] = ast.fix_missing_locations(ast.copy_location(assign, last))
+        return node
+
+
+@contextmanager
+def _last_value_captured(shell: "InteractiveShell") -> Iterator[None]:
+    transformer = _LastValue(threading.get_ident())
+    shell.ast_transformers.append(transformer)
+    try:
+        yield
+    finally:
+        if transformer in shell.ast_transformers:
+            shell.ast_transformers.remove(transformer)
+
+
+class _ThreadRouted:
+    """A stream proxy: writes from one thread go to a buffer, all others to the real stream."""
+
+    def __init__(self, real: Any, thread_id: int, buffer: io.StringIO):
+        self._real, self._thread_id, self._buffer = real, thread_id, buffer
+
+    def _mine(self) -> bool:
+        return self._thread_id is not None and threading.get_ident() == self._thread_id
+
+    def write(self, text: str) -> int:
+        return self._buffer.write(text) if self._mine() else self._real.write(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if not self._mine():
+            self._real.flush()
+
+    def release(self) -> None:
+        self._thread_id = None  # if someone else swapped the stream meanwhile, stay a pass-through
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+@contextmanager
+def _routed_output() -> Iterator[tuple[io.StringIO, io.StringIO]]:
+    out, err = io.StringIO(), io.StringIO()
+    me = threading.get_ident()
+    proxies = {"stdout": _ThreadRouted(sys.stdout, me, out), "stderr": _ThreadRouted(sys.stderr, me, err)}
+    sys.stdout, sys.stderr = proxies["stdout"], proxies["stderr"]
+    try:
+        yield out, err
+    finally:
+        for name, proxy in proxies.items():
+            proxy.release()
+            if getattr(sys, name) is proxy:
+                setattr(sys, name, proxy._real)
+
+
+@contextmanager
+def _routed_tracebacks(shell: "InteractiveShell") -> Iterator[list[str]]:
+    """Catch the tracebacks this thread's run would show; other threads' still show as usual."""
+    caught: list[str] = []
+    me = threading.get_ident()
+    had_own = "_showtraceback" in shell.__dict__
+    original = shell._showtraceback
+
+    def routed(etype, evalue, stb):
+        if threading.get_ident() != me:
+            return original(etype, evalue, stb)
+        caught.append(_ANSI.sub("", shell.InteractiveTB.stb2text(stb)))
+
+    shell._showtraceback = routed
+    try:
+        yield caught
+    finally:
+        if shell.__dict__.get("_showtraceback") is routed:
+            if had_own:
+                shell._showtraceback = original
+            else:
+                del shell._showtraceback
+
+
+def _quiet(code: str) -> bool:
+    """A trailing ";" hides the value, as in a cell (IPython's own test, which needs code that tokenizes)."""
+    try:
+        return bool(DisplayHook.semicolon_at_end_of_expression(code))
+    except Exception:
+        return code.rstrip().endswith(";")
+
+
+def _error_text(result: Any) -> str:
+    if result is None:
+        return ""
+    error = result.error_before_exec or result.error_in_exec
+    return f"{type(error).__name__}: {error}" if error is not None else ""
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception as exc:  # a broken __repr__ is the object's problem, not the run's
+        return f"<{type(value).__name__} whose repr failed: {type(exc).__name__}: {exc}>"
+    return text if len(text) <= MAX_REPR else text[:MAX_REPR] + f"… ({len(text):,} characters in all)"

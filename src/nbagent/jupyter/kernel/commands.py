@@ -1,0 +1,212 @@
+"""Slash commands: ``%agent /todos`` and friends.
+
+Each takes the keeper and the rest of the line and returns something to show (text, a DataFrame, a
+widget) or None."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .attached_command import context_command
+from .agent_keeper import AgentKeeper, KeeperError
+from ..widgets.format import TODO_MARKS, counts_line_for
+
+HELP = """Slash commands (also as %agent /name):
+  /help              this list
+  /new               start a new session
+  /sessions          this workspace's sessions (a DataFrame)
+  /resume ID         continue session ID (or a unique prefix)
+  /fork              continue in a copy of this session
+  /todos             the session's task list
+  /memory            the project memory entries (/memory search Q, /memory forget ID, /memory status)
+  /instructions      the instruction files in the system prompt, in order, with their sizes
+  /map               the repo map in the system prompt
+  /notes             context notes this notebook's agent received
+  /context           attached context sources (list, attach, mute, unmute, remove: /context help)
+  /compact           replace the transcript by a model-written summary
+  /tools             the tools the agent may use
+  /mcp [start]       MCP servers, their status and tools (start: start the enabled ones now)
+  /model [NAME]      show or change the model
+  /tasks             background tasks (commands handed over by bash)
+  /undo [force]      put back the files the last turn changed (force: even if changed since)
+  /redo [force]      re-apply the turn the last /undo reverted
+  /checkpoints       this session's checkpoints (a DataFrame)
+  /clear             clear the live views (the session stays)"""
+
+def run_command(keeper: AgentKeeper, line: str, clear_views: Callable[[], int]) -> Any:
+    name, _, arg = line.strip().lstrip("/").partition(" ")
+    name, arg = name.lower(), arg.strip()
+    handler = COMMANDS.get(name)
+    if handler is None:
+        raise KeeperError(f"unknown command /{name}; /help lists them")
+    if name == "clear":
+        return f"cleared {clear_views()} view(s); the session is unchanged"
+    return handler(keeper, arg)
+
+
+def _help(keeper, arg):
+    return HELP
+
+
+def _new(keeper, arg):
+    return f"new session {keeper.switch('new')}"
+
+
+def _resume(keeper, arg):
+    if not arg:
+        raise KeeperError("/resume needs a session id (or a unique prefix); /sessions lists them")
+    return f"resumed session {keeper.switch(arg)}"
+
+
+def _fork(keeper, arg):
+    agent = keeper.get()
+    keeper.ensure_idle()
+    old = agent.session_id
+    return f"forked {old} into {agent.fork(int(arg) if arg else None)}"
+
+
+def _sessions(keeper, arg):
+    from ...store.views import sessions
+
+    agent = keeper.get()
+    return sessions(agent.config.workspace)
+
+
+def _todos(keeper, arg):
+    todos = keeper.get().todos
+    if not todos:
+        return "no todos in this session"
+    lines = [f"todos: {counts_line_for(todos)}"]
+    lines += [f"  {TODO_MARKS.get(t.get('status'), '?')} {t.get('content', '')}"
+              + (f" ({t['note']})" if t.get("note") else "") for t in todos]
+    return "\n".join(lines)
+
+
+def _memory(keeper, arg):
+    memory = keeper.get().memory
+    if memory is None:
+        return "project memory is off (--no-memory)"
+    action, _, rest = arg.partition(" ")
+    if action in ("search", "forget", "status", "list"):
+        return _memory_action(memory, action, rest.strip())
+    entries = memory.list()
+    if entries.empty:
+        return "project memory is empty"
+    return "\n".join([f"project memory ({len(entries)} entries):"]
+                     + [f"  [{e.category}] {e.text}  (used {e.hits}×)" for e in entries.itertuples()])
+
+
+def _memory_action(handle, action: str, rest: str) -> Any:
+    if action == "list":
+        return handle.list()
+    if action == "status":
+        return handle.status()
+    if not rest:
+        raise KeeperError(f"/memory {action} needs {'a query' if action == 'search' else 'an id or text'}")
+    if action == "search":
+        return handle.search(rest)
+    removed = handle.forget(rest)
+    return removed if not removed.empty else f"no memory entry matched {rest!r}; nothing removed"
+
+
+def _instructions(keeper, arg):
+    files = keeper.get().instruction_files()
+    if not files:
+        return "no instruction files (AGENTS.md, CLAUDE.md, NBAGENT.md, .nbagent/rules/*.md, or the global one)"
+    lines = [f"instruction files, in prompt order ({sum(f.included for f in files):,} characters in the prompt):"]
+    lines += [f"  {f.source}  {f.size:,} bytes" + ("" if f.included >= f.size else f", {f.included:,} characters kept")
+              for f in files]
+    return "\n".join(lines)
+
+
+def _map(keeper, arg):
+    return keeper.get().repo_map() or "the repo map is empty (no source files, or repo_map is off)"
+
+
+def _notes(keeper, arg):
+    if not keeper.notes:
+        return "no context notes yet"
+    return "\n".join(f"[{n.source}] {n.text}" for n in keeper.notes)
+
+
+def _compact(keeper, arg):
+    agent = keeper.get()
+    keeper.ensure_idle()
+    result = agent.compact()
+    return result.events[0].message if result.ok and result.events else \
+        ("; ".join(result.errors) or "compaction failed; nothing changed")
+
+
+def _tools(keeper, arg):
+    agent = keeper.get()
+    registry = agent.registry
+    lines = [f"tool sets on: {', '.join(registry.enabled) or 'core'}"]
+    for tool in registry:
+        flags = {"never": "runs", "ask": "asks", "always_ask": "always asks"}[agent.approval_policy(tool.name)]
+        lines.append(f"  {tool.name:<16} {flags}")
+    return "\n".join(lines)
+
+
+def _mcp(keeper, arg):
+    from ...cli.mcp import format_status
+
+    if arg not in ("", "start"):
+        raise KeeperError("/mcp takes no argument, or \"start\" to start the enabled servers now")
+    if arg == "start":
+        keeper.ensure_idle()
+    rows = keeper.get().mcp_status(start=arg == "start")
+    if not rows:
+        return "no MCP servers configured (see docs/mcp.md)"
+    return "MCP servers:\n" + format_status(rows)
+
+
+def _model(keeper, arg):
+    agent = keeper.get()
+    if not arg:
+        return f"model: {agent.session.model or agent.config.model or '(default)'}"
+    keeper.configure(model=arg)
+    return f"model: {arg}"
+
+
+def _undo(keeper, arg):
+    return _restore(keeper, arg, "undo")
+
+
+def _redo(keeper, arg):
+    return _restore(keeper, arg, "redo")
+
+
+def _restore(keeper, arg, action: str):
+    from ...checkpoints import CheckpointError
+
+    if arg not in ("", "force"):
+        raise KeeperError(f"/{action} takes nothing or 'force', not {arg!r}")
+    agent = keeper.get()
+    keeper.ensure_idle()
+    try:
+        restored = getattr(agent, action)(force=arg == "force")
+    except CheckpointError as exc:
+        return str(exc)
+    verb = "undid" if action == "undo" else "redid"
+    return f"{verb} turn {restored.turn}: " + (", ".join(restored.files) or "no file needed changing")
+
+
+def _checkpoints(keeper, arg):
+    return keeper.get().checkpoints()
+
+
+def _tasks(keeper, arg):
+    from ...tools.tasks import task_table
+
+    table = task_table(keeper.get().tasks)
+    if table == "no background tasks":
+        return table
+    return "background tasks:\n" + "\n".join("  " + line for line in table.splitlines())
+
+
+COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
+    "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
+    "memory": _memory, "instructions": _instructions, "map": _map, "notes": _notes, "compact": _compact, "tools": _tools, "mcp": _mcp, "model": _model,
+    "tasks": _tasks, "undo": _undo, "redo": _redo, "checkpoints": _checkpoints, "context": context_command,
+    "clear": lambda keeper, arg: None,
+}

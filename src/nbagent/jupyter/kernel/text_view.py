@@ -1,0 +1,67 @@
+"""The text view: turns printed as text where there are no widgets (terminal IPython, nbconvert, scripts).
+
+It is the terminal front end of ``nbagent.cli.terminal`` in a kernel or an IPython shell: the same
+renderer and approver as the CLI, with the answer and the activity in one stream, and Markdown
+rendered only when stdout is a terminal (never into a notebook's stored output). Like every front end
+it starts from the agent's snapshot and applies the events that follow (``Agent.watch``).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from ... import events as ev
+from ...engine.agent_state import AgentState
+from ...cli.terminal import TerminalApprover, TerminalRenderer
+
+
+def text_renderer(out=None, *, state: AgentState | None = None, follow: str | None = None,
+                  show_prompt: bool = False) -> TerminalRenderer:
+    """A renderer from ``state`` on; Markdown for the terminal only when ``out`` (default stdout) is one."""
+    stream = out or sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return TerminalRenderer(markdown=bool(isatty and isatty()), state=state, follow=follow,
+                            show_prompt=show_prompt)
+
+
+def text_approver() -> TerminalApprover:
+    """Asks with ``input()``: the terminal, or a notebook's input box; nbconvert has neither (denied)."""
+    return TerminalApprover(input, out=sys.stdout,
+                            unattended="use --approval auto or read-only in unattended notebooks")
+
+
+class TextFollower:
+    """Prints the agent's turns as text as they happen: the turn in flight so far, then what follows.
+
+    ``follow``: one turn only (it stops at that turn's end); otherwise every turn, with its prompt.
+    """
+
+    def __init__(self, agent, out=None, *, follow: str | None = None):
+        self._out = out or sys.stdout
+        self._follow = follow
+        self._ready = threading.Lock()  # events wait until the renderer holds the snapshot they follow
+        with self._ready:
+            state, self._unsubscribe = agent.watch(self._on_event)
+            self._renderer = text_renderer(self._out, state=state, follow=follow, show_prompt=follow is None)
+            self._write(self._renderer.catch_up().text)
+
+    def _on_event(self, event: ev.Event) -> None:
+        with self._ready:
+            self._write(self._renderer.render(event).text)
+        if self._follow is not None and isinstance(event, ev.TurnEnd) and event.turn_id == self._follow:
+            self._unsubscribe()
+
+    def _write(self, text: str) -> None:
+        if text:
+            self._out.write(text)
+            self._out.flush()
+
+    def clear(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self._unsubscribe()
+
+    def __repr__(self) -> str:
+        return "<nbagent text view: turns print as they happen>"

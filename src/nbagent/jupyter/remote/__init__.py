@@ -1,0 +1,1 @@
+"""Kernels of a running Jupyter server reached from outside it, for the kernel tools of ``nbagent mcp serve``."""

@@ -1,0 +1,151 @@
+"""The kernel tools served to outside agents over MCP, run in a running kernel of a Jupyter server.
+
+Same names, descriptions and approval policies as the agent's own kernel tools
+(nbagent.tools.kernel): kernel_variables and kernel_inspect read the namespace with the engine's
+code, run inside the kernel by one silent line (nbagent.jupyter.kernel.probe); kernel_run sends the
+code as an execute request with no history. A timeout interrupts the kernel, and so does a cancelled
+call (the outside agent's Stop). ``nbagent mcp serve --kernel`` serves one named kernel; the
+``/nbagent/mcp`` route lets each call name its kernel (``kernel``: an id or a notebook path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import replace
+from typing import Any, Awaitable, Callable
+
+from ...errors import ToolError
+from ...tools import kernel as engine
+from ...tools.base import Tool, ToolSet, function_tool
+from ..kernel.probe import answer_of, probe_code
+
+Finder = Callable[[str], Awaitable[Any]]
+"""Returns the kernel (ServerKernel or LocalKernel) a call names ("" when it names none)."""
+KERNEL_ARG = ("        kernel: The kernel to use: its id, or the path of the notebook it runs for "
+              "(may be left out when only one kernel runs).\n")
+PROBE_TIMEOUT = 30.0
+"""Seconds kernel_variables and kernel_inspect wait for their answer (a kernel that turned busy meanwhile)."""
+INTERRUPT_GRACE = 10.0
+"""Seconds to wait for an interrupted run's last output."""
+
+
+async def _probe(kernel: Any, action: str, name: str = "") -> str:
+    busy = (f"kernel {kernel.label} is busy running other code: its variables can be read once it is idle "
+            "(kernel_run would queue behind that code too)")
+    if await kernel.busy():  # the probe would queue behind the user's code: say so rather than wait
+        raise ToolError(busy)
+    try:
+        outcome = await asyncio.wait_for(kernel.execute(probe_code(action, name), silent=True), PROBE_TIMEOUT)
+    except asyncio.TimeoutError:  # it became busy just before the probe arrived
+        raise ToolError(busy) from None
+    answer = answer_of(outcome.get("stdout") or "")
+    if answer is None:
+        error = outcome.get("error") or ""
+        if "ModuleNotFoundError" in error and "nbagent" in error:
+            raise ToolError(f"kernel {kernel.label} has no nbagent in its Python: kernel_variables and "
+                            "kernel_inspect read the namespace with nbagent's code there (install nbagent "
+                            "into the kernel's environment); kernel_run works without it")
+        raise ToolError(f"kernel {kernel.label} gave no answer: {error or outcome.get('stderr') or 'nothing'}")
+    if "error" in answer:
+        raise ToolError(str(answer["error"]))
+    return str(answer.get("text", ""))
+
+
+async def _run(ctx: Any, kernel: Any, code: str, timeout: float | None) -> str:
+    from .kernel import Outcome
+
+    if await kernel.busy():  # queued code would run whenever the kernel gets to it, after any timeout
+        raise ToolError(f"kernel {kernel.label} is busy running other code: kernel_run did not queue behind it; "
+                        "try again once it is idle")
+    seconds = engine.run_timeout(timeout)
+    progress = Outcome()
+    task = asyncio.ensure_future(kernel.execute(code, outcome=progress))
+    why = None
+    try:
+        outcome = await asyncio.wait_for(asyncio.shield(task), seconds)
+    except TimeoutError:
+        why = "timeout"
+        await _interrupt_own(kernel, progress)
+        try:
+            outcome = await asyncio.wait_for(task, INTERRUPT_GRACE)
+        except TimeoutError:
+            outcome = {"error": "the kernel did not answer the interrupt"}
+    except asyncio.CancelledError:  # the outside agent cancelled the call: stop the code too
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(_interrupt_own(kernel, progress), INTERRUPT_GRACE)
+        task.cancel()
+        raise
+    return engine.run_report(ctx, outcome, why, seconds)
+
+
+async def _interrupt_own(kernel: Any, progress: Any) -> None:
+    """Interrupt the kernel only when it is running this call's code: an interrupt stops whatever runs,
+    and a request still queued behind someone else's code must not stop theirs."""
+    if progress.started:
+        await kernel.interrupt()
+
+
+def kernel_toolset(find: Finder, *, choose: bool) -> ToolSet:
+    """The "kernel" tool set over ``find``; ``choose`` adds the ``kernel`` argument to every tool."""
+
+    async def kernel_variables(ctx, kernel: str = "") -> str:
+        return await _probe(await find(kernel), "variables")
+
+    async def kernel_inspect(ctx, name: str, kernel: str = "") -> str:
+        return await _probe(await find(kernel), "inspect", name)
+
+    async def kernel_run(ctx, code: str, timeout: float | None = None, kernel: str = "") -> str:
+        return await _run(ctx, await find(kernel), code, timeout)
+
+    served = []
+    for fn in (kernel_variables, kernel_inspect, kernel_run):
+        original = next(t for t in engine.KERNEL.tools if t.name == fn.__name__)
+        fn.__doc__ = _doc_with_kernel_arg(getattr(engine, fn.__name__).__doc__ or "")
+        tool = function_tool(fn, toolset="kernel", read_only=original.read_only, approval=original.approval)
+        served.append(tool if choose else _without_kernel_arg(tool))
+    return ToolSet("kernel", served, description=engine.KERNEL.description)
+
+
+def _doc_with_kernel_arg(doc: str) -> str:
+    if "Args:" not in doc:
+        doc = doc.rstrip() + "\n\n    Args:\n"
+    return doc.rstrip() + "\n" + KERNEL_ARG
+
+
+def _without_kernel_arg(tool: Tool) -> Tool:
+    """The same tool with no ``kernel`` argument on offer (the served kernel was fixed at start)."""
+    params = dict(tool.parameters)
+    params["properties"] = {k: v for k, v in params.get("properties", {}).items() if k != "kernel"}
+    return replace(tool, parameters=params)
+
+
+def named_kernel(url: str, token: str, query: str) -> Finder:
+    """The one kernel ``query`` names on the Jupyter server at ``url``, looked up again at each call
+    (a notebook's kernel may have been restarted or changed meanwhile)."""
+    from .kernel import ServerKernel
+
+    async def find(name: str) -> Any:
+        if name and name != query:
+            raise ToolError(f"this server serves kernel {query} only")
+        return await ServerKernel.find(url, token, query)
+
+    return find
+
+
+def server_kernels(serverapp: Any) -> Finder:
+    """Kernels of the server this runs in: the one named, or the only one running."""
+    from .kernel import LocalKernel
+
+    async def find(name: str) -> Any:
+        if name:
+            return await LocalKernel.find(serverapp, name)
+        running = serverapp.kernel_manager.list_kernels()
+        if len(running) != 1:
+            sessions = await serverapp.session_manager.list_sessions()
+            paths = ", ".join(str(s.get("path")) for s in sessions) or "none"
+            raise ToolError(f"{len(running)} kernels run here: name one with kernel (an id, or a notebook "
+                            f"path: {paths})")
+        return LocalKernel(serverapp.kernel_manager, running[0]["id"])
+
+    return find

@@ -1,0 +1,114 @@
+"""Approvals: whether a tool call may run, decided by the tool's policy and the approval mode of the moment.
+
+Each tool has one policy (``Tool.approval``), which the configuration can override per tool name
+(``AgentConfig.tool_approvals``):
+- ``never``: runs in every mode without asking (reading, the task list);
+- ``ask``: asks in "ask" mode, runs in "auto" mode, is denied in "read-only" mode;
+- ``always_ask``: asks in "ask" and "auto" mode (code in the user's live kernel), denied in "read-only".
+The mode is read when the decision is made, not when the turn started: a change made while a turn runs
+or a prompt waits applies to the very next decision. "always" given to a request approves the same tool
+for the rest of the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, Literal
+
+from .. import events as ev
+from ..config import APPROVAL_MODES, POLICIES
+from ..errors import ToolError
+
+Policy = Literal["never", "ask", "always_ask"]
+DECISIONS: tuple[str, ...] = ("approve", "deny", "always")
+__all__ = ["APPROVAL_MODES", "DECISIONS", "POLICIES", "Approvals", "check_decision", "check_policy"]
+
+
+def check_decision(decision: Any) -> str:
+    """The decision if it is one of approve, deny, always; ValueError otherwise (the one check of it)."""
+    if decision not in DECISIONS:
+        raise ValueError(f"decision must be approve, deny or always, not {decision!r}")
+    return decision
+
+
+def check_policy(policy: Any) -> str:
+    if policy not in POLICIES:
+        raise ValueError(f"an approval policy is one of {', '.join(POLICIES)}, not {policy!r}")
+    return policy
+
+
+class Approvals:
+    """Decides on each call; in "ask" mode it emits an approval_request and waits for ``resolve``
+    (from a front end) or for the ``approver`` callable when one was given."""
+
+    def __init__(self, config: Callable[[], Any], emit: Callable[[ev.Event], None], approver=None):
+        self.config = config
+        """Returns the agent's configuration now (mode and per-tool policies are read from it)."""
+        self.emit = emit
+        self.approver = approver
+        self.always: set[str] = set()
+        self._pending: dict[str, asyncio.Future] = {}
+
+    def policy_of(self, tool) -> str:
+        overrides = getattr(self.config(), "tool_approvals", None) or {}
+        return overrides.get(tool.name) or tool.approval
+
+    async def decide(self, tool, ctx, arguments: dict[str, Any]) -> str:
+        policy = self.policy_of(tool)
+        if policy == "never":
+            return "approve"
+        if tool.name in self.always:
+            return self._record(tool, ctx, "approve", "always")
+        mode = self.config().approval
+        if mode == "read-only":
+            return self._record(tool, ctx, "deny", "read-only mode")
+        if mode == "auto" and policy == "ask":
+            return "approve"
+        return await self._ask(tool, ctx, arguments)
+
+    async def _ask(self, tool, ctx, arguments: dict[str, Any]) -> str:
+        diff = None
+        if tool.preview is not None:
+            try:
+                diff = await asyncio.to_thread(tool.preview, ctx, **arguments)
+            except ToolError:
+                raise  # the edit cannot apply (no match...): tell the model now, ask nobody
+        request = ev.ApprovalRequest(name=tool.name, call_id=ctx.call_id, arguments=arguments, diff=diff,
+                                     annotations=getattr(tool, "annotations", None), turn_id=ctx.turn_id)
+        future = asyncio.get_running_loop().create_future()
+        self._pending[ctx.call_id] = future
+        self.emit(request)
+        try:
+            if self.approver is not None:
+                decision = await _call_approver(self.approver, request)
+            else:
+                decision = await future
+        finally:
+            self._pending.pop(ctx.call_id, None)
+        decision = decision if decision in DECISIONS else "deny"
+        if decision == "always":
+            self.always.add(tool.name)
+        return self._record(tool, ctx, "deny" if decision == "deny" else "approve", "user", decision)
+
+    def _record(self, tool, ctx, outcome: str, by: str, decision: str | None = None) -> str:
+        self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=decision or outcome,
+                                      by=by, turn_id=ctx.turn_id))
+        return outcome
+
+    def resolve(self, call_id: str, decision: str) -> bool:
+        """Answer a pending request (called on the agent's loop). False if none is pending."""
+        future = self._pending.get(call_id)
+        if future is None or future.done():
+            return False
+        future.set_result(decision)
+        return True
+
+    @property
+    def pending(self) -> list[str]:
+        return list(self._pending)
+
+
+async def _call_approver(approver, request: ev.ApprovalRequest) -> str:
+    if asyncio.iscoroutinefunction(approver):
+        return await approver(request)
+    return await asyncio.to_thread(approver, request)

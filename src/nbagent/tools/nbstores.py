@@ -1,0 +1,48 @@
+"""The notebook stores in the order the tools ask them: a context's own, the registered ones, then the file.
+
+nbagent.tools.nbdoc holds the document protocol and the registry of stores a Jupyter server (or a
+kernel's link to one) puts before the file; the file store (nbagent.tools.nbfile) always answers
+last. The notebook tools and checkpoints read, edit and run notebooks through here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import ToolError
+from .nbdoc import Snapshot, registered_stores
+from .nbfile import FILE_STORE
+
+
+def stores(ctx: Any = None) -> list[Any]:
+    """The stores to ask in order: a context's own first, then registered ones, then the file."""
+    return [*registered_stores(ctx), FILE_STORE]
+
+
+def read(ctx: Any, path: Path, name: str, *, allow_missing: bool = False) -> Snapshot:
+    for store in stores(ctx):
+        snap = store.read(path, name, allow_missing=allow_missing)
+        if snap is not None:
+            return snap
+    raise ToolError(f"{name}: no notebook store holds it")  # the file store always answers
+
+
+def apply(ctx: Any, path: Path, name: str, ops: list[dict], *, allow_missing: bool = False) -> Snapshot:
+    for store in stores(ctx):
+        snap = store.apply(path, name, ops, allow_missing=allow_missing)
+        if snap is not None:
+            return snap
+    raise ToolError(f"{name}: no notebook store holds it")
+
+
+def run(ctx: Any, path: Path, name: str, cell_ids: list[str]) -> dict:
+    """Run cells in the notebook's kernel through the first store that can: {"cells": [...], "note"?}."""
+    for store in stores(ctx):
+        runner = getattr(store, "run", None)
+        result = runner(path, name, cell_ids) if runner is not None else None
+        if result is not None:
+            return result
+    raise ToolError(f"cannot run cells of {name} from here: notebook_run needs the notebook open in a Jupyter "
+                    "server that runs nbagent's server extension (JupyterLab with the nbagent panel). Use "
+                    "kernel_run or the shell to run code instead.")

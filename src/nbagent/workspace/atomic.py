@@ -1,0 +1,46 @@
+"""One atomic write for every file nbagent writes: a temporary file beside the target, then os.replace.
+
+A reader sees the old file or the new one, never half of either; a process killed mid-write leaves
+at most a temporary file named by nbagent.workspace.tempfiles (``.<name>.<pid>-<random>.nbagent-tmp``), which the
+start-up sweep recognises as nbagent's own and removes once its process is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .tempfiles import temp_path
+
+
+def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, fsync: bool = True) -> bool:
+    """Write ``data`` (text is UTF-8, lone surrogates kept) to ``path`` atomically; True when the file is new.
+
+    An existing file keeps its mode unless ``mode`` is given; a new file gets ``mode`` or, by
+    default, 0o666 minus the umask as open() would give it. ``fsync`` makes the content durable
+    before the rename (off only for files that are cheap to lose, like caches).
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    try:
+        existing = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        existing = None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path(path)
+    final_mode = mode if mode is not None else existing
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if final_mode is not None else 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        if final_mode is not None:
+            os.chmod(tmp, final_mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return existing is None
