@@ -8,8 +8,6 @@ last ``FILE_TAIL_BYTES``.
 
 from __future__ import annotations
 
-import os
-import stat
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -18,6 +16,7 @@ from pathlib import Path
 from ..errors import ToolError
 from ..workspace.procs import ProcessRef, kill_tree, start_shell
 from ..workspace.root import Workspace
+from ..workspace.safe_read import NotRegularFile, read_bytes
 from .records import TEXT_MAX_BYTES, Output, SourceError, Source, parse_output
 
 COMMAND_TIMEOUT = 20.0
@@ -101,20 +100,12 @@ def read_watched(path: str, workspace: Workspace) -> str:
     """The tail of a regular file inside the workspace, decoded as UTF-8 (bad bytes replaced)."""
     resolved = workspace.resolve(path)
     try:
-        info = os.stat(resolved)
+        data, info = read_bytes(resolved, shown=path, max_bytes=FILE_TAIL_BYTES, tail=True)
     except FileNotFoundError:
         raise SourceError(f"{path} does not exist (yet)") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise SourceError(f"{path} is not a regular file: only files are watched")
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(resolved, flags)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped between stat and open
-            raise SourceError(f"{path} is not a regular file: only files are watched")
-        size = os.fstat(handle.fileno()).st_size
-        handle.seek(max(0, size - FILE_TAIL_BYTES))
-        data = handle.read(FILE_TAIL_BYTES)
+    except NotRegularFile:
+        raise SourceError(f"{path} is not a regular file: only files are watched") from None
     text = data.decode("utf-8", "replace")
-    if size > FILE_TAIL_BYTES:  # started mid-line: drop the partial first line
+    if info.st_size > FILE_TAIL_BYTES:  # started mid-line: drop the partial first line
         text = text.partition("\n")[2]
     return text

@@ -1,6 +1,6 @@
 """The poller: one background thread per workspace, across processes, that refreshes command and file sources.
 
-Every ``tick`` seconds (5) it tries a non-blocking ``flock`` on ``.nbagent/context-poller.lock``; the
+Every ``tick`` seconds (5) it tries a non-blocking ``flock`` on the state directory's ``context-poller.lock``; the
 process holding it keeps it while its poller lives, so two kernels on one workspace run commands once.
 When the holder exits, the OS frees the lock and the next tick of another process takes over. A command
 source runs when its last try is older than its interval (``every``, floored at ``min_every``, 30 s);
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..store.db import Database, workspace_db_path
 from ..workspace.root import Workspace
+from ..workspace.state_dir import POLLER_LOCK, open_lock_file, state_file
 from .fetch import COMMAND_TIMEOUT, refresh
 from .records import Source
 from .store import ContextStore
@@ -27,7 +28,6 @@ from .store import ContextStore
 log = logging.getLogger("nbagent.context")
 TICK = 5.0
 MIN_EVERY = 30.0
-LOCK_NAME = "context-poller.lock"
 ACTIVE_SESSION_SECONDS = 24 * 3600.0
 """A session's own command and file sources are polled while it was used in the last day; after that
 they wait (their snapshot stays) until the session is used again."""
@@ -80,8 +80,7 @@ class Poller:
         """Hold the workspace's poller lock (non-blocking); True while this process is the poller."""
         if self._lock_file is not None:
             return True
-        path = self.workspace.state_dir / LOCK_NAME
-        handle = open(path, "a+b")
+        handle = open_lock_file(state_file(self.workspace.root, POLLER_LOCK))
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -1,6 +1,7 @@
 """Snapshots outside a git repository: a content-addressed copy of the workspace's files.
 
-Each file's bytes are stored once under ``.nbagent/checkpoints/objects/`` by
+Each file's bytes are stored once under ``checkpoints/copies/objects/`` in the
+state directory (every folder there checked, never followed if a link) by
 their SHA-256; a snapshot is a small JSON map (path -> mode, hash) named by
 its own hash. A stat cache (size, mtime, inode) means an unchanged file is not
 read again. The ignore rules are the workspace walker's (``.gitignore`` files
@@ -15,9 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
+from ..workspace.atomic import atomic_write
+from ..workspace.safe_read import is_regular, read_bytes
+from ..workspace.state_dir import CHECKPOINTS, StateDirRefused, private_dir, real_dirs
 from ..workspace.tempfiles import SUFFIX as TEMP_SUFFIX
 from .gitrepo import CheckpointError
 from .model import EXECUTABLE, FILE, Change, Entry
@@ -31,14 +36,20 @@ class CopyStore:
 
     def __init__(self, workspace_root: Path, state_dir: Path, max_bytes: int):
         self.root = workspace_root
-        self.base = state_dir / "checkpoints" / "copies"
+        self.top = state_dir
+        self.base = state_dir / CHECKPOINTS / "copies"
         self.objects = self.base / "objects"
         self.snapshots = self.base / "snapshots"
         self.pins = self.base / "pins"
         self.max_bytes = max_bytes
-        for d in (self.objects, self.snapshots, self.pins):
-            d.mkdir(parents=True, exist_ok=True)
+        for name in ("objects", "snapshots", "pins"):
+            self._dir(name)
         self._stat_cache_path = self.base / "stat-cache.json"
+
+    def _dir(self, *parts: str) -> Path:
+        """A folder of the copy store, checked level by level from the state directory down each time
+        it is used: a link planted there meanwhile is refused, never written or deleted through."""
+        return private_dir(self.top, CHECKPOINTS, "copies", *parts)
 
     # ----- snapshots ---------------------------------------------------------------------
     def snapshot(self) -> str:
@@ -69,11 +80,11 @@ class CopyStore:
         self._save_cache(new_cache)
         data = json.dumps(tree, sort_keys=True, separators=(",", ":")).encode()
         snap = hashlib.sha256(data).hexdigest()
-        path = self.snapshots / f"{snap}.json"
-        if not path.exists():
-            _write_atomic(path, data)
+        path = self._dir("snapshots") / f"{snap}.json"
+        if not is_regular(path):
+            atomic_write(path, data, private=True)
         else:
-            os.utime(path)
+            os.utime(path, follow_symlinks=False)
         return snap
 
     def _stat(self, rel: str) -> os.stat_result | None:
@@ -81,38 +92,37 @@ class CopyStore:
             st = os.lstat(self.root / rel)
         except OSError:
             return None
-        import stat as stat_mod
-
-        return st if stat_mod.S_ISREG(st.st_mode) else None
+        return st if stat.S_ISREG(st.st_mode) else None
 
     def _store(self, rel: str) -> str | None:
-        try:
-            data = (self.root / rel).read_bytes()
+        try:  # a FIFO swapped in since the walk is refused, not waited on
+            data = read_bytes(self.root / rel, max_bytes=max(self.max_bytes, 1))[0]
         except OSError:
             return None
         digest = hashlib.sha256(data).hexdigest()
-        target = self.objects / digest[:2] / digest[2:]
-        if not target.exists():
-            target.parent.mkdir(exist_ok=True)
-            _write_atomic(target, data)
+        target = self._dir("objects", digest[:2]) / digest[2:]
+        if not is_regular(target):
+            atomic_write(target, data, private=True)
         return digest
 
     def _load_cache(self) -> dict[str, list]:
         try:
-            return json.loads(self._stat_cache_path.read_text(encoding="utf-8"))
+            cache = json.loads(read_bytes(self._stat_cache_path)[0])
         except (OSError, ValueError):
             return {}
+        return cache if isinstance(cache, dict) else {}
 
     def _save_cache(self, cache: dict[str, list]) -> None:
-        _write_atomic(self._stat_cache_path, json.dumps(cache, separators=(",", ":")).encode())
+        self._dir()
+        atomic_write(self._stat_cache_path, json.dumps(cache, separators=(",", ":")).encode(), private=True)
 
     # ----- reading -----------------------------------------------------------------------
     def _tree(self, snap: str) -> dict[str, Entry]:
         try:
-            data = json.loads((self.snapshots / f"{snap}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(read_bytes(self._dir("snapshots") / f"{snap}.json")[0])
+            return {path: Entry(mode, oid) for path, (mode, oid) in data.items()}
+        except (OSError, ValueError, TypeError, AttributeError):
             raise CheckpointError(f"the checkpoint snapshot {snap[:12]} is missing or damaged") from None
-        return {path: Entry(mode, oid) for path, (mode, oid) in data.items()}
 
     def changes(self, old: str, new: str) -> dict[str, Change]:
         if old == new:
@@ -124,45 +134,65 @@ class CopyStore:
         blobs = {}
         for e in entries:
             try:
-                blobs[e.oid] = (self.objects / e.oid[:2] / e.oid[2:]).read_bytes()
-            except OSError:
+                blobs[e.oid] = read_bytes(self._dir("objects", e.oid[:2]) / e.oid[2:])[0]
+            except OSError as exc:
+                if isinstance(exc, StateDirRefused):
+                    raise
                 raise CheckpointError(f"the checkpoint's copy of object {e.oid[:12]} is missing") from None
         return blobs
 
     # ----- pinning -----------------------------------------------------------------------
+    def _pin_path(self, ref: str) -> Path:
+        *folders, name = ref.split("/")
+        return self._dir("pins", *folders) / name
+
     def pin(self, ref: str, snapshot: str) -> None:
-        path = self.pins / ref
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, snapshot.encode())
+        atomic_write(self._pin_path(ref), snapshot.encode(), private=True)
 
     def unpin(self, ref: str) -> None:
-        (self.pins / ref).unlink(missing_ok=True)
+        self._pin_path(ref).unlink(missing_ok=True)  # a link there is removed itself, never followed
         self.sweep()
 
     def unpin_all(self, session_id: str) -> None:
         session = self.pins / session_id
-        if session.is_dir():
-            for p in sorted(session.rglob("*"), reverse=True):
-                p.unlink() if p.is_file() else p.rmdir()
+        if os.path.lexists(session):
+            self._dir("pins", session_id)  # refuses a link or someone else's folder
+            for folder, dirs, files in os.walk(session, topdown=False):  # os.walk never enters a link
+                for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+                    os.unlink(os.path.join(folder, name))
+                for name in dirs:
+                    if not os.path.islink(os.path.join(folder, name)):
+                        os.rmdir(os.path.join(folder, name))
             session.rmdir()
         self.sweep()
 
     def sweep(self) -> None:
         """Delete snapshots no pin holds (once old enough) and objects no snapshot holds."""
-        pinned = {p.read_text(encoding="utf-8").strip() for p in self.pins.rglob("*") if p.is_file()}
+        pinned = set()
+        for folder, _, files in os.walk(self._dir("pins")):  # never enters a link
+            for name in files:
+                try:
+                    pinned.add(read_bytes(os.path.join(folder, name))[0].decode("utf-8", "replace").strip())
+                except OSError:
+                    continue
         now = time.time()
-        for snap in self.snapshots.glob("*.json"):
-            if snap.stem not in pinned and now - snap.stat().st_mtime > SWEEP_AGE:
+        snapshots = self._dir("snapshots")
+        for snap in _regular_files(snapshots):
+            if snap.suffix == ".json" and snap.stem not in pinned and now - snap.lstat().st_mtime > SWEEP_AGE:
                 snap.unlink(missing_ok=True)
         used: set[str] = set()
-        for snap in self.snapshots.glob("*.json"):
-            used.update(oid for _, oid in self._tree(snap.stem).values())
-        for obj in self.objects.glob("*/*"):
-            if obj.parent.name + obj.name not in used and now - obj.stat().st_mtime > SWEEP_AGE:
-                obj.unlink(missing_ok=True)
+        for snap in _regular_files(snapshots):
+            if snap.suffix == ".json":
+                used.update(oid for _, oid in self._tree(snap.stem).values())
+        for folder in real_dirs(self._dir("objects")):
+            for obj in _regular_files(folder):
+                if obj.parent.name + obj.name not in used and now - obj.lstat().st_mtime > SWEEP_AGE:
+                    obj.unlink(missing_ok=True)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def _regular_files(folder: Path) -> list[Path]:
+    """The regular files directly in ``folder`` (links and anything else left alone)."""
+    try:
+        return [Path(e.path) for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []

@@ -84,8 +84,7 @@ class Checkpoints:
     @property
     def manifest(self) -> Manifest:
         if self._manifest is None:
-            self._manifest = Manifest(self.state_dir / "checkpoints" / "sessions", self.session_id,
-                                      self.store.kind)
+            self._manifest = Manifest(self.state_dir, self.session_id, self.store.kind)
         return self._manifest
 
     # ----- the turn hook ---------------------------------------------------------------
@@ -252,7 +251,7 @@ class Checkpoints:
     def delete(self) -> None:
         """Forget this session's checkpoints (its refs and manifest)."""
         self.store.unpin_all(ref_safe(self.session_id))
-        self.manifest.path.unlink(missing_ok=True)
+        self.manifest.delete()
         self._manifest = None
 
 

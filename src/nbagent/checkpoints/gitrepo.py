@@ -2,7 +2,7 @@
 
 Checkpoint commands never read the repository's own configuration, hooks or
 index. They run with ``GIT_DIR`` set to a private directory under
-``.nbagent/checkpoints/git`` (its own minimal config, an ``info/attributes``
+``checkpoints/git`` in the state directory (its own minimal config, an ``info/attributes``
 that switches off every content filter and conversion), ``GIT_OBJECT_DIRECTORY``
 set to the repository's object store (so the snapshots' blobs and trees live
 where the repository's ``git gc`` sees them), ``GIT_INDEX_FILE`` set to a
@@ -22,6 +22,10 @@ import subprocess
 from pathlib import Path
 
 from ..errors import NbagentError
+from ..workspace.atomic import atomic_write
+from ..workspace.git_config import GIT_TIMEOUT, ConfigGuard, UnsafeGitConfig, common_dir, config_guard, locate
+from ..workspace.safe_read import read_bytes
+from ..workspace.state_dir import CHECKPOINTS, check_private_file, private_dir
 
 EMPTY_ATTRIBUTES = "* -text -eol -ident -filter -diff -merge -working-tree-encoding -crlf\n"
 """Highest-precedence attributes: blobs hold the exact bytes of the files, no program runs."""
@@ -32,6 +36,10 @@ HARDENING = [
     "-c", "advice.addIgnoredFile=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
     "-c", "core.pager=cat", "-c", "diff.external=", "--no-pager",
 ]
+
+
+CHECKPOINT_GIT_TIMEOUT = 600.0
+"""Seconds a checkpoint's git command may take (the first snapshot of a large repository hashes it all)."""
 
 
 class CheckpointError(NbagentError):
@@ -45,35 +53,40 @@ class GitRepo:
         self.top = top
         self.git_dir = git_dir
         self.private = private
-        self.objects = _objects_dir(git_dir)
+        self.state_dir = private.parent.parent
+        self.objects = common_dir(git_dir) / "objects"
         self.index = private / "index"
+        self.guard = ConfigGuard()
 
     @classmethod
     def find(cls, workspace_root: Path, state_dir: Path) -> "GitRepo | None":
         """The repository above ``workspace_root`` (found by its ``.git``, not by asking git), or None."""
-        for top in (workspace_root, *workspace_root.parents):
-            dot = top / ".git"
-            if dot.is_dir() and (dot / "objects").is_dir():
-                git_dir = dot
-            elif dot.is_file():
-                git_dir = _gitdir_from_file(dot)
-                if git_dir is None:
-                    continue
-            else:
-                continue
-            repo = cls(top, git_dir.resolve(), state_dir / "checkpoints" / "git")
-            repo._prepare()
-            return repo
-        return None
+        located = locate(workspace_root)
+        if located is None:
+            return None
+        repo = cls(located.top, located.git_dir, state_dir / CHECKPOINTS / "git")
+        repo.state_dir = state_dir
+        repo._prepare()
+        return repo
 
     def _prepare(self) -> None:
-        private = self.private
-        (private / "info").mkdir(parents=True, exist_ok=True)
-        (private / "refs").mkdir(exist_ok=True)
-        (private / "objects").mkdir(exist_ok=True)  # git wants one; GIT_OBJECT_DIRECTORY overrides it
+        try:  # the repository's own config is read by the ref commands: nothing outside it, no FIFO
+            self.guard = config_guard([self.git_dir, self.objects.parent], self.top)
+        except UnsafeGitConfig as exc:
+            raise CheckpointError(str(exc)) from None
+        private = self._private()
         write_if_changed(private / "HEAD", "ref: refs/heads/nbagent-private\n")
         write_if_changed(private / "config", self._config())
         write_if_changed(private / "info" / "attributes", EMPTY_ATTRIBUTES)
+
+    def _private(self) -> Path:
+        """The private git directory, every level checked from the state directory down each time it
+        is used: a link there (to another repository's .git) is refused, never written through."""
+        for name in ("info", "refs", "objects"):  # git wants objects/; GIT_OBJECT_DIRECTORY overrides it
+            private_dir(self.state_dir, CHECKPOINTS, "git", name)
+        for name in ("HEAD", "config", "index"):
+            check_private_file(self.private / name)
+        return self.private
 
     def _config(self) -> str:
         lines = ["[core]", "\trepositoryformatversion = 1", "\tbare = false", "\tautocrlf = false",
@@ -99,11 +112,15 @@ class GitRepo:
             env = _base_env()
             env.update(GIT_DIR=str(self.git_dir))
         else:
+            self._private()
             env = self.env()
         excludes = ["-c", f"core.excludesFile={self.git_dir / 'info' / 'exclude'}"]
         try:
-            done = subprocess.run(["git", *HARDENING, *excludes, *args], input=stdin, env=env,
-                                  cwd=self.top, capture_output=True, check=False)
+            done = subprocess.run(["git", *HARDENING, *self.guard.options, *excludes, *args], input=stdin, env=env,
+                                  cwd=self.top, capture_output=True, check=False, timeout=CHECKPOINT_GIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise CheckpointError(f"git {args[0]} took more than {CHECKPOINT_GIT_TIMEOUT:.0f} s for a checkpoint "
+                                  "and was stopped") from None
         except OSError as exc:
             raise CheckpointError(f"cannot run git for a checkpoint: {exc}") from None
         if done.returncode != 0:
@@ -121,33 +138,14 @@ def _base_env() -> dict[str, str]:
     return env
 
 
-def _gitdir_from_file(dot_git: Path) -> Path | None:
-    """A worktree's or submodule's ``.git`` file: "gitdir: <path>"."""
-    try:
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    path = Path(text[len("gitdir:"):].strip())
-    path = path if path.is_absolute() else dot_git.parent / path
-    return path if path.is_dir() else None
-
-
-def _objects_dir(git_dir: Path) -> Path:
-    """A linked worktree's objects live in the common directory."""
-    common = git_dir / "commondir"
-    if common.is_file():
-        base = Path(common.read_text(encoding="utf-8").strip())
-        git_dir = base if base.is_absolute() else (git_dir / base).resolve()
-    return git_dir / "objects"
-
-
 def _object_format(git_dir: Path) -> str:
     env = _base_env()
     env["GIT_DIR"] = str(git_dir)
-    done = subprocess.run(["git", *HARDENING, "rev-parse", "--show-object-format"], env=env,
-                          capture_output=True, check=False)
+    try:
+        done = subprocess.run(["git", *HARDENING, "rev-parse", "--show-object-format"], env=env,
+                              capture_output=True, check=False, timeout=GIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return "sha1"
     if done.returncode != 0:
         return "sha1"
     return done.stdout.decode().strip() or "sha1"
@@ -155,7 +153,7 @@ def _object_format(git_dir: Path) -> str:
 
 def _alternates(path: Path, objects: Path) -> str:
     dirs = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in read_bytes(path, max_bytes=1 << 20)[0].decode("utf-8", "replace").splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             p = Path(line)
@@ -164,9 +162,10 @@ def _alternates(path: Path, objects: Path) -> str:
 
 
 def write_if_changed(path: Path, text: str) -> None:
+    """A private file of the checkpoints' git directory, rewritten (atomically, 0600) only when it differs."""
     try:
-        if path.read_text(encoding="utf-8") == text:
+        if read_bytes(path)[0] == text.encode("utf-8"):
             return
     except OSError:
         pass
-    path.write_text(text, encoding="utf-8")
+    atomic_write(path, text, private=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .gitrepo import CheckpointError, GitRepo, write_if_changed as _write_text
+from ..workspace.state_dir import STATE_DIR, open_lock_file
 from ..workspace.tempfiles import SUFFIX as TEMP_SUFFIX
 from ..workspace.walker import JUPYTER_STATE
 from .model import Change, Entry
@@ -37,7 +38,7 @@ class GitStore:
         # Nor do the temporary files of an atomic write cut by a kill (nbagent.workspace.tempfiles sweeps them).
         # Jupyter's own state (a collaboration database, its save checkpoints) is never restored either.
         jupyter = "".join(f"{name}\n" for name in JUPYTER_STATE)
-        _write_text(repo.private / "info" / "exclude", f"/{self.prefix}.nbagent/\n*{TEMP_SUFFIX}\n{jupyter}")
+        _write_text(repo.private / "info" / "exclude", f"/{self.prefix}{STATE_DIR}/\n*{TEMP_SUFFIX}\n{jupyter}")
 
     # ----- snapshots ---------------------------------------------------------------------
     def snapshot(self) -> str:
@@ -53,7 +54,7 @@ class GitStore:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         # Two agents on one workspace share the private index: one snapshot at a time.
-        with open(self.repo.private / "snapshot.lock", "a") as lock:
+        with open_lock_file(self.repo.private / "snapshot.lock") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 yield

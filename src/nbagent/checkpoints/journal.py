@@ -1,6 +1,6 @@
 """The recovery journal: every mutation of a session, pending -> committed/failed -> finalized.
 
-One append-only JSON-lines file per session, ``.nbagent/journal/<session>.jsonl``,
+One append-only JSON-lines file per session, ``journal/<session>.jsonl`` in the state directory,
 created with the session and removed with it. A line is written (and synced)
 before a mutating tool call starts (``pending``), when it ends (``committed`` or
 ``failed``) and when the step holding its result is durable in SQLite
@@ -16,12 +16,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import ToolError
+from ..workspace.root import confine
+from ..workspace.safe_read import read_bytes
+from ..workspace.state_dir import FILE_MODE, JOURNAL, StateDirRefused, check_private_file, private_dir
 from .manifest import ref_safe
 
 PATH_ARGUMENTS = ("path", "notebook_path", "file_path")
@@ -40,7 +46,8 @@ class JournalEntry:
 
 class RecoveryJournal:
     def __init__(self, state_dir: Path, session_id: str, root: Path, *, enabled: bool = True):
-        self.path = state_dir / "journal" / f"{ref_safe(session_id)}.jsonl"
+        self.state_dir = state_dir
+        self.path = state_dir / JOURNAL / f"{ref_safe(session_id)}.jsonl"
         self.root = root
         self.enabled = enabled
         """Off for sessions kept in memory only: nothing could resume them."""
@@ -48,11 +55,23 @@ class RecoveryJournal:
     def create(self) -> None:
         if not self.enabled:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.touch(exist_ok=True)
+        os.close(self._open())
 
     def delete(self) -> None:
-        self.path.unlink(missing_ok=True)
+        if os.path.lexists(self.path.parent):
+            (private_dir(self.state_dir, JOURNAL) / self.path.name).unlink(missing_ok=True)
+
+    def _open(self) -> int:
+        """The journal opened for appending: its folder checked from the state directory down, the
+        file never a link, never a FIFO (a non-blocking open, checked once open), always 0600."""
+        path = private_dir(self.state_dir, JOURNAL) / self.path.name
+        check_private_file(path)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     FILE_MODE)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise StateDirRefused(f"{path} is not a regular file; nbagent writes no journal there")
+        return fd
 
     # ----- writing -----------------------------------------------------------------------
     def pending(self, call_id: str, tool: str, turn: int, arguments: dict[str, Any]) -> None:
@@ -77,8 +96,7 @@ class RecoveryJournal:
             return
         record["t"] = round(time.time(), 3)
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = self._open()
         try:
             os.write(fd, line)
             if sync:
@@ -97,11 +115,8 @@ class RecoveryJournal:
         if not path:
             return None
         try:
-            target = (self.root / path).resolve()
-            if not target.is_relative_to(self.root) or not target.is_file():
-                return None
-            return "sha256:" + hashlib.sha256(target.read_bytes()).hexdigest()
-        except OSError:
+            return "sha256:" + hashlib.sha256(read_bytes(confine(self.root, path))[0]).hexdigest()
+        except (OSError, ToolError):  # gone, outside the workspace, not a regular file, too large
             return None
 
     # ----- reading -----------------------------------------------------------------------
@@ -109,8 +124,14 @@ class RecoveryJournal:
         """Calls whose newest line is not ``finalized``, in the order they started."""
         calls: dict[str, JournalEntry] = {}
         try:
-            lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+            if not os.path.lexists(self.path.parent):
+                return []
+            path = private_dir(self.state_dir, JOURNAL) / self.path.name
+            lines = read_bytes(path)[0].decode("utf-8", "replace").splitlines()
         except FileNotFoundError:
+            return []
+        except OSError as exc:  # a link, a FIFO or someone else's folder: nothing trustworthy to recover
+            logging.getLogger("nbagent.checkpoints").warning("the recovery journal is not read: %s", exc)
             return []
         for line in lines:
             try:

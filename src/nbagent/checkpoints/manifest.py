@@ -1,7 +1,7 @@
 """A session's checkpoint manifest: which turns have a before/after snapshot, newest 20 kept.
 
-One JSON file per session under ``.nbagent/checkpoints/sessions/``, written
-atomically. Entries are in turn order; the undone ones (redo-able) are always
+One JSON file per session under ``checkpoints/sessions/`` in the state directory,
+written atomically (0600). Entries are in turn order; the undone ones (redo-able) are always
 a suffix, because a new checkpoint drops them.
 """
 
@@ -12,6 +12,10 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from ..workspace.atomic import atomic_write
+from ..workspace.safe_read import read_bytes
+from ..workspace.state_dir import CHECKPOINTS, StateDirRefused, private_dir
 
 KEEP = 20
 
@@ -32,30 +36,38 @@ class TurnCheckpoint:
 
 
 class Manifest:
-    def __init__(self, directory: Path, session_id: str, kind: str):
-        self.path = directory / f"{ref_safe(session_id)}.json"
+    def __init__(self, state_dir: Path, session_id: str, kind: str):
+        self.state_dir = state_dir
+        self.path = state_dir / CHECKPOINTS / "sessions" / f"{ref_safe(session_id)}.json"
         self.session_id = session_id
         self.kind = kind
         self.entries: list[TurnCheckpoint] = self._load()
 
     def _load(self) -> list[TurnCheckpoint]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not os.path.lexists(self.path.parent):
             return []
-        except (OSError, ValueError):
-            return []  # a damaged manifest: undo starts afresh rather than acting on garbage
-        if data.get("kind") != self.kind:
-            return []  # the workspace became (or stopped being) a repository: old ids mean nothing
-        return [TurnCheckpoint(**e) for e in data.get("entries", [])]
+        try:
+            data = json.loads(read_bytes(self._folder() / self.path.name)[0])
+            if data.get("kind") != self.kind:
+                return []  # the workspace became (or stopped being) a repository: old ids mean nothing
+            return [TurnCheckpoint(**e) for e in data.get("entries", [])]
+        except StateDirRefused:
+            raise
+        except (OSError, ValueError, TypeError, AttributeError):
+            return []  # missing or damaged: undo starts afresh rather than acting on garbage
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"version": 1, "session": self.session_id, "kind": self.kind,
                 "entries": [asdict(e) for e in self.entries]}
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        os.replace(tmp, self.path)
+        atomic_write(self._folder() / self.path.name, json.dumps(data, indent=1), private=True)
+
+    def delete(self) -> None:
+        if os.path.lexists(self.path.parent):
+            (self._folder() / self.path.name).unlink(missing_ok=True)  # a link is removed, not followed
+
+    def _folder(self) -> Path:
+        """The manifests' folder, checked from the state directory down (a link there is refused)."""
+        return private_dir(self.state_dir, CHECKPOINTS, "sessions")
 
     def add(self, entry: TurnCheckpoint) -> list[TurnCheckpoint]:
         """Append ``entry``; returns the entries dropped (undone ones, then the oldest beyond KEEP)."""

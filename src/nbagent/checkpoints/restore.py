@@ -15,6 +15,8 @@ from pathlib import Path
 
 from typing import Callable
 
+from ..errors import ToolError
+from ..workspace.root import confine
 from ..workspace.tempfiles import temp_path
 from .gitrepo import CheckpointError
 from .model import EXECUTABLE, SYMLINK, Entry
@@ -29,12 +31,13 @@ GITLINK = "160000"
 def apply(root: Path, targets: dict[str, Entry | None], blobs: dict[str, bytes],
           live: LiveWriter | None = None) -> list[str]:
     """Make each path in ``targets`` what its entry says (None: absent). Returns the paths changed."""
+    # Every path is checked before any is touched: a refused restore changes nothing.
+    removed = {root / rel for rel, entry in targets.items() if entry is None}
+    paths = {rel: _checked(root, rel, entry, removed) for rel, entry in sorted(targets.items())
+             if entry is None or entry.mode != GITLINK}  # a nested repository is not ours to restore
     changed = []
-    for rel in sorted(targets):
+    for rel, path in paths.items():
         entry = targets[rel]
-        if entry is not None and entry.mode == GITLINK:
-            continue  # a nested repository: its contents are not ours to restore
-        path = _inside(root, rel)
         if entry is None:
             if _remove(path, root):
                 changed.append(rel)
@@ -50,15 +53,37 @@ def _restore_file(root: Path, rel: str, path: Path, entry: Entry, data: bytes, l
     _write(path, entry, data, root)
 
 
+def _checked(root: Path, rel: str, entry: Entry | None, removed: set[Path]) -> Path:
+    """Where ``rel`` is restored, refusing what ``apply`` would refuse halfway: a path leading out of
+    the workspace, a directory standing where a file goes, a parent that is not a folder inside."""
+    path = _inside(root, rel)
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise CheckpointError(f"cannot restore {path}: a directory now stands where a file was; nothing "
+                              "was restored")
+    if entry is not None:
+        _existing_parent(path.parent, root, removed)
+    return path
+
+
+def _existing_parent(directory: Path, root: Path, removed: frozenset[Path] | set[Path] = frozenset()) -> Path:
+    """The nearest existing ancestor of ``directory`` (a file the restore removes first does not
+    count), which must be a real folder inside ``root``."""
+    while not os.path.lexists(directory) or directory in removed:
+        directory = directory.parent
+    if not directory.is_dir() or not Path(os.path.realpath(directory)).is_relative_to(root):
+        raise CheckpointError(f"cannot restore under {directory}: not a directory inside the workspace; "
+                              "nothing was restored")
+    return directory
+
+
 def _inside(root: Path, rel: str) -> Path:
     if not rel or rel.startswith("/") or any(part in ("", ".", "..") for part in rel.split("/")):
         raise CheckpointError(f"refusing to restore the path {rel!r}: not a plain relative path")
-    path = root / rel
-    parent = Path(os.path.realpath(path.parent))
-    if not parent.is_relative_to(root):
-        raise CheckpointError(f"refusing to restore {rel}: its directory resolves to {parent}, outside "
-                              f"the workspace {root}")
-    return parent / path.name
+    name = rel.rpartition("/")[2]
+    try:  # the folder through the one confinement; the name itself is never followed (a link is replaced)
+        return confine(root, rel.rpartition("/")[0] or ".") / name
+    except ToolError as exc:
+        raise CheckpointError(f"refusing to restore {rel}: {exc}; nothing was restored") from None
 
 
 def _remove(path: Path, root: Path) -> bool:
@@ -116,7 +141,6 @@ def _make_parents(directory: Path, root: Path) -> None:
     while not os.path.lexists(directory):
         missing.append(directory)
         directory = directory.parent
-    if not directory.is_dir() or not Path(os.path.realpath(directory)).is_relative_to(root):
-        raise CheckpointError(f"cannot restore under {directory}: not a directory inside the workspace")
+    _existing_parent(directory, root)
     for d in reversed(missing):
         d.mkdir()

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from .. import events as ev
 from . import DEFAULT_MAX_BYTES, CheckpointError, Checkpoints, Restored
-from .manifest import ref_safe
+from ..workspace.state_dir import CHECKPOINTS, JOURNAL, find_state_file, location
 from .journal import RecoveryJournal, path_argument
 
 log = logging.getLogger("nbagent.checkpoints")
@@ -36,11 +36,13 @@ class TurnGuard:
                  enabled: bool = True, journal: bool = True, max_bytes: int = DEFAULT_MAX_BYTES):
         self.emit = emit
         root = workspace.root
+        self.off_reason = "checkpoints are switched off (AgentConfig.checkpoints)"
         try:
             state_dir = workspace.state_dir  # made with the .gitignore that keeps it out of git
         except OSError as exc:  # a read-only workspace: the agent still works, without either
-            log.warning("no checkpoints or journal: cannot create %s/.nbagent (%s)", root, exc)
-            state_dir, enabled, journal = root / ".nbagent", False, False
+            log.warning("no checkpoints or journal: %s", exc)
+            state_dir, enabled, journal = location(root), False, False
+            self.off_reason = f"this workspace has no checkpoints ({exc})"
         self.enabled = enabled
         self.checkpoints = Checkpoints(root, state_dir, session_id, max_bytes=max_bytes)
         self.journal = RecoveryJournal(state_dir, session_id, root, enabled=journal)
@@ -112,14 +114,20 @@ class TurnGuard:
 
     # ----- undo and redo -----------------------------------------------------------------
     def undo(self, force: bool = False, turn: int | None = None) -> Restored:
+        self._require("undo")
         restored = self.checkpoints.undo(force, turn)
         self._emit_restored(restored, "undone")
         return restored
 
     def redo(self, force: bool = False, turn: int | None = None) -> Restored:
+        self._require("redo")
         restored = self.checkpoints.redo(force, turn)
         self._emit_restored(restored, "redone")
         return restored
+
+    def _require(self, action: str) -> None:
+        if not self.enabled:
+            raise CheckpointError(f"nothing to {action}: {self.off_reason}")
 
     def _emit_restored(self, restored: Restored, action: str) -> None:
         entry = self.checkpoints.manifest.find(restored.turn)
@@ -168,12 +176,12 @@ def diverged_note(files: list[str]) -> str:
 
 def forget_session(root: Path, session_id: str) -> None:
     """Remove a deleted session's journal, checkpoint manifest and refs (sessions delete and purge)."""
-    state_dir = root / ".nbagent"
-    if not state_dir.is_dir():
-        return
-    (state_dir / "journal" / f"{ref_safe(session_id)}.jsonl").unlink(missing_ok=True)
-    if (state_dir / "checkpoints").is_dir():
-        try:
+    try:
+        if find_state_file(root, JOURNAL) is None and find_state_file(root, CHECKPOINTS) is None:
+            return
+        state_dir = location(root)
+        RecoveryJournal(state_dir, session_id, root).delete()
+        if find_state_file(root, CHECKPOINTS) is not None:
             Checkpoints(root, state_dir, session_id).delete()
-        except (CheckpointError, OSError) as exc:
-            log.warning("could not remove the checkpoints of session %s: %s", session_id, exc)
+    except (CheckpointError, OSError) as exc:  # a link or someone else's folder is refused, not followed
+        log.warning("could not remove the checkpoints of session %s: %s", session_id, exc)

@@ -1,7 +1,7 @@
 """``nbagent undo`` and ``nbagent redo``: move a session's workspace between a turn's checkpoints.
 
 No model is needed: the checkpoints and the session live in the workspace's
-``.nbagent/``. The session gets the same history note as ``agent.undo()``. When a Jupyter server
+the state directory. The session gets the same history note as ``agent.undo()``. When a Jupyter server
 with nbagent's extension serves the workspace, notebooks open there are restored through it (their
 live documents), as the agent's own undo does; without one, every file is written directly.
 """
@@ -18,6 +18,7 @@ from ..render.text import escape_controls
 from ..errors import StoreError
 from ..store.sessions import SessionStore
 from ..checkpoints.turn_guard import undo_note
+from ..workspace.state_dir import state_dir
 
 
 def add_checkpoint_parsers(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> None:
@@ -36,13 +37,13 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
     try:
         with SessionStore(root) as store:
             session_id = _session_id(store, args.session)
-            checkpoints = Checkpoints(root, root / ".nbagent", session_id)
+            checkpoints = Checkpoints(root, state_dir(root), session_id)
             checkpoints.notebook_stores = _server_stores(root)
             move = checkpoints.undo if args.checkpoint_action == "undo" else checkpoints.redo
             restored = move(force=args.force)
             session = store.load(session_id)
             session.append([{"role": "user", "content": undo_note(restored), "note": restored.action}])
-    except (CheckpointError, StoreError) as exc:
+    except (CheckpointError, StoreError, OSError) as exc:  # OSError: a read-only workspace
         print(f"nbagent: {exc}", file=sys.stderr)
         return 1
     verb = "undid" if restored.action == "undo" else "redid"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import sqlite3
 import tempfile
 import threading
@@ -26,12 +25,13 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import StoreError
-from ..workspace.state_dir import FILE_MODE, STATE_DIR, StateDirRefused, create_private, ensure_private_dir, state_dir
-from .fs import journal_mode, state_dir_for
+from ..workspace.state_dir import DATABASE, FILE_MODE, StateDirRefused, create_private, state_file
+from ..workspace.tempfiles import temp_path
+from .fs import journal_mode
 
 BUSY_TIMEOUT_MS = 5_000
 BEGIN_RETRIES = 5
-DB_NAME = "nbagent.db"
+DB_NAME = DATABASE
 PAGE_SIZE = 16_384
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -367,7 +367,7 @@ def create_from_template(path: Path) -> bool:
     never sees half a database.
     """
     data = template_bytes()
-    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.new")
+    temp = temp_path(path)  # a name the start-up sweep knows, should this process die before the unlink
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
     except OSError:
@@ -466,13 +466,7 @@ def workspace_db_path(workspace_root: str | Path) -> Path:
     Raises ``StateDirRefused`` (a StoreError) when the folder or the database is a link or
     cannot be made, so the agent keeps its session in memory instead.
     """
-    root = Path(workspace_root).expanduser().resolve()
-    folder = state_dir_for(root)
-    if folder == root / STATE_DIR:
-        folder = state_dir(root)
-    else:  # $NBAGENT_STATE_DIR: the user's own choice of place, one private folder per workspace
-        ensure_private_dir(folder, folder.parent, parents=True)
-    path = folder / DB_NAME
+    path = state_file(workspace_root, DATABASE)
     if not os.path.lexists(path):
         create_from_template(path)
     try:

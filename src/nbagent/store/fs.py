@@ -8,7 +8,6 @@ and ``NBAGENT_STATE_DIR`` can move it to a local disk instead (where WAL is used
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
@@ -17,12 +16,13 @@ from pathlib import Path
 
 import psutil
 
+from ..workspace.state_dir import STATE_DIR_ENV
+
 NETWORK_FS = frozenset({
     "nfs", "nfs4", "cifs", "smbfs", "smb3", "ncpfs", "afs", "9p", "fuse.sshfs", "sshfs", "lustre", "gpfs",
     "ceph", "fuse.ceph", "glusterfs", "fuse.glusterfs", "beegfs", "fuse.s3fs", "fuse.gcsfuse", "davfs",
     "fuse.rclone", "orangefs", "pvfs2", "ocfs2",
 })
-STATE_DIR_ENV = "NBAGENT_STATE_DIR"
 _log = logging.getLogger("nbagent")
 _told: set[str] = set()
 
@@ -72,12 +72,3 @@ def journal_mode(db_path: Path) -> str:
             "database uses a rollback journal there (slower when several kernels write at once). Set %s "
             "to a local directory to keep it on a local disk.", db_path.parent, fstype, STATE_DIR_ENV)
     return "DELETE"
-
-
-def state_dir_for(workspace_root: Path) -> Path:
-    """``<workspace>/.nbagent``, or under ``$NBAGENT_STATE_DIR`` one folder per workspace."""
-    configured = os.environ.get(STATE_DIR_ENV, "").strip()
-    if not configured:
-        return workspace_root / ".nbagent"
-    digest = hashlib.sha256(str(workspace_root).encode()).hexdigest()[:12]
-    return Path(configured).expanduser().resolve() / f"{workspace_root.name or 'root'}-{digest}"

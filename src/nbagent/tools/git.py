@@ -11,7 +11,9 @@ can name commands (textconv and filter drivers, external diff programs, a
 pager, gpg, fsmonitor, hooks) that git would run while "only reading". Every
 call neutralises each of them (``git_safety`` reads the configured drivers and
 blanks them with ``-c``), and the repository-wide patches and blobs a ref can
-name are limited to the workspace's own paths.
+name are limited to the workspace's own paths. Files its configuration names
+(includes, attributes, mailmap, ignore-revs) are read only inside the
+repository (nbagent.workspace.git_config), and every call has a time limit.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
 import git  # noqa: E402
 
 from ..errors import ToolError
+from ..workspace.git_config import GIT_TIMEOUT, config_guard, locate
 from .base import ToolSet, function_tool
 from .context import ToolContext
 
@@ -53,6 +56,9 @@ class _Repo:
         if not shutil.which(git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git"):
             raise ToolError("git is not installed here (no `git` on PATH): the git tools need it; "
                             "install git, or switch the git tool set off")
+        located = locate(root)
+        # Checked before GitPython opens the repository: reading its config follows includes.
+        guard = config_guard([located.git_dir, located.common_dir], located.top) if located else None
         try:
             self.repo = git.Repo(root, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -63,15 +69,19 @@ class _Repo:
         if self.repo.bare or self.repo.working_tree_dir is None:
             raise ToolError(f"the repository at {self.repo.git_dir} is bare: it has no working tree to read")
         self.top = Path(self.repo.working_tree_dir).resolve()
-        self.options = READ_ONLY_OPTIONS + self._blank_drivers()
+        if guard is None:  # GitPython found what our walk did not (GIT_DIR in the environment)
+            guard = config_guard([Path(self.repo.git_dir), Path(self.repo.common_dir)], self.top)
+        self.guard = guard
+        safe = READ_ONLY_OPTIONS + self.guard.options
+        self.options = safe + self._blank_drivers(safe)
 
-    def _blank_drivers(self) -> list[str]:
+    def _blank_drivers(self, safe: list[str]) -> list[str]:
         """``-c`` options that switch off every filter and diff driver the configuration defines.
 
         Listing the configuration runs nothing; a driver whose name git's ``-c``
         cannot spell (an "=" in it) makes every git tool refuse the repository.
         """
-        listed = self._git(["config", "--list", "--null", "--name-only"], READ_ONLY_OPTIONS)
+        listed = self._git(["config", "--list", "--null", "--name-only"], safe)
         options: list[str] = []
         for key in filter(None, listed.split("\0")):
             if not _DRIVER_KEY.match(key):
@@ -131,7 +141,7 @@ class _Repo:
     def _git(self, args: list[str], options: list[str]) -> str:
         status, out, err = self.repo.git.execute(
             ["git", *options, *args], with_extended_output=True, with_exceptions=False,
-            stdout_as_string=False, strip_newline_in_stdout=False, env=SAFE_ENV,
+            stdout_as_string=False, strip_newline_in_stdout=False, env=SAFE_ENV, kill_after_timeout=GIT_TIMEOUT,
         )
         if status != 0:
             message = err.decode("utf-8", "replace") if isinstance(err, bytes) else str(err)
@@ -223,6 +233,7 @@ def git_blame(ctx: ToolContext, path: str, start_line: int | None = None, end_li
             raise ToolError("lines are 1-based and end_line must not be before start_line")
         args.append(f"-L{start},{end if end is not None else ''}")
     with _Repo(ctx) as repo:
+        repo.guard.check("blame.ignorerevsfile")
         return repo.run(*args, "--", repo.path(path)).rstrip("\n")
 
 

@@ -7,12 +7,11 @@ the way in and out), and what the model sees is always valid text.
 from __future__ import annotations
 
 import difflib
-import os
-import stat
 import mimetypes
 from pathlib import Path
 
 from ..errors import ToolError
+from ..workspace.safe_read import MAX_WHOLE_READ, read_bytes, size_text as _size
 
 MAX_LINE_CHARS = 2000
 """A longer line is shown cut, with the count of what was left out."""
@@ -98,23 +97,12 @@ def _regular(path: Path, shown: str) -> None:
         raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
 
 
-MAX_WHOLE_READ = 256 << 20
-"""Files read whole (to edit them, notebooks) above this size are refused instead of filling memory."""
-
-
 def read_regular_bytes(path: Path, shown: str, max_bytes: int = MAX_WHOLE_READ) -> tuple[bytes, int]:
-    """(content, mtime_ns) of a regular file. Opened without blocking and checked on the open file,
-    so a FIFO (or one swapped in after a check) is refused instead of hanging the reader forever.
+    """(content, mtime_ns) of a regular file, through the one safe read (nbagent.workspace.safe_read):
+    a FIFO, a link or a file swapped in after a check is refused instead of hanging the reader.
     A missing file raises FileNotFoundError."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ToolError(f"{shown} is not a regular file (a pipe, socket or device)")
-        if info.st_size > max_bytes:
-            raise ToolError(f"{shown} is {_size(info.st_size)}, more than the {_size(max_bytes)} a tool reads whole; "
-                            "read_file pages through it")
-        return f.read(), info.st_mtime_ns
+    data, info = read_bytes(path, shown=shown, max_bytes=max_bytes)
+    return data, info.st_mtime_ns
 
 
 def _window_note(offset: int, last: int, total: int) -> str:
@@ -168,11 +156,3 @@ def _lines(text: str) -> list[str]:
 def printable(text: str) -> str:
     """Undecodable bytes (kept as surrogates) become \\x escapes, so the text encodes as UTF-8."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _size(n: float) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} bytes"

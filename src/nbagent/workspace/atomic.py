@@ -14,12 +14,19 @@ from pathlib import Path
 from .tempfiles import temp_path
 
 
-def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, fsync: bool = True) -> bool:
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, fsync: bool = True,
+                 private: bool = False) -> bool:
     """Write ``data`` (text is UTF-8, lone surrogates kept) to ``path`` atomically; True when the file is new.
 
     An existing file keeps its mode unless ``mode`` is given; a new file gets ``mode`` or, by
-    default, 0o666 minus the umask as open() would give it. ``fsync`` makes the content durable
-    before the rename (off only for files that are cheap to lose, like caches).
+    default, 0o666 minus the umask as open() would give it. ``private`` (every file in nbagent's
+    state directory) means 0600, and missing folders made 0700. ``fsync`` makes the content durable
+    before the rename (off only for files that are cheap to lose, like caches). A link at ``path``
+    is replaced, never written through.
     """
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
@@ -27,7 +34,11 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, fsyn
         existing = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         existing = None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if private:
+        mode = PRIVATE_FILE
+        _make_private_parents(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_path(path)
     final_mode = mode if mode is not None else existing
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if final_mode is not None else 0o666)
@@ -44,3 +55,12 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, fsyn
         tmp.unlink(missing_ok=True)
         raise
     return existing is None
+
+
+def _make_private_parents(folder: Path) -> None:
+    missing = []
+    while not os.path.lexists(folder):
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        os.mkdir(made, PRIVATE_DIR)

@@ -3,7 +3,7 @@
 Every path a tool is given goes through ``Workspace.resolve``: relative to the
 root (an absolute path inside it is accepted), symbolic links followed, and
 anything that lands outside refused with an error naming the root. The
-``.nbagent/`` state directory is readable (saved outputs are paged from there)
+state directory (nbagent.workspace.state_dir) is readable (saved outputs are paged from there)
 but never writable by the file tools.
 """
 
@@ -17,10 +17,10 @@ from typing import Iterator
 
 from ..errors import ToolError
 from .picker import Picker
-from .state_dir import STATE_DIR, StateDirRefused, state_dir
+from .state_dir import STATE_DIR, is_state_path, location, state_dir, usable_state_dir
 from .walker import ALWAYS_SKIPPED, list_files
 
-__all__ = ["STATE_DIR", "Workspace"]
+__all__ = ["STATE_DIR", "Workspace", "confine"]
 FILES_TTL = 30.0
 """Seconds the @ picker's file list is reused before the next call walks again."""
 
@@ -44,28 +44,14 @@ class Workspace:
     # --- paths -----------------------------------------------------------------
 
     def resolve(self, path: str | os.PathLike[str], *, write: bool = False) -> Path:
-        """The real path ``path`` names, refusing anything outside the root (and writes to .nbagent/)."""
-        raw = os.fspath(path).strip() or "."
-        if "\0" in raw:
-            raise ToolError(f"path {raw!r} contains a NUL byte")
-        given = Path(raw).expanduser()
-        real = Path(os.path.realpath(given if given.is_absolute() else self.root / given))
-        if not real.is_relative_to(self.root):
-            raise ToolError(self._outside_message(raw, given, real))
-        if write and real.is_relative_to(self.root / STATE_DIR):
+        """The real path ``path`` names, refusing anything outside the root (and writes to the state directory)."""
+        real = confine(self.root, path, also=() if write else (location(self.root),))
+        if write and is_state_path(self.root, real):
             raise ToolError(
-                f"{raw} is under {STATE_DIR}/, nbagent's own state in the workspace {self.root}: "
+                f"{os.fspath(path).strip()} is in nbagent's own state directory for the workspace {self.root}: "
                 "the file tools may read it but never write there"
             )
         return real
-
-    def _outside_message(self, raw: str, given: Path, real: Path) -> str:
-        lexical = Path(os.path.normpath(given if given.is_absolute() else self.root / given))
-        how = " through a symbolic link" if lexical.is_relative_to(self.root) else ""
-        return (
-            f"{raw} resolves{how} to {real}, outside the workspace {self.root}: "
-            "every path must stay inside the workspace root"
-        )
 
     def rel(self, path: str | os.PathLike[str]) -> str:
         """``path`` relative to the root, with forward slashes ("." for the root itself)."""
@@ -80,23 +66,14 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        """root/.nbagent, created on first use (0700, with a .gitignore of ``*``); a link there is refused."""
+        """The workspace's state directory (nbagent.workspace.state_dir), made and checked on first use."""
         return state_dir(self.root)
 
-    def usable_state_dir(self) -> Path | None:
-        """root/.nbagent (made on first use), or None when it cannot be used: see ``state_subdir``."""
-        try:
-            return state_dir(self.root)
-        except StateDirRefused:
-            return None
-
     def state_subdir(self, name: str) -> Path | None:
-        """root/.nbagent/name made on first use, or None when the state directory cannot be used
-        (read-only workspace, a link or a file in its place): callers then keep things in memory."""
-        try:
-            return state_dir(self.root, name)
-        except StateDirRefused:
-            return None
+        """The folder ``name`` in the state directory, made on first use, or None when the state
+        directory cannot be used (read-only workspace, a link or someone else's folder in its
+        place): callers then keep things in memory."""
+        return usable_state_dir(self.root, name)
 
     # --- walking ---------------------------------------------------------------
 
@@ -148,6 +125,22 @@ class Workspace:
                 self._picker = Picker(files)
             picker = self._picker
         return picker.pick(query, limit)
+
+
+def confine(root: Path, path: str | os.PathLike[str], *, also: tuple[Path, ...] = ()) -> Path:
+    """The one confinement: the real path ``path`` names (relative to ``root``, or absolute), links
+    followed, refused with a ToolError naming the root when it lands outside ``root`` (and ``also``)."""
+    raw = os.fspath(path).strip() or "."
+    if "\0" in raw:
+        raise ToolError(f"path {raw!r} contains a NUL byte")
+    given = Path(raw).expanduser()
+    real = Path(os.path.realpath(given if given.is_absolute() else root / given))
+    if real.is_relative_to(root) or any(real.is_relative_to(folder) for folder in also):
+        return real
+    lexical = Path(os.path.normpath(given if given.is_absolute() else root / given))
+    how = " through a symbolic link" if lexical.is_relative_to(root) else ""
+    raise ToolError(f"{raw} resolves{how} to {real}, outside the workspace {root}: "
+                    "every path must stay inside the workspace root")
 
 
 def _with_dirs(files: list[str], start: str, max_depth: int | None) -> Iterator[tuple[str, bool]]:
