@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 from ..errors import ToolError
 from ..workspace.root import confine
 from ..workspace.safe_read import read_bytes
-from ..workspace.state_dir import FILE_MODE, JOURNAL, StateDirRefused, check_private_file, private_dir
+from ..workspace.state_dir import JOURNAL, open_append, private_dir
 from .manifest import ref_safe
 
 PATH_ARGUMENTS = ("path", "notebook_path", "file_path")
@@ -62,16 +61,8 @@ class RecoveryJournal:
             (private_dir(self.state_dir, JOURNAL) / self.path.name).unlink(missing_ok=True)
 
     def _open(self) -> int:
-        """The journal opened for appending: its folder checked from the state directory down, the
-        file never a link, never a FIFO (a non-blocking open, checked once open), always 0600."""
-        path = private_dir(self.state_dir, JOURNAL) / self.path.name
-        check_private_file(path)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     FILE_MODE)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise StateDirRefused(f"{path} is not a regular file; nbagent writes no journal there")
-        return fd
+        """The journal opened for appending, its folder checked from the state directory down."""
+        return open_append(private_dir(self.state_dir, JOURNAL) / self.path.name)
 
     # ----- writing -----------------------------------------------------------------------
     def pending(self, call_id: str, tool: str, turn: int, arguments: dict[str, Any]) -> None:

@@ -5,8 +5,10 @@ grammars (tree-sitter-language-pack) for the common languages, Python first; not
 count as Python (their code cells). Files are ordered by the import graph, most imported
 first, and listed until the budget (2,500 characters, 60 files) is spent. The walk is the
 workspace's ignore-aware one (nbagent.workspace.walker), so ignored files never appear. Each file's
-symbols and imports are cached in .nbagent/repomap.json under its mtime and size, so a
-warm build only lists and stats files.
+symbols and imports are cached in the state directory's repomap.json under its mtime and size, so
+a warm build only lists and stats files. The cache is workspace input like any other (a repository
+can ship one): it is read safely, used only when well formed, and every file it names is checked
+to be a regular file inside the workspace before it is read.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import logging
 import os
 import posixpath
 import re
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -25,7 +28,9 @@ from typing import Any
 
 import orjson
 
-from ..store.db import workspace_db_path
+from ..workspace.atomic import atomic_write
+from ..workspace.safe_read import TooLarge, read_bytes
+from ..workspace.state_dir import REPOMAP, find_state_file, location, state_file, usable_state_dir
 from ..workspace.walker import list_files
 
 log = logging.getLogger("nbagent.repomap")
@@ -34,7 +39,8 @@ BUDGET_CHARS = 2_500
 MAX_FILES = 60
 MAX_FILE_BYTES = 512_000
 """Bigger files are listed without symbols (generated or vendored code, most likely)."""
-CACHE_NAME = "repomap.json"
+CACHE_NAME = REPOMAP
+CACHE_MAX_BYTES = 64 << 20
 LISTING_TTL = 60.0
 CACHE_VERSION = 4
 MEMO_ENTRIES = 20_000
@@ -166,9 +172,9 @@ def analyse(path: Path, rel: str) -> FileInfo:
     language = LANGUAGES.get(suffix)
     if language is None:
         return FileInfo(rel, [], [])
-    with open(path, "rb") as handle:
-        source = handle.read(MAX_FILE_BYTES + 1)
-    if len(source) > MAX_FILE_BYTES:
+    try:  # never a FIFO, never through a link: the walk or the cache may name one
+        source = read_bytes(path, max_bytes=MAX_FILE_BYTES)[0]
+    except TooLarge:
         return FileInfo(rel, [], [])
     if suffix == ".ipynb":
         source = notebook_source(source)
@@ -251,7 +257,7 @@ class RepoMap:
     def __init__(self, root: str | os.PathLike[str], *, budget: int = BUDGET_CHARS, max_files: int = MAX_FILES):
         self.root = Path(os.path.realpath(root))
         self.budget, self.max_files = budget, max_files
-        self.cache_path = self.root / ".nbagent" / CACHE_NAME
+        self.cache_path = location(self.root) / REPOMAP
         self._cache: dict[str, Any] | None = None
         self._lock = threading.Lock()
         self.last_stats: dict[str, int] = {}
@@ -260,9 +266,10 @@ class RepoMap:
     def _load_cache(self) -> dict[str, Any]:
         if self._cache is None:
             cache: dict[str, Any] = {}
-            try:
-                data = orjson.loads(self.cache_path.read_bytes())
-                if isinstance(data, dict) and data.get("version") == CACHE_VERSION:
+            try:  # workspace input like any other: read safely, and used only if it is well formed
+                path = find_state_file(self.root, REPOMAP)
+                data = orjson.loads(read_bytes(path, max_bytes=CACHE_MAX_BYTES)[0]) if path else None
+                if isinstance(data, dict) and _well_formed(data):
                     cache = data
             except (OSError, ValueError, AttributeError, orjson.JSONDecodeError):
                 pass
@@ -286,7 +293,7 @@ class RepoMap:
         if not isinstance(listing, dict) or data.get("version") != CACHE_VERSION:
             return False
         files = {rel: [[None, entry[0][1]], entry[1], entry[2]] for rel, entry in data.get("files", {}).items()}
-        workspace_db_path(self.root)  # .nbagent/ first: it changes the root's time, which the signature holds
+        usable_state_dir(self.root)  # made first: it changes the root's time, which the signature holds
         fresh = {**listing, "at": time.time(), "sig": _dir_signature(self.root, listing["dirs"])}
         with self._lock:
             self._save({**data, "files": files, "listing": fresh})
@@ -307,9 +314,8 @@ class RepoMap:
         infos, parsed, timed = [], 0, 0
         base = str(self.root) + os.sep
         for rel in files:
-            try:
-                info = os.stat(base + rel)
-            except OSError:
+            info = _regular_inside(self.root, base + rel)
+            if info is None:
                 continue
             key = [info.st_mtime_ns, info.st_size]
             entry = cache.get(rel)
@@ -318,7 +324,7 @@ class RepoMap:
                 timed += 1
             if entry is None or entry[0] != key:
                 try:
-                    analysed = analyse(Path(base + rel), rel)
+                    analysed = analyse(Path(os.path.realpath(base + rel)), rel)
                 except OSError:
                     continue
                 entry = [key, analysed.symbols, analysed.imports]
@@ -343,9 +349,10 @@ class RepoMap:
         """
         cached = data.get("listing")
         self._relisted = False
-        if cached and time.time() - cached["at"] < LISTING_TTL and _dir_signature(self.root, cached["dirs"]) == cached["sig"]:
+        if (cached and 0 <= time.time() - cached["at"] < LISTING_TTL
+                and _dir_signature(self.root, cached["dirs"]) == cached["sig"]):
             return cached["files"]
-        workspace_db_path(self.root)  # .nbagent/ made first: making it later would change the root's time
+        usable_state_dir(self.root)  # made first: making it later would change the root's time
         # Plain strings, not Path objects: at 2,000 files pathlib's parsing was most of a warm build.
         every = list_files(self.root)
         files = [f for f in every if os.path.splitext(f)[1] in LANGUAGES]
@@ -356,11 +363,8 @@ class RepoMap:
 
     def _save(self, data: dict[str, Any]) -> None:
         self._cache = data
-        try:
-            workspace_db_path(self.root)  # makes .nbagent/ with its .gitignore of "*"
-            tmp = self.cache_path.with_name(CACHE_NAME + f".{os.getpid()}.tmp")
-            tmp.write_bytes(orjson.dumps(data))
-            os.replace(tmp, self.cache_path)
+        try:  # a cache is cheap to lose: no fsync
+            atomic_write(state_file(self.root, REPOMAP), orjson.dumps(data), private=True, fsync=False)
         except OSError as exc:
             log.debug("repo map cache not saved: %s", exc)
 
@@ -384,17 +388,66 @@ class RepoMap:
 
 
 def _dir_signature(root: Path, dirs: list[str]) -> list[int]:
-    """Modification times of the directories and their .gitignore files (0 when missing)."""
+    """Modification times of the directories and their .gitignore files (0 when missing). A directory
+    that is a link (or not a directory) counts as missing: a listing through it is never reused."""
     base = str(root)
     sig = []
     for rel in dirs:
         directory = base + ("/" + rel if rel else "")
-        for path in (directory, directory + "/.gitignore"):
-            try:
-                sig.append(os.stat(path).st_mtime_ns)
-            except OSError:
-                sig.append(0)
+        try:
+            info = os.lstat(directory)
+            sig.append(info.st_mtime_ns if stat.S_ISDIR(info.st_mode) else 0)
+        except OSError:
+            sig.append(0)
+        try:
+            sig.append(os.stat(directory + "/.gitignore").st_mtime_ns)
+        except OSError:
+            sig.append(0)
     return sig
+
+
+def _well_formed(data: Any) -> bool:
+    """A cache this version wrote, naming only plain relative paths in listed folders (a planted one
+    naming ``../`` or an absolute path, or a listing without the root's signature, is rebuilt)."""
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("files"), dict):
+        return False
+    if not all(_plain(rel) and _entry(value) for rel, value in data["files"].items()):
+        return False
+    listing = data.get("listing")
+    if listing is None:
+        return True
+    try:
+        dirs, files = set(listing["dirs"]), list(listing["files"])
+        if not isinstance(listing["at"], (int, float)) or not isinstance(listing["sig"], list):
+            return False
+    except (KeyError, TypeError, ValueError):
+        return False
+    every_dir = all(d == "" or _plain(d) for d in dirs) and "" in dirs
+    return every_dir and all(_plain(f) and posixpath.dirname(f) in dirs for f in files)
+
+
+def _entry(value: Any) -> bool:
+    """[[mtime_ns or None, size], symbols, imports]"""
+    return (isinstance(value, list) and len(value) == 3 and isinstance(value[0], list) and len(value[0]) == 2
+            and isinstance(value[1], list) and isinstance(value[2], list))
+
+
+def _plain(rel: Any) -> bool:
+    return (isinstance(rel, str) and bool(rel) and "\0" not in rel and not rel.startswith("/")
+            and all(part not in ("", ".", "..") for part in rel.split("/")))
+
+
+def _regular_inside(root: Path, path: str) -> os.stat_result | None:
+    """The stat of ``path`` if it is a regular file inside ``root`` (a link is confined first)."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            if not Path(os.path.realpath(path)).is_relative_to(root):
+                return None
+            info = os.stat(path)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
 
 
 def rank(infos: list[FileInfo]) -> list[FileInfo]:

@@ -1,4 +1,4 @@
-"""Local telemetry: one JSON line per turn in .nbagent/traces.jsonl, and the statistics read from it.
+"""Local telemetry: one JSON line per turn in the state directory's traces.jsonl, and the statistics read from it.
 
 A line holds the turn's tokens, steps, cost, duration, each tool call with its outcome,
 and the denials; the prompt is kept only scrubbed of secrets (API keys, tokens, passwords
@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import events as ev
-from ..workspace.state_dir import state_dir
+from ..workspace.safe_read import read_text
+from ..workspace.state_dir import TRACES, find_state_file, location, open_append, private_dir, state_dir
 
-FILE_NAME = "traces.jsonl"
+FILE_NAME = TRACES
 MAX_LINES = 1_000
 PROMPT_CHARS = 500
 
@@ -56,8 +57,10 @@ def telemetry_enabled(config) -> bool:
 class TraceRecorder:
     """Builds one record per turn from the event stream and appends it when the turn ends."""
 
-    def __init__(self, path: Path, clock=time.time):
+    def __init__(self, path: Path, clock=time.time, *, root: Path | None = None):
         self.path = path
+        self.root = root
+        """The workspace whose state directory holds ``path`` (None: ``path``'s folder is checked alone)."""
         self.clock = clock
         self._lock = threading.Lock()
         self._turns: dict[str, dict[str, Any]] = {}
@@ -67,7 +70,7 @@ class TraceRecorder:
     def for_workspace(cls, root: Path, config) -> "TraceRecorder | None":
         if not telemetry_enabled(config):
             return None
-        return cls(Path(root) / ".nbagent" / FILE_NAME)
+        return cls(location(root) / TRACES, root=Path(root))
 
     def observe(self, event: ev.Event) -> None:
         turn = self._turns.get(event.turn_id)
@@ -101,39 +104,44 @@ class TraceRecorder:
             self.write(turn)
 
     def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False) + "\n"
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
         with self._lock:
-            try:  # makes .nbagent/ with its .gitignore of "*"; refuses one that is a link or a file
-                state_dir(self.path.parent.parent)
+            try:  # the state directory checked level by level; the file never a link nor a FIFO
+                folder = state_dir(self.root) if self.root is not None else private_dir(self.path.parent)
+                path = folder / self.path.name
+                fd = open_append(path)
             except OSError:
-                return  # a read-only workspace or a planted link: no trace rather than a write through it
-            self._rotate_if_full()
-            # O_NOFOLLOW: a symlink planted at the path must not redirect our writes.
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+                return  # a read-only workspace or a planted link or FIFO: no trace rather than a hang
             try:
-                os.fchmod(fd, 0o600)
-                os.write(fd, line.encode("utf-8"))
+                if _line_count(fd) >= MAX_LINES:
+                    os.close(fd)
+                    fd = -1
+                    os.replace(path, path.with_name(path.name + ".1"))
+                    fd = open_append(path)
+                os.write(fd, line)
+            except OSError:
+                return
             finally:
-                os.close(fd)
+                if fd >= 0:
+                    os.close(fd)
 
-    def _rotate_if_full(self) -> None:
-        try:
-            with open(self.path, "rb") as handle:
-                lines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 16), b""))
-        except OSError:
-            return
-        if lines >= MAX_LINES:
-            os.replace(self.path, self.path.with_name(FILE_NAME + ".1"))
+
+def _line_count(fd: int) -> int:
+    lines, offset = 0, 0
+    while chunk := os.pread(fd, 1 << 16, offset):
+        lines += chunk.count(b"\n")
+        offset += len(chunk)
+    return lines
 
 
 def read_traces(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every turn recorded in the workspace (the rotated file first); broken lines are skipped."""
-    base = Path(root).expanduser().resolve() / ".nbagent"
     records: list[dict[str, Any]] = []
-    for path in (base / (FILE_NAME + ".1"), base / FILE_NAME):
+    for name in (TRACES + ".1", TRACES):
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+            path = find_state_file(Path(root).expanduser(), name)
+            lines = read_text(path).splitlines() if path is not None else []
+        except OSError:  # a link, a FIFO, someone else's folder: not read
             continue
         for line in lines:
             try:

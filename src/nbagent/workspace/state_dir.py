@@ -205,15 +205,25 @@ def _real(root: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(Path(root).expanduser()))
 
 
-def open_lock_file(path: Path):
-    """A lock file in the state directory, opened for ``flock`` (0600, never through a link, never a
-    FIFO that would block the open): a binary file object the caller closes."""
+def open_private(path: Path, flags: int) -> int:
+    """A descriptor of the state file ``path`` opened with ``flags`` (plus create, 0600): never through a
+    link, never a FIFO (the open does not block, and the open file is checked to be a regular one)."""
     check_private_file(path)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, FILE_MODE)
+    fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, FILE_MODE)
     if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped in after the check
         os.close(fd)
-        raise StateDirRefused(f"{path} is not a regular file; nbagent does not use it as a lock")
-    return os.fdopen(fd, "r+b")
+        raise StateDirRefused(f"{path} is not a regular file; nbagent does not use it")
+    return fd
+
+
+def open_append(path: Path) -> int:
+    """``open_private`` for appending lines (the journal, the traces)."""
+    return open_private(path, os.O_RDWR | os.O_APPEND)
+
+
+def open_lock_file(path: Path):
+    """A lock file in the state directory for ``flock``: a binary file object the caller closes."""
+    return os.fdopen(open_private(path, os.O_RDWR), "r+b")
 
 
 def _ensure_dir(path: Path, top: Path) -> None:
