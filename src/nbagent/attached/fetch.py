@@ -100,7 +100,7 @@ def read_watched(path: str, workspace: Workspace) -> str:
     """The tail of a regular file inside the workspace, decoded as UTF-8 (bad bytes replaced)."""
     resolved = workspace.resolve(path)
     try:
-        data, info = read_bytes(resolved, shown=path, max_bytes=FILE_TAIL_BYTES, tail=True)
+        data, info = read_bytes(resolved, shown=path, max_bytes=FILE_TAIL_BYTES, part="tail")
     except FileNotFoundError:
         raise SourceError(f"{path} does not exist (yet)") from None
     except NotRegularFile:

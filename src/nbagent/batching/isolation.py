@@ -21,9 +21,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..workspace.state_dir import STATE_DIR
+
 IDENTITY = ["-c", "user.name=nbagent batch", "-c", "user.email=nbagent@localhost"]
 SAFE = ["-c", f"core.hooksPath={os.devnull}", "-c", "core.fsmonitor=false", "-c", "core.autocrlf=false",
         "-c", "gc.auto=0", "-c", "maintenance.auto=false", "--no-pager"]
+
+
+GIT_TIMEOUT = 600.0
+"""Seconds a git command of a batch copy may take (a worktree of a large repository is slow, a hang is not)."""
 
 
 class IsolationError(RuntimeError):
@@ -44,8 +50,11 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = 
     if overrides is None:
         overrides = filter_overrides(cwd)
     argv = ["git", *SAFE, *overrides, *IDENTITY, *(options or []), *args]
-    done = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL)
+    try:
+        done = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise IsolationError(f"git {' '.join(args)} took more than {GIT_TIMEOUT:.0f} s in {cwd} and was stopped") from None
     if check and done.returncode != 0:
         raise IsolationError(f"git {' '.join(args)} failed in {cwd}: {done.stderr.strip()[:500]}")
     return done.stdout
@@ -59,7 +68,11 @@ def filter_overrides(cwd: Path) -> list[str]:
     """
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}
     argv = ["git", *SAFE, "config", "--get-regexp", r"^filter\..*\.(clean|smudge|process|required)$"]
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    try:
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=GIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise IsolationError(f"git config took more than {GIT_TIMEOUT:.0f} s in {cwd} and was stopped") from None
     names = {line.split(" ", 1)[0].rsplit(".", 1)[0] for line in done.stdout.splitlines() if line}
     out: list[str] = []
     for name in sorted(names):
@@ -120,7 +133,7 @@ def folder_size(workspace: Path) -> int:
     """Bytes of the regular files a plain copy of ``workspace`` takes (links not followed)."""
     total = 0
     for directory, dirs, files in os.walk(workspace):
-        dirs[:] = [d for d in dirs if d not in (".git", ".nbagent")]
+        dirs[:] = [d for d in dirs if d not in (".git", STATE_DIR)]
         for name in files:
             try:
                 info = os.lstat(os.path.join(directory, name))
@@ -237,7 +250,7 @@ def _plain_copy(workspace: Path, dest: Path) -> IsolatedCopy:
     """Copy regular files, directories and symlinks (as links); skip FIFOs, sockets and devices."""
 
     def ignore(directory: str, names: list[str]) -> set[str]:
-        skipped = {".nbagent", ".git"} if Path(directory).resolve() == workspace else {".git"}
+        skipped = {STATE_DIR, ".git"} if Path(directory).resolve() == workspace else {".git"}
         for name in names:
             mode = os.lstat(os.path.join(directory, name)).st_mode
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):

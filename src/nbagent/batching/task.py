@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from ..workspace.state_dir import state_dir
+from ..workspace.state_dir import BATCH, state_dir
 from ..store.db import workspace_db_path
 from ..store.sessions import SessionStore
 from ..knowledge.repomap import RepoMap
@@ -67,7 +67,7 @@ class TaskSpec:
 def batch_dir(workspace: Path, batch_id: str) -> Path:
     """``<workspace>/.nbagent/batch/<id>``, made private and refused if any level is a link (a hostile
     repository's ``.nbagent`` link must not send the copies, or their removal, elsewhere)."""
-    return state_dir(workspace, "batch", batch_id)
+    return state_dir(workspace, BATCH, batch_id)
 
 
 def empty_row(spec: TaskSpec) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from ..checkpoints.turn_guard import TurnGuard, diverged_note, undo_note
 from ..checkpoints import Restored
 from ..workspace.tempfiles import sweep_in_background
 from ..workspace.root import Workspace
+from ..workspace.state_dir import OUTPUTS, location
 
 FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_key", "api", "local", "profile")
 """Settings a live agent cannot change: they make a different agent (build a new one)."""
@@ -54,7 +55,8 @@ class AgentRuntime:
         self.approvals = Approvals(lambda: self.config, emit, approver)
         self.state: SessionState = open_state(config, self.model, config.session)
         if config.sweep_temp_files:
-            sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
+            # temporary files a killed write left behind, in the workspace and the state directory
+            sweep_in_background(self.workspace.root, location(self.workspace.root))
         self.context = LiveContext(self.state, config, self.emit)
         self._static_prompt = self._render_static()
         from ..knowledge.turn import TurnKnowledge
@@ -92,7 +94,7 @@ class AgentRuntime:
 
     def _limit(self, text: str, name: str) -> str:
         # The outputs folder is made (and checked) only for an output that is cut, not on every call.
-        return limit_output(text, self.config.output_limit, save_dir=lambda: self.workspace.state_subdir("outputs"),
+        return limit_output(text, self.config.output_limit, save_dir=lambda: self.workspace.state_subdir(OUTPUTS),
                             name=name)
 
     def _tracking(self, emit: Callable[[ev.Event], None]) -> Callable[[ev.Event], None]:

@@ -14,7 +14,6 @@ directory is skipped, and a file is read only up to the cap (never whole when hu
 from __future__ import annotations
 
 import os
-import stat
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,8 +21,15 @@ from typing import Any
 
 import platformdirs
 
+from ..errors import ToolError
+from ..workspace.root import confine
+from ..workspace.safe_read import read_bytes
+from ..workspace.state_dir import RULES, STATE_DIR
+
 FILE_NAMES = ("AGENTS.md", "CLAUDE.md", "NBAGENT.md")
-RULES_DIR = (".nbagent", "rules")
+RULES_DIR = (STATE_DIR, RULES)
+"""Each directory's rules folder: project files the user writes, read where they are (not moved by
+NBAGENT_STATE_DIR, which moves only what nbagent itself keeps)."""
 FILE_CAP = 8_000
 """Characters of one file kept; a longer file is cut and the note says so."""
 TOTAL_CAP = 16_000
@@ -91,17 +97,12 @@ def _rules(directory: Path) -> list[Path]:
 
 
 def _read_capped(path: Path, inside: Path | None, cap: int) -> tuple[str, int] | None:
-    """(text up to ``cap`` characters, size in bytes), or None when it is not a regular file we may read."""
+    """(text up to ``cap`` characters, size in bytes), or None when it is not a regular file we may read
+    (a link out of the workspace is not the project's instruction; a FIFO would block the read)."""
     try:
-        real = Path(os.path.realpath(path))
-        if inside is not None and not real.is_relative_to(inside):
-            return None  # a symlink out of the workspace is not the project's instruction
-        info = os.stat(real)
-        if not stat.S_ISREG(info.st_mode):
-            return None  # a FIFO would block the read forever
-        with open(real, "rb") as handle:
-            data = handle.read(cap * 4 + 4)
-    except OSError:
+        real = confine(inside, path) if inside is not None else Path(os.path.realpath(path))
+        data, info = read_bytes(real, max_bytes=cap * 4 + 4, part="head")
+    except (OSError, ToolError):
         return None
     return data.decode("utf-8", errors="replace")[: cap + 1], info.st_size
 

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ConfigError
+from ..workspace.safe_read import NotRegularFile, read_bytes
+from ..workspace.state_dir import MCP_CONFIG, StateDirRefused, find_state_file
 
 TRUST_LEVELS = ("ask", "always", "read")
 """ask: ask even in auto mode (the default); always: ask in ask mode, run in auto; read: never ask."""
@@ -62,6 +64,9 @@ class MCPServerConfig:
         return self.url or ""
 
 
+CONFIG_MAX_BYTES = 1 << 20
+
+
 def user_config_dir() -> Path:
     override = os.environ.get("NBAGENT_CONFIG_DIR")
     if override:
@@ -75,21 +80,29 @@ def load_servers(workspace: Path, settings: Mapping[str, Any] | None = None) -> 
     """Every configured server by name: user file, then workspace file, then settings."""
     servers: dict[str, MCPServerConfig] = {}
     for source, raw in (("user", _read_file(user_config_dir() / "mcp.json")),
-                        ("workspace", _read_file(workspace / ".nbagent" / "mcp.json")),
+                        ("workspace", _read_file(workspace_config_path(workspace))),
                         ("api", settings)):
         for name, entry in _server_entries(raw, source).items():
             servers[name] = parse_server(name, entry, source)
     return servers
 
 
-def _read_file(path: Path) -> Mapping[str, Any] | None:
-    """The file's JSON object; None when there is none. A symlink or a non-file is refused."""
-    if not path.exists() and not path.is_symlink():
-        return None
-    if path.is_symlink() or not path.is_file():
-        raise ConfigError(f"{path}: not a regular file; MCP configuration must be a plain JSON file")
+def workspace_config_path(workspace: Path) -> Path | None:
+    """The workspace's MCP configuration in its state directory, or None when there is none."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return find_state_file(workspace, MCP_CONFIG)
+    except StateDirRefused as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _read_file(path: Path | None) -> Mapping[str, Any] | None:
+    """The file's JSON object; None when there is none. A symlink or a non-file is refused."""
+    if path is None or (not path.exists() and not path.is_symlink()):
+        return None
+    try:
+        data = json.loads(read_bytes(path, max_bytes=CONFIG_MAX_BYTES)[0].decode("utf-8"))
+    except NotRegularFile:
+        raise ConfigError(f"{path}: not a regular file; MCP configuration must be a plain JSON file") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc}); fix or remove it") from None
     if not isinstance(data, dict):

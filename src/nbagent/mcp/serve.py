@@ -28,6 +28,7 @@ from ..tools import builtin_toolsets
 from ..tools.base import Registry, Tool, ToolSet
 from ..tools.context import ToolContext
 from ..workspace.root import Workspace
+from ..workspace.state_dir import OUTPUTS
 
 DEFAULT_SERVED = ("notebook",)
 SERVABLE = ("core", "edit-plus", "git", "notebook")
@@ -90,7 +91,7 @@ class ServedTools:
         except Exception as exc:  # a tool's bug is the caller's error result, not a dead server
             return f"{name} failed: {type(exc).__name__}: {exc}", True
         text = result if isinstance(result, str) else str(result)
-        save_dir = self.context.workspace.state_subdir("outputs")  # None: a read-only or linked .nbagent
+        save_dir = self.context.workspace.state_subdir(OUTPUTS)  # None: a read-only or linked .nbagent
         return limit_output(text, self.config.output_limit, save_dir=save_dir, name=name), False
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, TYPE_CHECKING
 
 from ..render.redaction import redact
-from ..workspace.state_dir import write_private
+from ..workspace.state_dir import OUTPUTS, STATE_DIR, write_private
 
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def _gap_line(text: str, head: str, tail: str, where: str) -> str:
 
 def _workspace_of(saved: Path) -> Path | None:
     for parent in saved.parents:
-        if parent.name == ".nbagent":
+        if parent.name == STATE_DIR:
             return parent.parent
     return None
 
@@ -102,7 +102,7 @@ def limit_tool_output(ctx: "ToolContext", text: str, name: str = "output") -> st
     limit = getattr(ctx.config, "output_limit", DEFAULT_LIMIT)
     if len(text) <= limit:
         return text
-    return limit_output(text, limit, ctx.workspace.state_subdir("outputs"), name, shown_root=ctx.workspace.root)
+    return limit_output(text, limit, ctx.workspace.state_subdir(OUTPUTS), name, shown_root=ctx.workspace.root)
 
 
 def _cut_at_line_end(head: str) -> str:

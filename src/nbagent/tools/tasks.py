@@ -18,10 +18,12 @@ the tasks of an earlier one.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -33,6 +35,8 @@ from typing import TYPE_CHECKING, Mapping
 from ..workspace.atomic import atomic_write
 from ..errors import ToolError
 from ..workspace.procs import ProcessRef, kill_tree, shell_env, start_shell
+from ..workspace.safe_read import open_regular, read_bytes
+from ..workspace.state_dir import TASKS as TASKS_DIR
 from .base import ToolSet, function_tool
 from .context import ToolContext
 
@@ -93,7 +97,7 @@ class TaskState:
 
 
 class TaskManager:
-    """The tasks of one workspace, kept as files under ``.nbagent/tasks/``."""
+    """The tasks of one workspace, kept as files under ``tasks/`` in the state directory."""
 
     _shared: dict[str, "TaskManager"] = {}
     _shared_lock = threading.Lock()
@@ -183,7 +187,7 @@ class TaskManager:
         # The shell's trap wrote its status already, except when a signal
         # killed it; the waiter's code is the shell's true status either way.
         code = exit_code_of(proc.wait())
-        atomic_write(self.exit_path(task_id), f"{code}\n", mode=0o600)
+        atomic_write(self.exit_path(task_id), f"{code}\n", private=True)
         with self._lock:
             self._own[task_id].ended_at = time.time()
             self._save(self._own[task_id])
@@ -196,7 +200,7 @@ class TaskManager:
             if task_id in self._own:
                 return self._own[task_id]
         try:
-            return Task(**json.loads(self._record_path(task_id).read_text()))
+            return Task(**json.loads(read_bytes(self._record_path(task_id))[0]))
         except FileNotFoundError:
             raise ToolError(f"no task {task_id}; task_list shows the tasks of this workspace") from None
         except (ValueError, TypeError) as exc:
@@ -284,7 +288,7 @@ class TaskManager:
 
     # Housekeeping ---------------------------------------------------------
     def _save(self, task: Task) -> None:
-        atomic_write(self._record_path(task.id), json.dumps(asdict(task), indent=1), mode=0o600)
+        atomic_write(self._record_path(task.id), json.dumps(asdict(task), indent=1), private=True)
 
     def _sweep(self) -> None:
         """Remove finished tasks' files after two weeks and orphaned bash logs after a day."""
@@ -308,8 +312,12 @@ TASK_ID = re.compile(r"t[0-9a-f]{6}")
 
 def _tasks_dir(workspace: "Workspace") -> Path:
     """.nbagent/tasks, or a fresh private temp folder (this process only) when the workspace cannot hold it."""
-    found = workspace.state_subdir("tasks")
-    return found if found is not None else Path(tempfile.mkdtemp(prefix="nbagent-tasks-"))
+    found = workspace.state_subdir(TASKS_DIR)
+    if found is not None:
+        return found
+    folder = Path(tempfile.mkdtemp(prefix="nbagent-tasks-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # no other process could find it: not left behind
+    return folder
 
 
 def _mtime(path: Path) -> float | None:
@@ -329,7 +337,7 @@ def _size(path: Path) -> int:
 def _tail(path: Path, lines: int, chunk: int = 64 * 1024) -> str:
     """The last ``lines`` lines of a log, reading only its end (logs can be huge)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO planted as a log is refused, not waited on
             size = fh.seek(0, os.SEEK_END)
             data = b""
             while size > 0 and data.count(b"\n") <= lines:
@@ -345,7 +353,7 @@ def _tail(path: Path, lines: int, chunk: int = 64 * 1024) -> str:
 
 def _search_log(path: Path, pattern: re.Pattern, offset: int, overlap: int = 4096) -> tuple[str | None, int]:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO planted as a log is refused, not waited on
             fh.seek(max(0, offset - overlap))
             data = fh.read()
     except OSError:

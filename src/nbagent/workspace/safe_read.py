@@ -9,8 +9,10 @@ at most a capped number of bytes: the whole file up to the cap, or only its tail
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from typing import BinaryIO, Literal
 
 from ..errors import ToolError
 
@@ -32,32 +34,41 @@ class TooLarge(UnreadableFile):
 
 
 def read_bytes(path: str | os.PathLike[str], *, shown: str | None = None, max_bytes: int = MAX_WHOLE_READ,
-               tail: bool = False) -> tuple[bytes, os.stat_result]:
+               part: Literal["whole", "head", "tail"] = "whole") -> tuple[bytes, os.stat_result]:
     """(content, stat of the open file) of the regular file ``path``.
 
-    Above ``max_bytes`` the read is refused (``TooLarge``), or with ``tail`` only the last
-    ``max_bytes`` are read. A missing file raises FileNotFoundError; a link, FIFO, socket, device or
-    directory raises ``NotRegularFile`` without blocking.
+    Above ``max_bytes`` the read is refused (``TooLarge``), or with ``part`` "head" or "tail" only
+    the first or last ``max_bytes`` are read. A missing file raises FileNotFoundError; a link, FIFO,
+    socket, device or directory raises ``NotRegularFile`` without blocking.
     """
+    with open_regular(path, shown=shown) as f:
+        info = os.fstat(f.fileno())
+        shown = shown if shown is not None else os.fspath(path)
+        if info.st_size > max_bytes:
+            if part == "whole":
+                raise TooLarge(f"{shown} is {size_text(info.st_size)}, more than the {size_text(max_bytes)} "
+                               "a tool reads whole; read_file pages through it")
+            if part == "tail":
+                f.seek(info.st_size - max_bytes)
+        return f.read(max_bytes), info  # a file that grew since the fstat is still read up to the cap
+
+
+def open_regular(path: str | os.PathLike[str], *, shown: str | None = None) -> BinaryIO:
+    """``path`` opened for reading in binary, for a caller that streams it (a log's tail): the same
+    checks as ``read_bytes`` (no link followed, no blocking open, a regular file once open)."""
     shown = shown if shown is not None else os.fspath(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
-        if exc.errno in (getattr(os, "ELOOP", 40), getattr(os, "EMLINK", 31)):  # O_NOFOLLOW met a link
+        if exc.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link
             raise NotRegularFile(f"{shown} is a symbolic link: nbagent does not follow it here") from None
         if isinstance(exc, IsADirectoryError):
             raise NotRegularFile(f"{shown} is a directory, not a file") from None
         raise
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotRegularFile(f"{shown} is not a regular file (a pipe, socket or device)")
-        if info.st_size > max_bytes:
-            if not tail:
-                raise TooLarge(f"{shown} is {size_text(info.st_size)}, more than the {size_text(max_bytes)} "
-                               "a tool reads whole; read_file pages through it")
-            f.seek(info.st_size - max_bytes)
-        return f.read(max_bytes), info  # a file that grew since the fstat is still read up to the cap
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile(f"{shown} is not a regular file (a pipe, socket or device)")
+    return os.fdopen(fd, "rb")
 
 
 def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_WHOLE_READ, errors: str = "replace") -> str:

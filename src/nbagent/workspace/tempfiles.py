@@ -71,8 +71,12 @@ def sweep(root: Path) -> list[Path]:
     return removed
 
 
-def sweep_in_background(root: Path) -> threading.Thread:
-    """``sweep`` on a daemon thread, so a large workspace never delays the agent's start."""
-    thread = threading.Thread(target=sweep, args=(Path(root),), name="nbagent-temp-sweep", daemon=True)
+def sweep_in_background(*roots: Path) -> threading.Thread:
+    """``sweep`` of each of ``roots`` (nested ones once) on a daemon thread, so a large workspace never
+    delays the agent's start."""
+    real = [Path(r) for r in roots]
+    distinct = [r for r in real if not any(r != other and r.is_relative_to(other) for other in real)]
+    thread = threading.Thread(target=lambda: [sweep(r) for r in dict.fromkeys(distinct)], name="nbagent-temp-sweep",
+                              daemon=True)
     thread.start()
     return thread

@@ -35,12 +35,14 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from .state_dir import STATE_DIR
+
 JUPYTER_STATE = (
     # jupyter-collaboration writes these into the server root (docs/notebooks.md)
     ".jupyter", ".jupyter_ystore.db", ".jupyter_ystore.db-journal", ".jupyter_ystore.db-wal",
     # Jupyter's contents manager keeps its own copy of each saved notebook here
     ".ipynb_checkpoints")
-ALWAYS_SKIPPED = (".git", ".nbagent", *JUPYTER_STATE)
+ALWAYS_SKIPPED = (".git", STATE_DIR, *JUPYTER_STATE)
 
 
 @lru_cache(maxsize=1)
