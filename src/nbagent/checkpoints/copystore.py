@@ -121,6 +121,8 @@ class CopyStore:
         try:
             data = json.loads(read_bytes(self._dir("snapshots") / f"{snap}.json")[0])
             return {path: Entry(mode, oid) for path, (mode, oid) in data.items()}
+        except StateDirRefused:
+            raise
         except (OSError, ValueError, TypeError, AttributeError):
             raise CheckpointError(f"the checkpoint snapshot {snap[:12]} is missing or damaged") from None
 

@@ -313,8 +313,12 @@ class RepoMap:
         fresh: dict[str, Any] = {}
         infos, parsed, timed = [], 0, 0
         base = str(self.root) + os.sep
+        real_dirs: dict[str, bool] = {}
         for rel in files:
-            info = _regular_inside(self.root, base + rel)
+            folder = posixpath.dirname(rel)
+            if folder not in real_dirs:  # a folder reached through a link (a planted listing) is skipped
+                real_dirs[folder] = os.path.realpath(base + folder) == os.path.normpath(base + folder)
+            info = _regular_inside(self.root, base + rel) if real_dirs[folder] else None
             if info is None:
                 continue
             key = [info.st_mtime_ns, info.st_size]
