@@ -27,6 +27,8 @@ from ..workspace.tempfiles import SUFFIX as TEMP_SUFFIX
 from .gitrepo import CheckpointError
 from .model import EXECUTABLE, FILE, Change, Entry
 
+# Writes here are atomic but not fsynced: a snapshot lost to a power cut is retaken by the next one,
+# and an fsync per object would make the first checkpoint of a workspace cost one disk flush a file.
 SWEEP_AGE = 3600.0
 """Seconds an unpinned snapshot is kept (a turn in flight has taken it but not pinned it yet)."""
 
@@ -82,7 +84,7 @@ class CopyStore:
         snap = hashlib.sha256(data).hexdigest()
         path = self._dir("snapshots") / f"{snap}.json"
         if not is_regular(path):
-            atomic_write(path, data, private=True)
+            atomic_write(path, data, private=True, fsync=False)
         else:
             os.utime(path, follow_symlinks=False)
         return snap
@@ -102,7 +104,7 @@ class CopyStore:
         digest = hashlib.sha256(data).hexdigest()
         target = self._dir("objects", digest[:2]) / digest[2:]
         if not is_regular(target):
-            atomic_write(target, data, private=True)
+            atomic_write(target, data, private=True, fsync=False)
         return digest
 
     def _load_cache(self) -> dict[str, list]:
@@ -114,7 +116,8 @@ class CopyStore:
 
     def _save_cache(self, cache: dict[str, list]) -> None:
         self._dir()
-        atomic_write(self._stat_cache_path, json.dumps(cache, separators=(",", ":")).encode(), private=True)
+        data = json.dumps(cache, separators=(",", ":")).encode()
+        atomic_write(self._stat_cache_path, data, private=True, fsync=False)
 
     # ----- reading -----------------------------------------------------------------------
     def _tree(self, snap: str) -> dict[str, Entry]:
@@ -149,7 +152,7 @@ class CopyStore:
         return self._dir("pins", *folders) / name
 
     def pin(self, ref: str, snapshot: str) -> None:
-        atomic_write(self._pin_path(ref), snapshot.encode(), private=True)
+        atomic_write(self._pin_path(ref), snapshot.encode(), private=True, fsync=False)
 
     def unpin(self, ref: str) -> None:
         self._pin_path(ref).unlink(missing_ok=True)  # a link there is removed itself, never followed

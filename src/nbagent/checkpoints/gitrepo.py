@@ -168,4 +168,4 @@ def write_if_changed(path: Path, text: str) -> None:
             return
     except OSError:
         pass
-    atomic_write(path, text, private=True)
+    atomic_write(path, text, private=True, fsync=False)

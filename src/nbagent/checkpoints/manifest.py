@@ -59,7 +59,7 @@ class Manifest:
     def save(self) -> None:
         data = {"version": 1, "session": self.session_id, "kind": self.kind,
                 "entries": [asdict(e) for e in self.entries]}
-        atomic_write(self._folder() / self.path.name, json.dumps(data, indent=1), private=True)
+        atomic_write(self._folder() / self.path.name, json.dumps(data, indent=1), private=True, fsync=False)
 
     def delete(self) -> None:
         if os.path.lexists(self.path.parent):
