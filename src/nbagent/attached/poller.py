@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..store.db import Database, workspace_db_path
+from ..store.db import open_database
 from ..workspace.root import Workspace
 from ..workspace.state_dir import POLLER_LOCK, open_lock_file, state_file
 from .fetch import COMMAND_TIMEOUT, refresh
@@ -96,7 +96,7 @@ class Poller:
 
     def store(self) -> ContextStore:
         if self._store is None:
-            self._store = ContextStore(Database(workspace_db_path(self.workspace.root)))
+            self._store = ContextStore(open_database(workspace=self.workspace.root))
         return self._store
 
     def poll_once(self, now: float | None = None) -> dict[str, str]:

@@ -198,7 +198,7 @@ class AgentRuntime:
         self.loop.registry = self.runner.registry = self.registry
         self._static_prompt = self._render_static()
         if self.config.memory and self.state.memory is None:
-            self.state.memory = self.state.open_memory()
+            self.state.memory = self.state.open_memory(self.config)
         elif not self.config.memory:
             self.state.memory = None
         self._memory_block = None

@@ -27,18 +27,17 @@ class MemoryHandle:
     def open(cls, workspace: str | Path = ".", *, scope: str | None = None, config: Any = None) -> "MemoryHandle":
         """The memory of ``workspace`` (and/or the user's global one), as the configuration sets it up."""
         from ..config import AgentConfig
-        from ..store.db import Database, workspace_db_path
+        from ..store.db import open_database
         from .embeddings import shared_embedder
-        from .relevant import global_memory_path
 
         config = config or AgentConfig.load(workspace=str(workspace))
         scope = scope or config.memory_scope
         embedder = shared_embedder(config)
         indexes = []
         if scope in ("workspace", "all"):
-            indexes.append(MemoryIndex(Database(workspace_db_path(config.workspace)), embedder))
+            indexes.append(MemoryIndex(open_database(workspace=config.workspace), embedder))
         if scope in ("global", "all"):
-            indexes.append(MemoryIndex(Database(global_memory_path()), embedder, source="global"))
+            indexes.append(MemoryIndex(open_database(global_memory=True), embedder, source="global"))
         return cls(indexes)
 
     @property

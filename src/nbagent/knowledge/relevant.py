@@ -26,14 +26,6 @@ ENTRY_CHARS = 600
 BLOCK_CHARS = 3_000
 
 
-def global_memory_path() -> Path:
-    """The user's global memory database (NBAGENT_DATA_DIR overrides the platformdirs data dir)."""
-    base = os.environ.get("NBAGENT_DATA_DIR") or platformdirs.user_data_dir("nbagent")
-    directory = Path(base)
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory / "memory.db"
-
-
 def render(hits: list[Hit], *, show_source: bool) -> str:
     if not hits:
         return ""

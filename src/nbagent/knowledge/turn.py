@@ -61,11 +61,10 @@ class TurnKnowledge:
 
     def _global_index(self, workspace_index: MemoryIndex) -> MemoryIndex | None:
         if self._global is None:
-            from ..store.db import Database
-            from .relevant import global_memory_path
+            from ..store.db import open_database
 
             try:
-                self._global = MemoryIndex(Database(global_memory_path()), workspace_index.embedder,
+                self._global = MemoryIndex(open_database(global_memory=True), workspace_index.embedder,
                                            source="global")
             except Exception as exc:  # an unreadable global store: the workspace's memory still works
                 log.warning("the global memory cannot be opened: %s", exc)

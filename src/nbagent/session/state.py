@@ -57,12 +57,10 @@ class SessionState:
         """This notebook's or directory's prompt history, oldest first."""
         return self.history.list(self.origin) if self.history is not None else []
 
-    def open_memory(self) -> "ProjectMemory | None":
+    def open_memory(self, config: Any) -> "ProjectMemory | None":
         """Project memory on this state's database (when memory is switched on later)."""
-        from ..store.memory import ProjectMemory
-
         db = self.store.db if self.store is not None else self._db
-        return ProjectMemory(db) if db is not None else None
+        return project_memory(db, config) if db is not None else None
 
     def fork(self, up_to_turn: int | None = None) -> "SessionState":
         """A state on a new session holding this one's history up to a turn (all of it by default)."""
@@ -80,13 +78,19 @@ class SessionState:
             self._db.close()
 
 
-def open_state(config, model: Any = None, selector: str | None = None) -> SessionState:
-    """The state of an agent: ``config.persist``, ``config.memory`` and ``config.origin`` decide."""
+def project_memory(db: "Database", config: Any) -> "ProjectMemory":
+    """The one wiring of project memory: its entries and its index, with the configured embedder."""
     from ..knowledge.embeddings import shared_embedder
     from ..knowledge.memory_index import MemoryIndex
-    from ..store.db import Database
-    from ..store.history import PromptHistory
     from ..store.memory import ProjectMemory
+
+    return ProjectMemory(db, MemoryIndex(db, shared_embedder(config)))
+
+
+def open_state(config, model: Any = None, selector: str | None = None) -> SessionState:
+    """The state of an agent: ``config.persist``, ``config.memory`` and ``config.origin`` decide."""
+    from ..store.db import open_database
+    from ..store.history import PromptHistory
     from ..store.sessions import normalize_origin
 
     selector = selector or config.session or "new"
@@ -104,8 +108,8 @@ def open_state(config, model: Any = None, selector: str | None = None) -> Sessio
                              + ("(persist is off)" if not config.persist else f"({problems[0]})"))
         session = Session(origin=origin, provider=provider, model=model_name)
         # Memory and history need a database even when nothing may be written to disk.
-        db = Database(":memory:")
-    memory = ProjectMemory(db, MemoryIndex(db, shared_embedder(config))) if config.memory else None
+        db = open_database()
+    memory = project_memory(db, config) if config.memory else None
     return SessionState(session=session, store=store, memory=memory, history=PromptHistory(db), origin=origin,
                         problems=problems, _db=None if store is not None else db)
 

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator
 
+import platformdirs
+
 from ..errors import StoreError
 from ..workspace.state_dir import DATABASE, FILE_MODE, StateDirRefused, create_private, state_file
 from ..workspace.tempfiles import temp_path
@@ -474,3 +476,26 @@ def workspace_db_path(workspace_root: str | Path) -> Path:
     except OSError as exc:
         raise StateDirRefused(f"cannot create {path} ({exc.strerror or exc})") from exc
     return path
+
+
+def global_memory_path() -> Path:
+    """The user's global memory database (NBAGENT_DATA_DIR overrides the platformdirs data dir)."""
+    base = os.environ.get("NBAGENT_DATA_DIR") or platformdirs.user_data_dir("nbagent")
+    directory = Path(base)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory / "memory.db"
+
+
+def open_database(*, workspace: str | Path | None = None, global_memory: bool = False) -> Database:
+    """The one way nbagent opens SQLite: the database in ``workspace``'s state directory (checked by
+    nbagent.workspace.state_dir), the user's global memory, or (neither) one that lives in memory only."""
+    if workspace is not None:
+        return Database(workspace_db_path(workspace))
+    if global_memory:
+        return Database(global_memory_path())
+    return Database(":memory:")
+
+
+def read_only_connection(path: Path) -> sqlite3.Connection:
+    """A plain read-only connection to ``path``, for a reader that outlived its Database (closed)."""
+    return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)

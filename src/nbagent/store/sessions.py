@@ -26,7 +26,7 @@ from ..session.message_log import MessageLog
 from ..session.model import Session
 from . import transfer
 from .backend import SqliteBackend
-from .db import CorruptDatabase, Database, workspace_db_path
+from .db import CorruptDatabase, Database, open_database, read_only_connection, workspace_db_path
 from .messages import backfill_heads, read_messages, read_whole
 
 __all__ = ["SessionStore", "SessionInfo", "SessionList", "SqliteBackend", "normalize_origin"]
@@ -97,7 +97,7 @@ class SessionStore:
         self.path = workspace_db_path(self.root)
         self.broken: CorruptDatabase | None = None
         try:
-            self.db: Database | None = Database(self.path)
+            self.db: Database | None = open_database(workspace=self.root)
         except CorruptDatabase as exc:  # NewerSchema is not caught: it is refused outright
             log.warning("%s", exc)
             self.db, self.broken = None, exc
@@ -225,7 +225,7 @@ class SessionStore:
                 with self._database().read() as conn:
                     return read_whole(conn, session_id, indexes)
             except sqlite3.ProgrammingError:  # closed: the session outlived its store (agent closed)
-                with contextlib.closing(sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True)) as conn:
+                with contextlib.closing(read_only_connection(self.path)) as conn:
                     return read_whole(conn, session_id, indexes)
         except sqlite3.Error as exc:  # gone, or a damaged page that shows only now
             raise StoreError(f"session {session_id}: its tool outputs cannot be read from {self.path} ({exc}); "

@@ -22,6 +22,8 @@ from ...errors import ToolError
 from ...render.redaction import register_secret
 from ...tools import nbdoc
 from ...tools.nbdoc import Snapshot
+from ...workspace.root import confine
+from ...workspace.safe_read import read_text
 
 ENV_VAR = "NBAGENT_SERVER_INFO"
 SECRET_HEADER = "X-Nbagent-Kernel-Secret"
@@ -145,7 +147,11 @@ def _serves(info: dict[str, Any], workspace: Path) -> bool:
         return False  # a server killed before it could remove its file
     except PermissionError:
         pass  # alive, run by someone else: the owner check on the file already passed
-    return workspace.is_relative_to(os.path.realpath(root))
+    try:  # the one confinement: the workspace, links followed, must lie inside the server's root
+        confine(Path(os.path.realpath(root)), workspace)
+    except ToolError:
+        return False
+    return True
 
 
 def disconnect() -> None:
@@ -159,7 +165,7 @@ def _read_info(path: str | None) -> dict[str, Any] | None:
     if not path:
         return None
     try:
-        info = json.loads(Path(path).read_text(encoding="utf-8"))
+        info = json.loads(read_text(path, max_bytes=1 << 16))  # never a FIFO
     except (OSError, ValueError):
         return None  # the server stopped and removed it, or it is not ours
     ok = isinstance(info, dict) and isinstance(info.get("url"), str) and isinstance(info.get("secret"), str)

@@ -95,11 +95,9 @@ class WorkspaceServices:
             raise store.broken or StoreError("the workspace's database is not open")
         if self._memory is None or self._memory.db is not store.db:
             from ...config import AgentConfig
-            from ...knowledge.embeddings import shared_embedder
-            from ...knowledge.memory_index import MemoryIndex
+            from ...session.state import project_memory
 
-            embedder = shared_embedder(AgentConfig.load(workspace=self.root))
-            self._memory = ProjectMemory(store.db, MemoryIndex(store.db, embedder))
+            self._memory = project_memory(store.db, AgentConfig.load(workspace=self.root))
         return self._memory
 
     def close(self) -> None:
