@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
      ("nbagent.tools", "nbagent.mcp", "nbagent.checkpoints")),
     ("engine", "engine/ and batching/: the agent, its turns, prompt, compaction and the typed front-end state; "
                "batch runs of many agents",
-     ("nbagent.engine", "nbagent.batching")),
+     ("nbagent.engine", "nbagent.batching", "nbagent.evals")),
     ("testing", "testing/: the scripted model and the scripted OpenAI-compatible HTTP server for tests",
      ("nbagent.testing",)),
     ("front ends", "cli/ and jupyter/ (kernel/, server/, widgets/, remote/): the terminal, the Jupyter magics, "

@@ -1,0 +1,87 @@
+"""nbagent.eval end to end on the scripted OpenAI-compatible server: every task a row, whatever happened."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+import nbagent
+from nbagent.evals import COLUMNS
+from nbagent.store.sessions import SessionStore
+
+from .conftest import TASKS
+
+
+def test_a_pass_a_failed_check_a_timeout_and_an_agent_error_are_each_a_row(model_options, tmp_path):
+    df = nbagent.eval(TASKS, models=["scripted-good"], out=tmp_path / "run", progress=False, **model_options)
+    assert list(df.columns) == COLUMNS
+    rows = df.set_index("task")
+    assert sorted(rows.index) == ["model-fails", "says-it-did", "times-out", "writes-answer"]
+    assert rows.loc["writes-answer", "passed"] and rows.loc["writes-answer", "reason"] == ""
+    assert rows.loc["writes-answer", "end"] == "done" and rows.loc["writes-answer", "tool_calls"] == 1
+    assert rows.loc["writes-answer", "steps"] == 2 and rows.loc["writes-answer", "input_tokens"] > 0
+
+    lazy = rows.loc["says-it-did"]  # the model's own answer says done: only the check counts
+    assert not lazy["passed"] and lazy["end"] == "done"
+    assert lazy["reason"] == "check failed: test_the_total_is_written: total.txt was not written"
+
+    slow = rows.loc["times-out"]
+    assert not slow["passed"] and slow["end"] == "timeout"
+    assert slow["reason"].startswith("timed out after 2 s; check failed: check.py: done.txt was not written")
+    assert slow["seconds"] < 20
+
+    failed = rows.loc["model-fails"]
+    assert not failed["passed"] and failed["end"] == "error"
+    assert "scripted endpoint is down" in failed["reason"] and "check failed: test_written" in failed["reason"]
+
+    # every run has a session in the run's folder, and the report links the failures to them
+    out = Path(df.attrs["out"])
+    with SessionStore(out) as store:
+        for sid in df["session_id"]:
+            assert store.messages(sid)
+    report = (out / "report.html").read_text()
+    assert "harness (version 1" in report and "scripted-good" in report and model_options["base_url"] in report
+    assert "measures the harness, not an agent" in report
+    assert f"sessions/{lazy['session_id']}.txt" in report
+    assert f"nbagent sessions show {lazy['session_id']} -w {out}" in report
+    transcript = (out / "sessions" / f"{lazy['session_id']}.txt").read_text()
+    assert "Write the total (7) into total.txt." in transcript and "Done: the file is written." in transcript
+    saved = pd.read_csv(out / "results.csv")
+    assert len(saved) == 4 and saved["passed"].sum() == 1
+
+
+def test_two_models_side_by_side_over_repeats(model_options, tmp_path):
+    df = nbagent.eval(TASKS, models=["scripted-good", "scripted-lazy"], repeat=2, tasks="writes-answer,says-*",
+                      out=tmp_path / "cmp", progress=False, concurrency=4, **model_options)
+    assert len(df) == 2 * 2 * 2 and set(df["run"]) == {1, 2}
+    rates = df.groupby("model")["passed"].mean()
+    assert rates["scripted-good"] == 0.5 and rates["scripted-lazy"] == 0.0
+
+    from nbagent.evals.stats import comparisons, summary
+
+    table = summary(df).set_index("model")
+    assert table.loc["scripted-good", "interval"] == "over 2 runs" and table.loc["scripted-good", "run_sd"] == 0
+    (cmp,) = comparisons(df).itertuples()
+    assert (cmp.baseline, cmp.model, cmp.difference) == ("scripted-good", "scripted-lazy", -0.5)
+    assert cmp.beyond_spread is True  # the same every run: no spread at all
+    report = (Path(df.attrs["out"]) / "report.html").read_text()
+    assert "scripted-lazy vs scripted-good" in report and "larger than the run-to-run spread" in report
+
+
+def test_the_cli_runs_a_suite_and_writes_the_report(model_server, tmp_path):
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "NBAGENT_LOCAL": "off", "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = tmp_path / "cli"
+    done = subprocess.run([sys.executable, "-m", "nbagent.cli", "eval", str(TASKS), "--model", "scripted-good",
+                           "--base-url", model_server.url, "--tasks", "writes-*", "--out", str(out)],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "scripted-good: 1 of 1 passed (100%" in done.stdout
+    assert (out / "report.html").is_file() and len(pd.read_csv(out / "results.csv")) == 1
+
+    bad = subprocess.run([sys.executable, "-m", "nbagent.cli", "eval", str(TASKS), "--tasks", "nothing-*",
+                          "--out", str(out)], env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "no task of suite 'harness' matches 'nothing-*'" in bad.stderr
