@@ -15,7 +15,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .run import COLUMNS
 from .task import BUILTIN_SUITE, Suite, Task, load_suite
 
 __all__ = ["BUILTIN_SUITE", "COLUMNS", "Suite", "Task", "eval", "load_suite"]
@@ -35,3 +34,12 @@ def eval(suite: str | Path | Suite | None = None, models: Any = None, repeat: in
     from .run import run_suite
 
     return run_suite(suite, models, repeat, **agent_options)
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: a check's process imports nbagent.evals.checks, and must not load the batch machinery.
+    if name == "COLUMNS":
+        from .run import COLUMNS
+
+        return COLUMNS
+    raise AttributeError(f"module 'nbagent.evals' has no attribute {name!r}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 TASK_ENV = "NBAGENT_EVAL_TASK"
 """The task's folder (its workspace/ holds the starting files)."""
@@ -36,14 +36,20 @@ def notebook(path: str | Path) -> Any:
     return nbformat.read(str(path), as_version=4)
 
 
-def run_notebook(path: str | Path, *, timeout: float = 120, allow_errors: bool = False) -> Any:
+def run_notebook(path: str | Path, *, then: Sequence[str] = (), timeout: float = 120,
+                 allow_errors: bool = False) -> Any:
     """Execute every cell of ``path`` top to bottom in a fresh kernel (nbclient), in the notebook's
-    folder; the executed notebook (the file is not changed). A cell that raises fails the check with
-    CellFailed naming the cell and the error, unless ``allow_errors``."""
+    folder; the executed notebook (the file is not changed). ``then`` are code cells of the check's
+    own run after the notebook's (``then=["print(df.dtypes)"]``: the last cells' outputs tell what
+    the notebook left in its kernel). A cell that raises fails the check with CellFailed naming the
+    cell and the error, unless ``allow_errors``."""
+    import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     nb = notebook(path)
+    for i, source in enumerate(then):
+        nb.cells.append(nbformat.v4.new_code_cell(source, id=f"check-{i}"))
     folder = Path(path).resolve().parent
     client = NotebookClient(nb, timeout=int(timeout), kernel_name="python3", allow_errors=allow_errors,
                             resources={"metadata": {"path": str(folder)}})
@@ -93,6 +99,45 @@ def images(nb: Any) -> int:
     """How many images the notebook's outputs hold."""
     return sum(1 for c in cells(nb, "code") for o in c.get("outputs", [])
                for mime in o.get("data", {}) if mime.startswith("image/"))
+
+
+def cell(nb: Any, cell_id: str) -> Any:
+    """The cell with id ``cell_id``; fails the check when there is none."""
+    for c in nb.cells:
+        if c.get("id") == cell_id:
+            return c
+    raise AssertionError(f"the notebook has no cell {cell_id!r} any more")
+
+
+def names(source: str) -> set[str]:
+    """The identifiers a piece of Python uses (not the words in its strings or comments)."""
+    import io
+    import tokenize
+
+    try:
+        return {t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.NAME}
+    except (tokenize.TokenError, SyntaxError, IndentationError) as exc:
+        raise AssertionError(f"not valid Python: {exc}") from None
+
+
+def same_cell(a: Any, b: Any) -> bool:
+    """Whether two cells are the same to their user: kind, source, outputs and metadata."""
+    keys = ("cell_type", "source", "outputs", "metadata")
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def unchanged_except(nb: Any, before: Any, changed: Sequence[str] = ()) -> None:
+    """Every cell of ``before`` but those in ``changed`` is still in ``nb``, the same and in the same
+    order; fails the check naming the first that is not."""
+    now = {c.get("id"): c for c in nb.cells}
+    kept = [c.get("id") for c in nb.cells if c.get("id") in {b.get("id") for b in before.cells}]
+    expected = [b.get("id") for b in before.cells if b.get("id") in now]
+    for b in before.cells:
+        if b.get("id") in changed:
+            continue
+        assert b.get("id") in now, f"cell {b.get('id')!r} was deleted"
+        assert same_cell(now[b.get("id")], b), f"cell {b.get('id')!r} was changed"
+    assert kept == expected, "the user's cells are not in their order any more"
 
 
 def original(path: str | Path) -> Path:
