@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
@@ -159,12 +159,19 @@ def _out_folder(out: str | Path | None) -> Path:
 
 def run_info(suite: Suite, arms: list[Arm], repeat: int, folder: Path, batch_id: str) -> dict[str, Any]:
     """What the report states about the run: the suite and its version, the models and endpoints."""
-    from .. import __version__
-
     return {"suite": suite.name, "suite_version": suite.version, "suite_digest": suite_digest(suite),
             "tasks": [t.name for t in suite.tasks], "repeat": repeat, "out": str(folder), "eval_id": batch_id,
-            "nbagent_version": __version__, "started": dt.datetime.now().isoformat(timespec="seconds"),
+            "nbagent_version": _nbagent_version(), "started": dt.datetime.now().isoformat(timespec="seconds"),
             "arms": [describe_arm(arm) for arm in arms]}
+
+
+def _nbagent_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nbagent")
+    except PackageNotFoundError:  # run from a source tree
+        return "unknown (not installed)"
 
 
 def describe_arm(arm: Arm) -> dict[str, Any]:
@@ -172,7 +179,7 @@ def describe_arm(arm: Arm) -> dict[str, Any]:
     from ..config import AgentConfig
     from ..model.factory import uses_local
 
-    known = {k: v for k, v in arm.options.items() if k in AgentConfig.__dataclass_fields__}
+    known = {k: v for k, v in arm.options.items() if k in {f.name for f in fields(AgentConfig)}}
     try:
         config = AgentConfig.load(**known)
     except Exception as exc:  # noqa: BLE001 - an option the agents will refuse: their rows say so

@@ -37,6 +37,7 @@ def run_check(task_folder: Path, workspace: Path, answer: str = "", *,
         answer_file.write_text(answer or "", encoding="utf-8")
         env = {**os.environ, TASK_ENV: str(task_folder), ANSWER_ENV: str(answer_file),
                "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("MPLBACKEND", None)  # a notebook's kernel draws inline, as in Jupyter, whatever this shell says
         argv = [sys.executable, "-m", "nbagent.evals.runner", str(task_folder / "check.py"), str(result_file)]
         proc = subprocess.Popen(argv, cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
