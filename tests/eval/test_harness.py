@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -81,6 +82,16 @@ def test_the_cli_runs_a_suite_and_writes_the_report(model_server, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "scripted-good: 1 of 1 passed (100%" in done.stdout
     assert (out / "report.html").is_file() and len(pd.read_csv(out / "results.csv")) == 1
+
+    compared = subprocess.run([sys.executable, "-m", "nbagent.cli", "eval", str(TASKS), "-m", "scripted-good",
+                               "--base-url", model_server.url, "--tasks", "writes-*", "--out", str(tmp_path / "cfg"),
+                               "--config", "notebook:toolsets=core,notebook,max-steps=3", "--config", "core:toolsets=core"],
+                              env=env, capture_output=True, text=True, timeout=120)
+    assert compared.returncode == 0, compared.stderr
+    assert "scripted-good · notebook: 1 of 1 passed" in compared.stdout
+    assert "scripted-good · core: 1 of 1 passed" in compared.stdout
+    arms = json.loads((tmp_path / "cfg" / "run.json").read_text())["arms"]
+    assert arms[0]["options"]["toolsets"] == "core,notebook" and arms[0]["options"]["max_steps"] == "3"
 
     bad = subprocess.run([sys.executable, "-m", "nbagent.cli", "eval", str(TASKS), "--tasks", "nothing-*",
                           "--out", str(out)], env=env, capture_output=True, text=True, timeout=60)

@@ -40,11 +40,16 @@ def parse_config(text: str) -> tuple[str, dict[str, Any]]:
     if not sep or not name.strip():
         raise ConfigError(f"--config {text!r}: write it as NAME:KEY=VALUE,... (e.g. small:profile=small)")
     options: dict[str, Any] = {}
-    for pair in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = pair.partition("=")
-        if not eq or not key.strip():
-            raise ConfigError(f"--config {text!r}: {pair!r} is not KEY=VALUE")
-        options[key.strip().replace("-", "_")] = value.strip()
+    key = None
+    for piece in filter(None, (p.strip() for p in rest.split(","))):
+        name_part, eq, value = piece.partition("=")
+        if eq and name_part.strip():
+            key = name_part.strip().replace("-", "_")
+            options[key] = value.strip()
+        elif key is not None:  # a list value goes on: toolsets=core,notebook
+            options[key] += "," + piece
+        else:
+            raise ConfigError(f"--config {text!r}: {piece!r} is not KEY=VALUE")
     return name.strip(), options
 
 

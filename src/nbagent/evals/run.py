@@ -84,7 +84,7 @@ def make_arms(models: Any, configs: dict[str, dict[str, Any]] | None,
             if not isinstance(options, dict):
                 raise ConfigError(f"configuration {config!r} must be a dict of agent options")
             model = options.get("model", name)
-            label = " · ".join(p for p in (model or "default model", config) if p) if config else (model or "default model")
+            label = " · ".join(p for p in (model or "default model", config) if p)
             arms.append(Arm(label=label, model=model, config=config,
                             options={**agent_options, **options, **({"model": model} if model else {})}))
     labels = [a.label for a in arms]
