@@ -84,7 +84,8 @@ def make_arms(models: Any, configs: dict[str, dict[str, Any]] | None,
             if not isinstance(options, dict):
                 raise ConfigError(f"configuration {config!r} must be a dict of agent options")
             model = options.get("model", name)
-            label = " · ".join(p for p in (model or "default model", config) if p)
+            shown = model or resolve_model({**agent_options, **options})[0]
+            label = " · ".join(p for p in (shown, config) if p)
             arms.append(Arm(label=label, model=model, config=config,
                             options={**agent_options, **options, **({"model": model} if model else {})}))
     labels = [a.label for a in arms]
@@ -176,24 +177,27 @@ def _nbagent_version() -> str:
 
 def describe_arm(arm: Arm) -> dict[str, Any]:
     """The label, model, endpoint and whether it is the offline model (whose score is a floor)."""
-    from ..config import AgentConfig
-    from ..model.factory import uses_local
-
-    known = {k: v for k, v in arm.options.items() if k in {f.name for f in fields(AgentConfig)}}
-    try:
-        config = AgentConfig.load(**known)
-    except Exception as exc:  # noqa: BLE001 - an option the agents will refuse: their rows say so
-        return {"label": arm.label, "model": arm.model, "endpoint": f"(options refused: {exc})", "offline": False}
-    offline = uses_local(config)
-    if offline:
-        from ..model.local import MODEL_NAME
-
-        model, endpoint = config.model or MODEL_NAME, "offline (llama.cpp on this machine)"
-    else:
-        model, endpoint = config.model or "(endpoint default)", config.base_url or "https://api.openai.com/v1"
+    model, endpoint, offline = resolve_model(arm.options)
     shown = {k: v for k, v in arm.options.items() if k not in ("api_key", "model", "base_url")}
     return {"label": arm.label, "model": model, "endpoint": endpoint, "offline": offline,
             "config": arm.config, "options": {k: str(v) for k, v in shown.items()}}
+
+
+def resolve_model(options: dict[str, Any]) -> tuple[str, str, bool]:
+    """The model and endpoint ``options`` come to (environment included), and whether it is the offline one."""
+    from ..config import AgentConfig
+    from ..model.factory import uses_local
+
+    known = {k: v for k, v in options.items() if k in {f.name for f in fields(AgentConfig)}}
+    try:
+        config = AgentConfig.load(**known)
+    except Exception as exc:  # noqa: BLE001 - options the agents will refuse: their rows say so
+        return str(options.get("model")), f"(options refused: {exc})", False
+    if uses_local(config):
+        from ..model.local import MODEL_NAME
+
+        return config.model or MODEL_NAME, "offline (llama.cpp on this machine)", True
+    return config.model or "(endpoint default)", config.base_url or "https://api.openai.com/v1", False
 
 
 def suite_digest(suite: Suite) -> str:
