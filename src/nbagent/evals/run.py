@@ -61,7 +61,7 @@ def run_suite(suite: str | Path | Suite | None = None, models: Any = None, repea
     specs = [_spec(i, arm, task, folder, batch_id, concurrency, time_limit, check_time_limit)
              for i, (arm, _, task) in enumerate(plan)]
     rows = run_specs(folder, specs, concurrency=concurrency, client=client, progress=progress)
-    frame = pd.DataFrame([_eval_row(plan[row["task"]], row) for row in rows], columns=COLUMNS)
+    frame = pd.DataFrame([_eval_row(plan[row["task"]], row, time_limit) for row in rows], columns=COLUMNS)
     frame.attrs.update(run_info(chosen, arms, repeat, folder, batch_id))
     from .report import write_results
 
@@ -118,12 +118,12 @@ def check_task(task_folder: str, time_limit: float, workspace: Path, row: dict[s
     return run_check(Path(task_folder), workspace, row.get("text") or "", time_limit=time_limit)
 
 
-def _eval_row(planned: tuple[Arm, int, Task], row: dict[str, Any]) -> dict[str, Any]:
+def _eval_row(planned: tuple[Arm, int, Task], row: dict[str, Any], time_limit: float | None) -> dict[str, Any]:
     arm, run, task = planned
     check_seconds = float(row.get("check_seconds") or 0.0)
     return {
         "task": task.name, "model": arm.label, "run": run, "passed": bool(row.get("passed")),
-        "reason": "" if row.get("passed") else _reason(row, task), "end": row.get("reason"),
+        "reason": "" if row.get("passed") else _reason(row, time_limit or task.time_limit), "end": row.get("reason"),
         "steps": row.get("steps", 0), "tool_calls": row.get("tool_calls", 0),
         "input_tokens": row.get("input_tokens", 0), "cached_tokens": row.get("cached_tokens", 0),
         "output_tokens": row.get("output_tokens", 0), "cost": row.get("cost"),
@@ -133,12 +133,12 @@ def _eval_row(planned: tuple[Arm, int, Task], row: dict[str, Any]) -> dict[str, 
     }
 
 
-def _reason(row: dict[str, Any], task: Task) -> str:
+def _reason(row: dict[str, Any], time_limit: float) -> str:
     """Why a task failed, in one line: how the agent ended (when not done) and what the check said."""
     parts = []
     end = row.get("reason")
     if end == "timeout":
-        parts.append(f"timed out after {task.time_limit:.0f} s")
+        parts.append(f"timed out after {time_limit:g} s")
     elif end not in ("done", None):
         parts.append(f"agent ended with {end}")
     if row.get("error"):
