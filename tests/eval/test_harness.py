@@ -96,3 +96,32 @@ def test_the_cli_runs_a_suite_and_writes_the_report(model_server, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "nbagent.cli", "eval", str(TASKS), "--tasks", "nothing-*",
                           "--out", str(out)], env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "no task of suite 'harness' matches 'nothing-*'" in bad.stderr
+
+
+def reference_model(body: dict):
+    """Plays each built-in task's reference: writes its solution files with write_file, then answers
+    with its solution.md. What a model that does the work perfectly would leave."""
+    from nbagent.evals import load_suite
+    from nbagent.testing import Call, Reply
+
+    messages = body["messages"]
+    prompt = next(m["content"] for m in messages if m["role"] == "user")
+    task = next(t for t in load_suite().tasks if t.prompt == prompt)
+    files = sorted(p for p in task.solution.rglob("*") if p.is_file()) if task.solution.is_dir() else []
+    if messages[-1]["role"] == "user" and files:
+        return Reply(tool_calls=[Call("write_file", {"path": p.relative_to(task.solution).as_posix(),
+                                                     "content": p.read_text()}) for p in files])
+    return Reply(text=task.solution_answer or "Done.")
+
+
+def test_a_model_that_does_the_work_passes_built_in_tasks(tmp_path):
+    """Through the whole harness: the agent's tools write the notebook, the check executes it."""
+    from nbagent.testing import ScriptedServer
+
+    with ScriptedServer(responder=reference_model) as server:
+        df = nbagent.eval(models=["reference"], tasks="fix-name-error,read-only-answer-question,rename-dataframe",
+                          base_url=server.url, api_key="sk-test", max_retries=0, out=tmp_path / "ref",
+                          progress=False)
+    assert df["passed"].all(), df["reason"].tolist()
+    assert df.set_index("task").loc["fix-name-error", "tool_calls"] == 1
+    assert (df.attrs["suite"], df.attrs["suite_version"]) == ("nbagent notebook tasks", "1")
