@@ -61,3 +61,13 @@ def test_a_failed_check_says_why_in_one_line(tmp_path, name):
     assert not result["passed"]
     assert result["check_reason"].startswith("test_the_notebook_runs_and_prints_the_total: report.ipynb: a cell "
                                              "failed when run top to bottom: NameError")
+
+
+def test_the_wheel_ships_the_suite():
+    """Every file of every task goes into the wheel (hatch's file selection, without building)."""
+    builder = pytest.importorskip("hatchling.builders.wheel")
+    root = Path(__file__).resolve().parents[2]
+    shipped = {f.distribution_path for f in builder.WheelBuilder(str(root)).recurse_included_files()}
+    suite_files = {f"nbagent/evals/suite/{p.relative_to(SUITE.folder).as_posix()}"
+                   for p in SUITE.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert len(suite_files) > 100 and suite_files <= shipped, sorted(suite_files - shipped)[:5]
