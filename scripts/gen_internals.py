@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("tools", "tools/, mcp/ and checkpoints/: the tools, their runner, approvals and output limits, MCP "
               "servers' tools; checkpoints, the recovery journal and the turn guard",
      ("nbagent.tools", "nbagent.mcp", "nbagent.checkpoints")),
-    ("engine", "engine/ and batching/: the agent, its turns, prompt, compaction and the typed front-end state; "
+    ("engine", "engine/, batching/ and evals/: the agent, its turns, prompt, compaction and the typed front-end state; "
                "batch runs of many agents, and evals (suites of tasks with checks) run through them",
      ("nbagent.engine", "nbagent.batching", "nbagent.evals")),
     ("testing", "testing/: the scripted model and the scripted OpenAI-compatible HTTP server for tests",
