@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import nbagent
 from nbagent.evals import COLUMNS
@@ -125,3 +126,18 @@ def test_a_model_that_does_the_work_passes_built_in_tasks(tmp_path):
     assert df["passed"].all(), df["reason"].tolist()
     assert df.set_index("task").loc["fix-name-error", "tool_calls"] == 1
     assert (df.attrs["suite"], df.attrs["suite_version"]) == ("nbagent notebook tasks", "1")
+
+
+@pytest.mark.integration
+def test_tasks_and_their_checks_run_on_dask_workers(model_options, tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        df = nbagent.eval(TASKS, models=["scripted-good"], tasks="writes-answer,says-it-did", client=client,
+                          out=tmp_path / "dask", progress=False, **model_options)
+    rows = df.set_index("task")
+    assert rows.loc["writes-answer", "passed"] and not rows.loc["says-it-did", "passed"]
+    assert "total.txt was not written" in rows.loc["says-it-did", "reason"]
+    assert df["error"].isna().all()  # the spec and its check hook travelled to the worker and back
+    with SessionStore(Path(df.attrs["out"])) as store:  # the sessions came back to the run's folder
+        assert all(store.messages(sid) for sid in df["session_id"])
