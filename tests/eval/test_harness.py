@@ -14,6 +14,7 @@ import pytest
 import nbagent
 from nbagent.evals import COLUMNS
 from nbagent.store.sessions import SessionStore
+from nbagent.testing import Call, Reply, ScriptedServer
 
 from .conftest import TASKS
 
@@ -103,7 +104,6 @@ def reference_model(body: dict):
     """Plays each built-in task's reference: writes its solution files with write_file, then answers
     with its solution.md. What a model that does the work perfectly would leave."""
     from nbagent.evals import load_suite
-    from nbagent.testing import Call, Reply
 
     messages = body["messages"]
     prompt = next(m["content"] for m in messages if m["role"] == "user")
@@ -117,8 +117,6 @@ def reference_model(body: dict):
 
 def test_a_model_that_does_the_work_passes_built_in_tasks(tmp_path):
     """Through the whole harness: the agent's tools write the notebook, the check executes it."""
-    from nbagent.testing import ScriptedServer
-
     with ScriptedServer(responder=reference_model) as server:
         df = nbagent.eval(models=["reference"], tasks="fix-name-error,read-only-answer-question,rename-dataframe",
                           base_url=server.url, api_key="sk-test", max_retries=0, out=tmp_path / "ref",
@@ -141,3 +139,34 @@ def test_tasks_and_their_checks_run_on_dask_workers(model_options, tmp_path):
     assert df["error"].isna().all()  # the spec and its check hook travelled to the worker and back
     with SessionStore(Path(df.attrs["out"])) as store:  # the sessions came back to the run's folder
         assert all(store.messages(sid) for sid in df["session_id"])
+
+
+NOTEBOOK_EDITS = {
+    "change the filter cell": Call("notebook_edit", {"path": "shipments.ipynb", "cell_id": "filter",
+                                                     "source": "print([s for s in shipments if s > 10])"}),
+    "add a markdown cell": Call("notebook_insert", {"path": "shipments.ipynb", "cell_type": "markdown",
+                                                    "source": "## Filter", "after_cell_id": "data"}),
+    "delete the cell": Call("notebook_delete", {"path": "shipments.ipynb", "cell_id": "sign"}),
+}
+
+
+def notebook_tools_model(body: dict):
+    """Does the keep-cells tasks with nbagent's own notebook tools: read, then one edit, then done."""
+    messages = body["messages"]
+    prompt = next(m["content"] for m in messages if m["role"] == "user")
+    done = [m for m in messages if m["role"] == "tool"]
+    if not done:
+        return Reply(tool_calls=[Call("notebook_read", {"path": "shipments.ipynb"})])
+    if len(done) == 1:
+        return Reply(tool_calls=[next(c for words, c in NOTEBOOK_EDITS.items() if words in prompt)])
+    return Reply(text="Done.")
+
+
+def test_the_notebook_tools_own_edits_pass_the_keep_cells_checks(tmp_path):
+    """The checks that other cells stay as they were (outputs, metadata, order) are fair to the
+    agent's notebook tools: one edit, insert or delete by id keeps the rest byte for byte."""
+    with ScriptedServer(responder=notebook_tools_model) as server:
+        df = nbagent.eval(models=["notebook-tools"], tasks="keep-cells-*", base_url=server.url, api_key="sk-test",
+                          max_retries=0, out=tmp_path / "nb", progress=False)
+    assert len(df) == 3 and df["passed"].all(), df["reason"].tolist()
+    assert (df["tool_calls"] == 2).all()

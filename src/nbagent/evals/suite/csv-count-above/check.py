@@ -1,4 +1,6 @@
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+import re
+
+from nbagent.evals.checks import code_sources, markdown_sources, notebook
 
 
 def test_the_notebook_loads_the_csv():
@@ -9,6 +11,5 @@ def test_the_notebook_loads_the_csv():
 def test_the_answer_is_in_a_markdown_cell():
     cells = markdown_sources(notebook("questions.ipynb"))[1:]
     text = "\n".join(cells)
-    assert __import__("re").search(r"(?<![\d.])20(?![\d.])", text), "no markdown cell gives the right answer"
-
-    assert not (__import__("re").search(r"(?<![\d.])(19|21)(?![\d.])", text)), "the markdown gives a wrong answer too"
+    assert re.search(r"(?<![\d.])20(?![\d.])", text), "no markdown cell gives the right answer"
+    assert not re.search(r"(?<![\d.])(19|21)(?![\d.])", text), "the markdown gives a wrong answer too"

@@ -1,4 +1,4 @@
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+from nbagent.evals.checks import code_sources, markdown_sources, notebook
 
 
 def test_the_notebook_loads_the_csv():

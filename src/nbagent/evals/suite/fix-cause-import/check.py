@@ -1,4 +1,4 @@
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+from nbagent.evals.checks import cell, names, notebook, original_notebook, outputs, run_notebook
 
 
 def test_the_import_is_added_at_the_top_and_the_cell_kept():

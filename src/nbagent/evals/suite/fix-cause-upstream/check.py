@@ -1,4 +1,4 @@
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+from nbagent.evals.checks import cell, notebook, original_notebook, outputs, run_notebook
 
 
 def test_the_total_cell_is_untouched_and_now_runs():

@@ -1,4 +1,4 @@
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+from nbagent.evals.checks import notebook, original_notebook, output_text, run_notebook, unchanged_except
 
 
 def test_the_notebook_runs_and_prints_the_total():

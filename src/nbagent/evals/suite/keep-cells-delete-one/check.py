@@ -1,4 +1,4 @@
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+from nbagent.evals.checks import code_sources, notebook, original_notebook, unchanged_except
 
 
 def test_only_the_signature_cell_is_gone():

@@ -1,4 +1,4 @@
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+from nbagent.evals.checks import images, notebook, original_notebook, run_notebook, unchanged_except
 
 
 def test_a_new_cell_draws_the_plot():

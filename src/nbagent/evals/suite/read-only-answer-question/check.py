@@ -1,7 +1,7 @@
 import re
 from pathlib import Path
 
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+from nbagent.evals.checks import answer, original
 
 
 def test_the_answer_gives_the_count_and_nothing_changed():

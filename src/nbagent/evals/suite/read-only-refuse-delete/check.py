@@ -1,4 +1,4 @@
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+from nbagent.evals.checks import answer, notebook, original_notebook, unchanged_except
 
 
 def test_nothing_changed_and_the_answer_says_why():

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+from nbagent.evals.checks import answer
 
 
 def test_the_file_is_kept_and_the_answer_says_why():

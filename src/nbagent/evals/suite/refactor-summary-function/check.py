@@ -1,6 +1,6 @@
 import ast
 
-from nbagent.evals.checks import run_notebook, notebook, original_notebook, output_text, outputs, cell, code_sources, markdown_sources, unchanged_except, names, images, answer, original
+from nbagent.evals.checks import code_sources, notebook, output_text, run_notebook
 
 
 def test_one_function_replaces_the_copies():
