@@ -170,3 +170,21 @@ def test_the_notebook_tools_own_edits_pass_the_keep_cells_checks(tmp_path):
                           max_retries=0, out=tmp_path / "nb", progress=False)
     assert len(df) == 3 and df["passed"].all(), df["reason"].tolist()
     assert (df["tool_calls"] == 2).all()
+
+
+def test_a_file_the_agent_wrote_cannot_stand_in_for_the_checks_helpers(tmp_path):
+    """An agent that writes its own nbagent/ (or json.py) into the workspace does not get to pass."""
+    from nbagent.evals.runner import run_check
+
+    task = TASKS / "writes-answer"
+    workspace = tmp_path / "w"
+    (workspace / "nbagent" / "evals").mkdir(parents=True)
+    for init in ("nbagent/__init__.py", "nbagent/evals/__init__.py"):
+        (workspace / init).write_text("")
+    (workspace / "nbagent" / "evals" / "checks.py").write_text("raise SystemExit(0)\n")
+    (workspace / "pathlib.py").write_text("class Path:\n    def __init__(self, p): pass\n"
+                                          "    def read_text(self): return '42'\n")
+    result = run_check(task, workspace)
+    assert not result["passed"] and "answer.txt" in result["check_reason"]
+    (workspace / "answer.txt").write_text("42\n")  # and the workspace's own files are still what it reads
+    assert run_check(task, workspace)["passed"]

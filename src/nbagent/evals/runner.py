@@ -38,7 +38,9 @@ def run_check(task_folder: Path, workspace: Path, answer: str = "", *,
         env = {**os.environ, TASK_ENV: str(task_folder), ANSWER_ENV: str(answer_file),
                "PYTHONDONTWRITEBYTECODE": "1"}
         env.pop("MPLBACKEND", None)  # a notebook's kernel draws inline, as in Jupyter, whatever this shell says
-        argv = [sys.executable, "-m", "nbagent.evals.runner", str(task_folder / "check.py"), str(result_file)]
+        # -P: the workspace is not put first on sys.path, so a file the agent wrote (nbagent/, json.py)
+        # cannot stand in for the check's own imports; main() appends it last, for the workspace's modules.
+        argv = [sys.executable, "-P", "-m", "nbagent.evals.runner", str(task_folder / "check.py"), str(result_file)]
         proc = subprocess.Popen(argv, cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         ref = ProcessRef.of(proc.pid)
@@ -102,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     # at import: over a second of CPU per check, for a format no notebook schema check uses. Without
     # it jsonschema leaves that one format unchecked (it suppresses the ImportError).
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    sys.path.append(os.getcwd())  # the workspace's own modules, after everything else
     result = check_file(Path(check).resolve())
     Path(out).write_text(json.dumps(result), encoding="utf-8")
     return 0 if result["passed"] else 1
