@@ -21,11 +21,10 @@ from typing import Any, Callable, Sequence
 from ..errors import ConfigError
 from ..ids import short_id
 from . import scratch
-from .isolation import git, repository_top, snapshot
+from .isolation import Source, folder_size, git, repository_top, snapshot
 from .progress import Progress, default_progress
 from .schedule import run_distributed, run_local
 from .remote import RemoteSource, check_url, remove_batch_copies, resolve_revision
-from .isolation import Source, folder_size
 from .task import BATCH_APPROVALS, TaskSpec, batch_dir, close_stores, import_session
 
 COLUMNS = ["task", "prompt", "text", "reason", "tool_calls", "input_tokens", "output_tokens", "cost",

@@ -80,9 +80,9 @@ def batch_dir(workspace: Path, batch_id: str) -> Path:
 
 def empty_row(spec: TaskSpec) -> dict[str, Any]:
     return {"task": spec.index, "prompt": spec.prompt, "text": "", "reason": "error", "tool_calls": 0,
-            "steps": 0, "input_tokens": 0, "cached_tokens": 0, "output_tokens": 0, "cost": None, "files_changed": [], "diff": "",
-            "session_id": None, "error": None, "seconds": 0.0, "host": socket.gethostname(),
-            "pid": os.getpid()}
+            "steps": 0, "input_tokens": 0, "cached_tokens": 0, "output_tokens": 0, "cost": None,
+            "files_changed": [], "diff": "", "session_id": None, "error": None, "seconds": 0.0,
+            "host": socket.gethostname(), "pid": os.getpid()}
 
 
 def deny_approval(request: Any) -> str:
@@ -206,7 +206,8 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
         "text": result.text, "reason": "timeout" if timed_out else result.reason,
         "tool_calls": len(result.tool_calls), "steps": len(usages),
         "input_tokens": result.usage.get("input_tokens", 0), "output_tokens": result.usage.get("output_tokens", 0),
-        # Usage events may not carry cached tokens (older adapters): counted where they do.
+        # The adapters read cached tokens (model.base) but the usage event may not carry them yet:
+        # counted from the events that do, else 0.
         "cached_tokens": sum(int(getattr(e, "cached_tokens", 0) or 0) for e in usages),
         "cost": result.usage.get("cost"), "session_id": result.session_id,
         "error": "; ".join(result.errors) or None,
