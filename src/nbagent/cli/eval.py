@@ -10,8 +10,8 @@ from ..errors import ConfigError
 
 
 def add_eval_parser(sub, parents=()) -> None:
+    # Not the shared --workspace: every task brings its own workspace, and the sessions go to --out.
     p = sub.add_parser("eval", help="run a suite of tasks with checks and report the pass rate per model",
-                       parents=list(parents),
                        description="Each task of SUITE (a folder of task folders; default: the built-in suite) "
                                    "runs in its own copy of its workspace, then its check decides. Results "
                                    "and report.html go to --out.")
