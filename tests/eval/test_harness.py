@@ -188,3 +188,11 @@ def test_a_file_the_agent_wrote_cannot_stand_in_for_the_checks_helpers(tmp_path)
     assert not result["passed"] and "answer.txt" in result["check_reason"]
     (workspace / "answer.txt").write_text("42\n")  # and the workspace's own files are still what it reads
     assert run_check(task, workspace)["passed"]
+
+
+def test_a_task_whose_agent_cannot_start_is_a_row_too(model_options, tmp_path):
+    df = nbagent.eval(TASKS, models=["scripted-good"], tasks="writes-*,says-*", max_steps=0, out=tmp_path / "bad",
+                      progress=False, **model_options)
+    assert len(df) == 2 and not df["passed"].any()
+    assert df["error"].str.contains("max_steps must be at least 1").all()
+    assert df["reason"].str.endswith("the check did not run").all()
