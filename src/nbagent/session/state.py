@@ -57,9 +57,14 @@ class SessionState:
         """This notebook's or directory's prompt history, oldest first."""
         return self.history.list(self.origin) if self.history is not None else []
 
+    @property
+    def database(self) -> "Database | None":
+        """The database holding the session: the workspace's, or the in-memory one (persist off)."""
+        return self.store.db if self.store is not None else self._db
+
     def open_memory(self, config: Any) -> "ProjectMemory | None":
         """Project memory on this state's database (when memory is switched on later)."""
-        db = self.store.db if self.store is not None else self._db
+        db = self.database
         return project_memory(db, config) if db is not None else None
 
     def fork(self, up_to_turn: int | None = None) -> "SessionState":
