@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
+from ..workspace.safe_read import read_bytes
 from .gitrepo import CheckpointError
 from ..tools.nbdoc import token_of
 
@@ -87,7 +88,7 @@ def _live(stores: list[Any], path: Path, name: str) -> tuple[Any, Any]:
 
 def _file_holds(path: Path, cells: list[dict]) -> bool:
     try:
-        on_disk = _cells(path.read_bytes())
+        on_disk = _cells(read_bytes(path)[0])
     except OSError:
         return False
     return on_disk is not None and _comparable(on_disk) == _comparable(cells)

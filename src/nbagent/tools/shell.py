@@ -17,6 +17,7 @@ import time
 
 from ..errors import CommandKilled, ToolError
 from ..workspace.procs import shell_env
+from ..workspace.safe_read import open_regular
 from .base import function_tool
 from .context import ToolContext
 from .tasks import TaskManager, exit_code_of, task_manager
@@ -117,7 +118,7 @@ def _read_output(manager: TaskManager, task_id: str) -> tuple[str, bool]:
     """The log's text, and whether the log must be kept because the text leaves part of it out."""
     path = manager.log_path(task_id)
     size = path.stat().st_size
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         if size <= CAPTURE_LIMIT:
             return fh.read().decode("utf-8", errors="replace").rstrip("\n"), False
         head = fh.read(CAPTURE_LIMIT // 2)

@@ -238,7 +238,7 @@ class TaskManager:
 
     def _read_exit(self, task_id: str) -> int | None:
         try:
-            return int(self.exit_path(task_id).read_text().strip())
+            return int(read_bytes(self.exit_path(task_id), max_bytes=64)[0].strip())
         except (OSError, ValueError):
             return None  # not written yet, or being written by the trap
 

@@ -11,7 +11,7 @@ import mimetypes
 from pathlib import Path
 
 from ..errors import ToolError
-from ..workspace.safe_read import MAX_WHOLE_READ, read_bytes, size_text as _size
+from ..workspace.safe_read import MAX_WHOLE_READ, open_regular, read_bytes, size_text as _size
 
 MAX_LINE_CHARS = 2000
 """A longer line is shown cut, with the count of what was left out."""
@@ -34,7 +34,7 @@ def read_window(path: Path, shown: str, offset: int, limit: int, char_budget: in
     if path.is_dir():
         raise ToolError(f"{shown} is a directory: use list_dir (or glob) to see what is in it")
     _regular(path, shown)
-    with open(path, "rb") as f:
+    with open_regular(path, shown=shown) as f:
         if is_binary(f.read(_SNIFF_BYTES)):
             raise ToolError(binary_message(shown, path))
         f.seek(0)
@@ -116,7 +116,7 @@ def _window_note(offset: int, last: int, total: int) -> str:
 def count_lines(path: Path) -> int:
     """Lines as an editor counts them: a last line without a newline still counts."""
     count, last = 0, b""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         while chunk := f.read(1 << 20):
             count += chunk.count(b"\n")
             last = chunk

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from .safe_read import read_text
 from .state_dir import STATE_DIR
 
 JUPYTER_STATE = (
@@ -170,7 +171,7 @@ def _matches_itself(pattern, path: str, own_len: int) -> bool:
 
 def _read_spec(path: Path) -> GitIgnoreSpec | None:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_text(path).splitlines()  # a FIFO planted as a .gitignore is refused, not waited on
     except OSError:
         return None
     return GitIgnoreSpec.from_lines(map(_as_git_means, lines)) if lines else None
