@@ -191,6 +191,16 @@ def test_the_state_dir_setting_moves_all_of_the_state(make_agent, ws, tmp_path, 
     assert {"nbagent.db", "checkpoints", "journal", "traces.jsonl"} <= names
     agent.undo()
     assert (ws / "a.txt").read_text() == "old a\n"
+    # A saved output lives there too, and read_file may page it (read only) through its shown path.
+    from nbagent.tools.limits import limit_output
+    from nbagent.workspace.root import Workspace
+
+    workspace = Workspace(ws)
+    cut = limit_output("line\n" * 5000, 200, workspace.state_subdir("outputs"), "bash", shown_root=ws)
+    shown = cut.split("the whole output is in ")[1].split(" (page it")[0]
+    assert workspace.resolve(shown).is_relative_to(moved)
+    with pytest.raises(Exception, match="outside the workspace"):  # never written there
+        workspace.resolve(shown, write=True)
 
 
 # ----- finding 7: a planted repo-map cache -----------------------------------------------------------
