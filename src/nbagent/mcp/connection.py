@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import secrets
 import warnings
@@ -22,6 +23,8 @@ import psutil
 
 from ..errors import ToolError
 from ..workspace.procs import ProcessRef, kill_tree
+from ..workspace.safe_read import open_regular
+from ..workspace.state_dir import open_append, private_dir
 from .config import MCPServerConfig
 
 MARK_VARIABLE = "NBAGENT_MCP_SERVER"
@@ -121,8 +124,9 @@ class MCPConnection:
         cwd = Path(self.config.cwd).expanduser() if self.config.cwd else self.workspace
         if not cwd.is_absolute():
             cwd = self.workspace / cwd
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        errlog = open(self.log_path, "a", encoding="utf-8", errors="replace")
+        # The log folder checked from the state directory down, the log 0600, never a link or a FIFO.
+        log = private_dir(self.log_path.parent.parent, self.log_path.parent.name) / self.log_path.name
+        errlog = os.fdopen(open_append(log), "a", encoding="utf-8", errors="replace")
         env = {**self.config.env, MARK_VARIABLE: self._token}
         params = StdioServerParameters(command=self.config.command or "", args=list(self.config.args), env=env,
                                        cwd=str(cwd))
@@ -240,7 +244,7 @@ class MCPConnection:
         if not self.config.command or not self.log_path.is_file():
             return ""
         try:
-            with open(self.log_path, "rb") as f:
+            with open_regular(self.log_path) as f:
                 f.seek(max(0, f.seek(0, 2) - 2000))
                 tail = f.read().decode("utf-8", "replace").splitlines()[-lines:]
         except OSError:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import events as ev
 from ..errors import ConfigError
+from ..workspace.state_dir import MCP_LOGS
 from .config import USER_SOURCES, MCPServerConfig, load_servers, parse_server
 from .connection import MCPConnection, MCPServerError
 from .tools import make_tools, result_text, run_cancellable
@@ -37,7 +38,7 @@ class MCPManager:
         self.problems: list[str] = []
         self.servers = self._load(config)
         self.connections = {
-            name: MCPConnection(cfg, workspace=workspace.root, log_dir=workspace.state_dir / "mcp",
+            name: MCPConnection(cfg, workspace=workspace.root, log_dir=workspace.state_dir / MCP_LOGS,
                                 timeout=config.mcp_timeout)
             for name, cfg in self.servers.items()
         }

@@ -40,6 +40,7 @@ TASKS = "tasks"
 BATCH = "batch"
 POLLER_LOCK = "context-poller.lock"
 MCP_CONFIG = "mcp.json"
+MCP_LOGS = "mcp"
 RULES = "rules"
 
 
