@@ -120,3 +120,13 @@ def test_schema_is_derived_from_the_signature_and_docstring():
     assert props["limit"]["type"] == "integer" and props["limit"]["default"] == 10
     assert t.parameters["required"] == ["query"]
     assert t.validate({"query": "x"}) == {"query": "x"}
+
+
+def test_read_only_wins_over_an_always_given_before_the_switch(make_agent):
+    first, second = _script(1), [Reply(tool_calls=[Call("write_note", {"text": "n1"})]), "done"]
+    agent = make_agent(*first, *second, tools=[write_note], approver=lambda r: "always")
+    agent.run("first")
+    assert NOTES == ["n0"]
+    agent.reconfigure(approval="read-only")
+    result = agent.run("second")
+    assert NOTES == ["n0"] and result.tool_calls[0]["status"] == "denied"

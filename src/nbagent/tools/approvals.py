@@ -7,7 +7,7 @@ Each tool has one policy (``Tool.approval``), which the configuration can overri
 - ``always_ask``: asks in "ask" and "auto" mode (code in the user's live kernel), denied in "read-only".
 The mode is read when the decision is made, not when the turn started: a change made while a turn runs
 or a prompt waits applies to the very next decision. "always" given to a request approves the same tool
-for the rest of the session.
+for the rest of the session, except in "read-only" mode, which denies it all the same.
 """
 
 from __future__ import annotations
@@ -57,11 +57,11 @@ class Approvals:
         policy = self.policy_of(tool)
         if policy == "never":
             return "approve"
+        mode = self.config().approval
+        if mode == "read-only":  # before "always": read-only wins over every remembered answer
+            return self._record(tool, ctx, "deny", "read-only mode")
         if tool.name in self.always:
             return self._record(tool, ctx, "approve", "always")
-        mode = self.config().approval
-        if mode == "read-only":
-            return self._record(tool, ctx, "deny", "read-only mode")
         if mode == "auto" and policy == "ask":
             return "approve"
         return await self._ask(tool, ctx, arguments)
