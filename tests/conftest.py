@@ -4,7 +4,14 @@ one ``make_agent`` factory for every folder (a folder may override ``agent_works
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
+
+# No test (nor a kernel or CLI it starts) reads or writes the developer's own config folder: the trust
+# record of approved commands, mcp.json and the global instructions live there.
+os.environ["NBAGENT_CONFIG_DIR"] = tempfile.mkdtemp(prefix="nbagent-tests-config-")
 
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NBAGENT_MODEL", "NBAGENT_API", "NBAGENT_TOOLSETS",
               "NBAGENT_APPROVAL", "NBAGENT_MAX_STEPS", "NBAGENT_MEMORY", "NBAGENT_WORKSPACE",

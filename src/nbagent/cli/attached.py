@@ -1,7 +1,10 @@
-"""``nbagent context list|attach|push|mute|unmute|remove``: attached context sources from a terminal.
+"""``nbagent context list|attach|approve|push|mute|unmute|remove``: attached context sources from a terminal.
 
 Sources are the workspace's unless ``--session ID`` names a session. ``push`` reads the text from
 standard input, so a script or a cron job can feed a source: ``make test 2>&1 | nbagent context push tests``.
+A command source stored in the workspace's database that this user never approved here (one that came
+with a clone) runs only after ``nbagent context approve NAME``, which shows the command in full and
+records the approval outside the workspace (nbagent.workspace.trust).
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..attached.fetch import COMMAND_TIMEOUT, check_watchable, refresh
-from ..attached.records import SourceError, one_line, parse_output
+from ..attached.records import Source, SourceError, one_line, parse_output
 from ..attached.store import ContextStore
 from ..errors import StoreError
 from ..store.sessions import SessionStore
+from ..render.text import escape_controls
 from ..workspace.root import Workspace
+from ..workspace.trust import trust
 
 
 def add_context_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
@@ -48,6 +53,11 @@ def add_context_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParse
     p.add_argument("--wake", action="store_true", help="let a change start a turn (when context_wake is on)")
     p.set_defaults(handler=run_context, context_handler=cmd_attach)
 
+    p = command("approve", "approve a stored command source that needs approval, after showing its command")
+    p.add_argument("name")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask (the command is still printed)")
+    p.set_defaults(handler=run_context, context_handler=cmd_approve)
+
     p = command("push", "set a pushed source's text from standard input")
     p.add_argument("name")
     p.add_argument("--why", default="", help="why it is attached, when it is new")
@@ -74,7 +84,7 @@ def run_context(args: argparse.Namespace) -> int:
             return 1
         selector = getattr(args, "session", None)
         session = sessions.resolve(selector) if selector else None
-        return args.context_handler(args, ContextStore(sessions.db), session, sessions.root)
+        return args.context_handler(args, ContextStore(sessions.db, root=sessions.root), session, sessions.root)
     except (SourceError, StoreError) as exc:
         print(f"nbagent: {exc}", file=sys.stderr)
         return 1
@@ -108,17 +118,44 @@ def cmd_attach(args, store: ContextStore, session: str | None, root: Path) -> in
     kind, spec = ("command", args.command) if args.command else ("file", args.file)
     if kind == "file":
         check_watchable(spec, Workspace(root))
+    else:  # attaching it from this terminal is the user's approval of this command for this workspace
+        trust(root, spec, what=f"context source {args.name}")
     source = store.attach(args.name, kind, scope=session or "", spec=spec, why=args.why or "attached from the CLI",
                           every=args.every, wake=args.wake)
+    return _fetch_now(store, source, root, "attached")
+
+
+def _fetch_now(store: ContextStore, source: Source, root: Path, done: str) -> int:
     fetched = refresh(source, Workspace(root), timeout=COMMAND_TIMEOUT)
     if fetched.output is not None:
         store.record(source.scope, source.name, fetched.output)
-        print(f"attached {args.name}: {fetched.output.summary}")
+        print(f"{done} {source.name}: {fetched.output.summary}")
         return 0
     store.record_error(source.scope, source.name, fetched.error or "failed")
-    print(f"attached {args.name}, but its first fetch failed: {one_line(fetched.error or 'failed', 200)}",
+    print(f"{done} {source.name}, but its first fetch failed: {one_line(fetched.error or 'failed', 200)}",
           file=sys.stderr)
     return 1
+
+
+def cmd_approve(args, store: ContextStore, session: str | None, root: Path) -> int:
+    """Show the stored command in full (escaped), ask, and record the approval in the trust record."""
+    source = store.find(args.name, session)
+    if source.kind != "command":
+        raise SourceError(f"{args.name!r} is a {source.kind} source: only command sources need approval")
+    if source.trusted:
+        print(f"{args.name} is already approved for this workspace")
+        return 0
+    print(f"the {'session' if source.scope else 'workspace'} source {args.name} of {root} runs, "
+          f"every {max(source.every or 30, 30):g} s at most, in the workspace:\n"
+          f"  command: {escape_controls(source.spec, keep_newlines=False)}", file=sys.stderr)
+    if not args.yes:
+        sys.stderr.write("approve this command for this workspace? [y/N]: ")
+        sys.stderr.flush()
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            print("not approved: the source stays stored and does not run", file=sys.stderr)
+            return 1
+    trust(root, source.spec, what=f"context source {args.name}")
+    return _fetch_now(store, source, root, "approved")
 
 
 def cmd_push(args, store: ContextStore, session: str | None, root: Path) -> int:

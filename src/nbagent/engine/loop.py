@@ -9,8 +9,9 @@ session (durable) before the next model call.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from .. import events as ev
 from ..errors import ModelError
@@ -40,7 +41,7 @@ class Loop:
 
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
                  runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]],
-                 before_steps: Callable[[str], None] = lambda turn_id: None, guard=None,
+                 before_steps: Callable[[str], Awaitable[None] | None] = lambda turn_id: None, guard=None,
                  before_prompt: Callable[[str], list[dict[str, Any]]] | None = None, profile: Profile = FULL):
         self.model = model
         self.profile = profile
@@ -52,7 +53,8 @@ class Loop:
         self.runner = runner
         self.prompt_parts = prompt_parts
         self.before_steps = before_steps
-        """Called with the turn id after turn_start, before the first request (memory injection)."""
+        """Called with the turn id after turn_start and the prompt, before the first request (stored-command
+        approvals, MCP servers, memory injection); awaited when it returns an awaitable."""
         self.guard = guard
         """nbagent.checkpoints.turn_guard.TurnGuard: checkpoints and the recovery journal (None: neither)."""
         self.before_prompt = before_prompt
@@ -75,7 +77,9 @@ class Loop:
         self.session.defer_records = True  # records ride along with each step's commit
         self._append([{"role": "user", "content": prompt}])
         try:
-            self.before_steps(turn_id)
+            started = self.before_steps(turn_id)
+            if inspect.isawaitable(started):  # the runtime's asks the user about stored commands first
+                await started
             reason = await self._steps(state)
         except asyncio.CancelledError:
             self._keep_partial(state)

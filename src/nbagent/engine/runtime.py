@@ -20,6 +20,7 @@ from ..model.factory import default_model_name, make_model
 from ..workspace.procs import ProcessTracker
 from .profiles import PROFILES, Profile, apply as apply_profile, choose as choose_profile
 from .prompt import short_prompt, static_prompt
+from .stored_commands import StoredCommands
 from ..session.model import Session
 from ..session.state import SessionState, open_state
 from ..tools import build_registry
@@ -56,6 +57,7 @@ class AgentRuntime:
         if config.sweep_temp_files:
             sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
         self.context = LiveContext(self.state, config, self.emit)
+        self.stored_commands = StoredCommands(self)
         self._static_prompt = self._render_static()
         from ..knowledge.turn import TurnKnowledge
 
@@ -83,7 +85,7 @@ class AgentRuntime:
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
                          emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts,
-                         before_steps=self._inject_memory, guard=self.guard, before_prompt=self.context.absorb,
+                         before_steps=self._before_steps, guard=self.guard, before_prompt=self.context.absorb,
                          profile=self.profile)
 
     def _render_static(self) -> str:
@@ -117,6 +119,13 @@ class AgentRuntime:
         memory = "\n\n".join(p for p in (self._memory_block, relevant) if p)
         return static, render_todos(self.session.todos), memory
 
+    async def _before_steps(self, turn_id: str) -> None:
+        """Inside the turn, before the model is called: the stored commands the user has not approved
+        (asked with a card), the MCP servers to start, this turn's memory."""
+        await self.stored_commands.confirm(turn_id)
+        await self.start_mcp(turn_id)
+        self._inject_memory(turn_id)
+
     def _inject_memory(self, turn_id: str) -> None:
         """Read this turn's memory block (another kernel may have changed it) and say what it holds."""
         if not self.profile.knowledge:
@@ -143,7 +152,6 @@ class AgentRuntime:
         self.knowledge.begin_turn(prompt, turn_id)
         if self.profile.knowledge:
             self._knowledge_block = await self.knowledge.static_block_for_turn()
-        await self.start_mcp(turn_id)
         return await self.loop.run_turn(prompt, turn_id)
 
     # ----- settings ----------------------------------------------------------------------------

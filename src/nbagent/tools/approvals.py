@@ -75,8 +75,25 @@ class Approvals:
                 raise  # the edit cannot apply (no match...): tell the model now, ask nobody
         request = ev.ApprovalRequest(name=tool.name, call_id=ctx.call_id, arguments=arguments, diff=diff,
                                      annotations=getattr(tool, "annotations", None), turn_id=ctx.turn_id)
+        decision = await self._wait(request)
+        if decision == "always":
+            self.always.add(tool.name)
+        return self._record(tool, ctx, "deny" if decision == "deny" else "approve", "user", decision)
+
+    async def confirm(self, name: str, call_id: str, turn_id: str, arguments: dict[str, Any]) -> bool:
+        """Ask the user about something that is not a model's tool call (a command the workspace's stored
+        state names): the same approval_request and approval_decision, the same card in every front end,
+        the same ``decide``. True when approved ("always" approves too). The caller decides whether the
+        mode lets it ask at all."""
+        request = ev.ApprovalRequest(name=name, call_id=call_id, arguments=arguments, turn_id=turn_id)
+        decision = await self._wait(request)
+        self.emit(ev.ApprovalDecision(name=name, call_id=call_id, decision=decision, by="user", turn_id=turn_id))
+        return decision != "deny"
+
+    async def _wait(self, request: ev.ApprovalRequest) -> str:
+        """Emit the request and wait for its answer (the approver, or ``resolve`` from a front end)."""
         future = asyncio.get_running_loop().create_future()
-        self._pending[ctx.call_id] = future
+        self._pending[request.call_id] = future
         self.emit(request)
         try:
             if self.approver is not None:
@@ -84,11 +101,8 @@ class Approvals:
             else:
                 decision = await future
         finally:
-            self._pending.pop(ctx.call_id, None)
-        decision = decision if decision in DECISIONS else "deny"
-        if decision == "always":
-            self.always.add(tool.name)
-        return self._record(tool, ctx, "deny" if decision == "deny" else "approve", "user", decision)
+            self._pending.pop(request.call_id, None)
+        return decision if decision in DECISIONS else "deny"
 
     def _record(self, tool, ctx, outcome: str, by: str, decision: str | None = None) -> str:
         self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=decision or outcome,
