@@ -15,7 +15,7 @@ from nbagent import events as ev
 from nbagent.errors import ConfigError
 from nbagent.testing.replies import Call, Reply
 
-from .conftest import toy_stdio
+from .conftest import TOY, toy_stdio
 
 pytestmark = pytest.mark.integration
 
@@ -108,7 +108,9 @@ def test_workspace_servers_need_their_tool_set_named_and_their_trust_is_ignored(
     asked = []
     named = make_agent(Reply(tool_calls=[Call(f"{T}echo", {"text": "x"})]), "ok",
                        toolsets=["core", "mcp:toy"], approver=lambda r: asked.append(r) or "approve")
-    assert named.run("go").tool_calls[0]["output"] == "x" and len(asked) == 1
+    assert named.run("go").tool_calls[0]["output"] == "x"
+    # First the server itself (its command, approved for this workspace), then the call (trust "read" ignored).
+    assert [r.name for r in asked] == ["mcp_server", f"{T}echo"] and asked[0].arguments["args"] == [str(TOY)]
 
 
 def test_user_config_file_and_toolset_off(make_agent, tmp_path, monkeypatch):
