@@ -17,6 +17,7 @@ from nbagent import Agent
 from nbagent import events as ev
 from nbagent.attached.store import ContextStore
 from nbagent.cli.app import main
+from nbagent.cli.terminal import approval_card
 from nbagent.store.db import Database, workspace_db_path
 from nbagent.testing.scripted import ScriptedModel
 from nbagent.workspace.trust import TrustFileRefused, is_trusted, trust, trust_path
@@ -69,6 +70,7 @@ def test_the_card_shows_the_whole_command_and_approving_records_it_outside_the_w
         (request,) = asked
         assert request.name == "context_command" and request.arguments["command"] == PLANTED
         assert request.arguments["source"] == "gpu" and "nbagent.db" in request.arguments["stored_in"]
+        assert f"command: {PLANTED}" in approval_card(request)  # the terminal's card: the command in full
         (done,) = [e for e in result.events if isinstance(e, ev.ToolResult) and e.call_id == request.call_id]
         assert done.status == "done" and (clone / "pwned").exists()  # its first text was fetched at once
         agent.run("again")

@@ -58,12 +58,6 @@ def is_trusted(root: str | Path, command: str) -> bool:
     return isinstance(entries, dict) and command in entries
 
 
-def trusted_commands(root: str | Path) -> dict[str, dict[str, Any]]:
-    """The commands approved for the workspace at ``root``: command -> {"what", "approved_at"}."""
-    entries = _read()["workspaces"].get(workspace_key(root), {})
-    return dict(entries) if isinstance(entries, dict) else {}
-
-
 def trust(root: str | Path, command: str, what: str = "") -> None:
     """Record the user's approval of ``command`` for the workspace at ``root`` (``what`` says what it is for)."""
     if not isinstance(command, str) or not command.strip():
@@ -71,18 +65,6 @@ def trust(root: str | Path, command: str, what: str = "") -> None:
     with _locked() as record:
         record["workspaces"].setdefault(workspace_key(root), {})[command] = {
             "what": what, "approved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-
-
-def revoke(root: str | Path, command: str) -> bool:
-    """Take an approval back; False when there was none."""
-    with _locked() as record:
-        entries = record["workspaces"].get(workspace_key(root), {})
-        if command not in entries:
-            return False
-        del entries[command]
-        if not entries:
-            del record["workspaces"][workspace_key(root)]
-        return True
 
 
 @contextmanager
