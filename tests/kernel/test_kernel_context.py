@@ -84,6 +84,6 @@ def test_context_approve_runs_a_stored_command_source_after_showing_it(shell, ma
     statuses = dict(zip(listing.result["name"], listing.result["status"]))
     assert statuses["gpu"] == "needs approval" and not (tmp_path / "ran").exists()
     said = run(shell, "%agent /context approve gpu")[1]
-    assert "approved gpu for this workspace: touch ran; echo 'gpu\\x1b[31m ok' (ok)" in said
+    assert "approved gpu for this workspace: \"touch ran; echo 'gpu\\u001b[31m ok'\" (ok)" in said
     frame = agent.context.sources()
     assert (tmp_path / "ran").exists() and frame[frame["name"] == "gpu"]["status"].tolist() == ["ok"]

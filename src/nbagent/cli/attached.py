@@ -21,7 +21,8 @@ from ..attached.records import Source, SourceError, one_line, parse_output
 from ..attached.store import ContextStore
 from ..errors import StoreError
 from ..store.sessions import SessionStore
-from ..render.text import escape_controls
+from ..events import ApprovalRequest
+from .terminal import approval_card
 from ..workspace.root import Workspace
 from ..workspace.trust import trust
 
@@ -145,9 +146,10 @@ def cmd_approve(args, store: ContextStore, session: str | None, root: Path) -> i
     if source.trusted:
         print(f"{args.name} is already approved for this workspace")
         return 0
-    print(f"the {'session' if source.scope else 'workspace'} source {args.name} of {root} runs, "
-          f"every {max(source.every or 30, 30):g} s at most, in the workspace:\n"
-          f"  command: {escape_controls(source.spec, keep_newlines=False)}", file=sys.stderr)
+    request = ApprovalRequest(name="context_command", call_id="", arguments={
+        "command": source.spec, "source": source.name, "workspace": str(root),
+        "runs": f"in the workspace, every {max(source.every or 30, 30):g} s at most, until removed"})
+    print(approval_card(request), end="", file=sys.stderr)  # the terminal's card: the whole command, escaped
     if not args.yes:
         sys.stderr.write("approve this command for this workspace? [y/N]: ")
         sys.stderr.flush()

@@ -7,11 +7,11 @@ command source that needs approval), ``mute``, ``unmute`` and ``remove`` take a 
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any
 
 from ...attached.records import SourceError
-from ...render.text import escape_controls
 
 USAGE = """/context                          list the attached sources (status, serial, last change)
 /context attach NAME [--every N] [--why TEXT] COMMAND...   a command source, run by the poller
@@ -37,8 +37,8 @@ def context_command(keeper, arg: str) -> Any:
             return _attach(handle, rest)
         if action == "approve" and len(rest) == 1:
             source = handle.approve(rest[0])
-            return (f"approved {source.name} for this workspace: {escape_controls(source.spec, keep_newlines=False)}"
-                    f" ({source.status})")
+            # JSON: every control, escape and non-ASCII character of the command shows as an escape
+            return f"approved {source.name} for this workspace: {json.dumps(source.spec)} ({source.status})"
         if action in ("mute", "unmute", "remove") and len(rest) == 1:
             source = getattr(handle, action)(rest[0])
             return f"{action}d {source.name}" if action != "remove" else f"removed {source.name}"
