@@ -18,8 +18,8 @@ from pathlib import Path
 from ..errors import ToolError
 from ..workspace.procs import ProcessRef, kill_tree, start_shell
 from ..workspace.root import Workspace
-from ..workspace.trust import is_trusted
 from .records import TEXT_MAX_BYTES, Output, SourceError, Source, parse_output
+from ..workspace.trust import is_trusted
 
 COMMAND_TIMEOUT = 20.0
 FILE_TAIL_BYTES = 64 * 1024
