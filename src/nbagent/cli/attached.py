@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from ..attached.fetch import COMMAND_TIMEOUT, check_watchable, refresh
 from ..attached.records import Source, SourceError, one_line, parse_output
 from ..attached.store import ContextStore
-from ..errors import StoreError
+from ..errors import ConfigError, StoreError
 from ..store.sessions import SessionStore
 from ..events import ApprovalRequest
 from .terminal import approval_card
@@ -86,7 +86,7 @@ def run_context(args: argparse.Namespace) -> int:
         selector = getattr(args, "session", None)
         session = sessions.resolve(selector) if selector else None
         return args.context_handler(args, ContextStore(sessions.db, root=sessions.root), session, sessions.root)
-    except (SourceError, StoreError) as exc:
+    except (SourceError, StoreError, ConfigError) as exc:  # ConfigError: a trust record nbagent cannot believe
         print(f"nbagent: {exc}", file=sys.stderr)
         return 1
     finally:
@@ -119,10 +119,10 @@ def cmd_attach(args, store: ContextStore, session: str | None, root: Path) -> in
     kind, spec = ("command", args.command) if args.command else ("file", args.file)
     if kind == "file":
         check_watchable(spec, Workspace(root))
-    else:  # attaching it from this terminal is the user's approval of this command for this workspace
-        trust(root, spec, what=f"context source {args.name}")
     source = store.attach(args.name, kind, scope=session or "", spec=spec, why=args.why or "attached from the CLI",
                           every=args.every, wake=args.wake)
+    if kind == "command":  # attaching it from this terminal is the user's approval of this command here
+        trust(root, spec, what=f"context source {args.name}")
     return _fetch_now(store, source, root, "attached")
 
 

@@ -63,10 +63,10 @@ class ContextHandle:
         if kind == "file":
             check_watchable(spec, self._runtime.workspace)
         scope = "" if workspace else self._session
-        if kind == "command":  # attaching it here is the user's approval of this command for this workspace
-            trust(self._runtime.workspace.root, spec, what=f"context source {name}")
         source = self.store.attach(name, kind, scope=scope, spec=spec, why=why or f"attached by hand ({kind})",
                                    every=every, wake=wake)
+        if kind == "command":  # attaching it here is the user's approval of this command for this workspace
+            trust(self._runtime.workspace.root, spec, what=f"context source {name}")
         self._first_text(source)
         return self.store.find(name, scope or None)
 
