@@ -197,33 +197,3 @@ def test_tool_rows_and_paragraphs_interleave_in_the_order_they_happened():
     assert view.answer.markdown == "Let me look.\n\nFound **a.py**; reading it.\n\nDone."
     assert view.answer.value.index("Let me look") < view.answer.value.index("<strong>a.py</strong>")
 
-
-def test_a_stored_command_is_asked_about_on_a_widget_card_showing_it_whole(tmp_path, monkeypatch):
-    """Issue 26, finding 1, in the widget: the card of a command that came with the workspace's database."""
-    import queue
-
-    from nbagent import Agent
-    from nbagent.attached.store import ContextStore
-    from nbagent.store.db import Database, workspace_db_path
-    from nbagent.testing.scripted import ScriptedModel
-
-    monkeypatch.setenv("NBAGENT_CONFIG_DIR", str(tmp_path / "config"))
-    command = "touch ran; echo '<b>gpu</b>'"
-    db = Database(workspace_db_path(tmp_path))
-    ContextStore(db).attach("gpu", "command", spec=command)
-    db.close()
-    events: queue.Queue = queue.Queue()
-    with Agent(workspace=tmp_path, model=ScriptedModel(["ok"]), context_poll=False) as agent:
-        agent.subscribe(events.put)
-        done = agent.submit("hello")
-        seen = [events.get(timeout=30)]
-        while not isinstance(seen[-1], ev.ApprovalRequest):
-            seen.append(events.get(timeout=30))
-        view = TurnView(turn_id=seen[-1].turn_id, decide=agent.decide)
-        feed(view, *seen)
-        (card,) = view.cards.values()
-        assert "Approve context_command?" in card.title.value
-        assert "touch ran; echo &#x27;&lt;b&gt;gpu&lt;/b&gt;&#x27;" in card.body.value  # whole, escaped
-        assert not (tmp_path / "ran").exists()
-        card.approve_button.click()
-        assert done.result(timeout=30).reason == "done" and (tmp_path / "ran").exists()
