@@ -196,4 +196,3 @@ def test_tool_rows_and_paragraphs_interleave_in_the_order_they_happened():
     assert all(isinstance(view.rows[c], ToolRow) for c in ("c1", "c2", "c3"))
     assert view.answer.markdown == "Let me look.\n\nFound **a.py**; reading it.\n\nDone."
     assert view.answer.value.index("Let me look") < view.answer.value.index("<strong>a.py</strong>")
-
