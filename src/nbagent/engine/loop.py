@@ -9,7 +9,6 @@ session (durable) before the next model call.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
@@ -39,9 +38,13 @@ class TurnState:
 class Loop:
     """Runs turns for one session. Owned by an Agent; runs on the agent's event loop."""
 
+    before_request: Callable[[str], Awaitable[None]] | None = None
+    """Awaited with the turn id inside the turn, before its first request: the runtime asks the user
+    about stored commands there (nbagent.engine.stored_commands), and Abort cancels the wait."""
+
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
                  runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]],
-                 before_steps: Callable[[str], Awaitable[None] | None] = lambda turn_id: None, guard=None,
+                 before_steps: Callable[[str], None] = lambda turn_id: None, guard=None,
                  before_prompt: Callable[[str], list[dict[str, Any]]] | None = None, profile: Profile = FULL):
         self.model = model
         self.profile = profile
@@ -53,8 +56,7 @@ class Loop:
         self.runner = runner
         self.prompt_parts = prompt_parts
         self.before_steps = before_steps
-        """Called with the turn id after turn_start and the prompt, before the first request (stored-command
-        approvals, MCP servers, memory injection); awaited when it returns an awaitable."""
+        """Called with the turn id after turn_start, before the first request (memory injection)."""
         self.guard = guard
         """nbagent.checkpoints.turn_guard.TurnGuard: checkpoints and the recovery journal (None: neither)."""
         self.before_prompt = before_prompt
@@ -77,9 +79,7 @@ class Loop:
         self.session.defer_records = True  # records ride along with each step's commit
         self._append([{"role": "user", "content": prompt}])
         try:
-            started = self.before_steps(turn_id)
-            if inspect.isawaitable(started):  # the runtime's asks the user about stored commands first
-                await started
+            self.before_steps(turn_id)
             reason = await self._steps(state)
         except asyncio.CancelledError:
             self._keep_partial(state)
@@ -91,6 +91,8 @@ class Loop:
         return self._end(state, reason)
 
     async def _steps(self, state: TurnState) -> str:
+        if self.before_request is not None:
+            await self.before_request(state.turn_id)
         while state.steps < self.config.max_steps:
             state.steps += 1
             message = await self._call_model(state)

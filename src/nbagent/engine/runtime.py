@@ -85,7 +85,7 @@ class AgentRuntime:
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
                          emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts,
-                         before_steps=self._before_steps, guard=self.guard, before_prompt=self.context.absorb,
+                         before_steps=self._inject_memory, guard=self.guard, before_prompt=self.context.absorb,
                          profile=self.profile)
 
     def _render_static(self) -> str:
@@ -119,13 +119,6 @@ class AgentRuntime:
         memory = "\n\n".join(p for p in (self._memory_block, relevant) if p)
         return static, render_todos(self.session.todos), memory
 
-    async def _before_steps(self, turn_id: str) -> None:
-        """Inside the turn, before the model is called: the stored commands the user has not approved
-        (asked with a card), the MCP servers to start, this turn's memory."""
-        await self.stored_commands.confirm(turn_id)
-        await self.start_mcp(turn_id)
-        self._inject_memory(turn_id)
-
     def _inject_memory(self, turn_id: str) -> None:
         """Read this turn's memory block (another kernel may have changed it) and say what it holds."""
         if not self.profile.knowledge:
@@ -139,6 +132,9 @@ class AgentRuntime:
     _problems_reported = False
 
     async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+        # Inside the turn, before the model is called, the user is asked about the commands the workspace's
+        # stored state names (set here: a session switch builds a new loop).
+        self.loop.before_request = self.stored_commands.confirm
         if not self._problems_reported:
             # A corrupt or newer database leaves the session in memory: say so once, plainly.
             self._problems_reported = True
@@ -152,6 +148,7 @@ class AgentRuntime:
         self.knowledge.begin_turn(prompt, turn_id)
         if self.profile.knowledge:
             self._knowledge_block = await self.knowledge.static_block_for_turn()
+        await self.start_mcp(turn_id)
         return await self.loop.run_turn(prompt, turn_id)
 
     # ----- settings ----------------------------------------------------------------------------

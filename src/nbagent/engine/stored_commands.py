@@ -8,7 +8,7 @@ about once per agent: the normal approval_request (its name ``context_command`` 
 whole command in its arguments), answered with Approve / Deny / Always in the widget, the panel or the
 terminal, or by ``agent.decide``. Approve (or Always) records the approval and the command runs;
 Deny leaves it stored and unrun ("needs approval") for the rest of this agent's life. In
-"read-only" mode nothing is asked and nothing runs. Each card ends with a ``tool_result`` like any call,
+"read-only" mode nothing is asked and nothing runs (an ``mcp`` error names a server that did not start). Each card ends with a ``tool_result`` like any call,
 so front ends settle it the same way; the model is never told.
 """
 
@@ -36,12 +36,23 @@ class StoredCommands:
     async def confirm(self, turn_id: str) -> None:
         """Ask about every stored command this session would run that the trust record does not hold."""
         if self.runtime.config.approval == "read-only":
+            self._tell_unstarted(turn_id)
             return
         for source in self.runtime.context.store.sources(self.runtime.session.id):
             if source.kind == "command" and not source.trusted and not source.muted:
                 await self._ask_context(source, turn_id)
         for name in self.runtime.mcp.awaiting_approval():
             await self._ask_mcp(name, turn_id)
+
+    def _tell_unstarted(self, turn_id: str) -> None:
+        """Read-only mode asks nothing: say once why a server whose tool set is on did not start."""
+        for name in self.runtime.mcp.awaiting_approval():
+            if (MCP_CARD, name) not in self.asked:
+                self.asked.add((MCP_CARD, name))
+                self.runtime.emit(ev.Error(
+                    message=f"MCP server {name!r} comes from the workspace's .nbagent/mcp.json and was not approved "
+                            "for this workspace: not started (read-only mode asks nothing)", kind="mcp",
+                    turn_id=turn_id))
 
     async def _ask_context(self, source: Source, turn_id: str) -> None:
         where = f"the {'session' if source.scope else 'workspace'}'s attached context (.nbagent/nbagent.db)"
@@ -57,14 +68,17 @@ class StoredCommands:
         launch: dict[str, Any] = ({"command": cfg.command, "args": list(cfg.args), "env": dict(cfg.env),
                                    "cwd": cfg.cwd} if cfg.command else {"url": cfg.url, "headers": dict(cfg.headers)})
         root, key = self.runtime.workspace.root, cfg.launch_key()
-        await self._ask(MCP_CARD, key, f"MCP server {name}", turn_id,
-                        {"server": name, **launch, "stored_in": "the workspace's .nbagent/mcp.json"},
-                        lambda: trust(root, key, what=f"MCP server {name}"))
+        approved = await self._ask(MCP_CARD, key, f"MCP server {name}", turn_id,
+                                   {"server": name, **launch, "stored_in": "the workspace's .nbagent/mcp.json"},
+                                   lambda: trust(root, key, what=f"MCP server {name}"))
+        if approved:  # started and listed now, so this turn's first request already has its tools
+            await self.runtime.start_mcp(turn_id)
 
     async def _ask(self, card: str, command: str, what: str, turn_id: str, arguments: dict[str, Any],
-                   on_approve: Callable[[], Any]) -> None:
+                   on_approve: Callable[[], Any]) -> bool:
+        """One card; True when it was approved now."""
         if (card, command) in self.asked:
-            return
+            return False
         self.asked.add((card, command))
         call_id = f"stored_{new_id()}"
         approved = await self.runtime.approvals.confirm(card, call_id, turn_id, arguments)
@@ -78,3 +92,4 @@ class StoredCommands:
             output = f"denied: {what} is not started"
         self.runtime.emit(ev.ToolResult(name=card, call_id=call_id, output=output, is_error=not approved,
                                         status="done" if approved else "denied", turn_id=turn_id))
+        return approved

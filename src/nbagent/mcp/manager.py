@@ -45,7 +45,6 @@ class MCPManager:
             for name, cfg in self.servers.items()
         }
         self.listed: set[str] = set()
-        self._unapproved_told: set[str] = set()
         self.made: dict[str, list] = {}
         """The nbagent Tools of each listed server, kept so a rebuilt registry gets them back."""
         self.in_flight: dict[asyncio.Task, asyncio.Future] = {}
@@ -105,12 +104,7 @@ class MCPManager:
         for problem in self.problems:
             emit(ev.Error(message=problem, kind="mcp", turn_id=turn_id))
         self.problems = []
-        for name in self.awaiting_approval():
-            if name not in self._unapproved_told:
-                self._unapproved_told.add(name)
-                emit(ev.Error(message=f"MCP server {name!r} comes from the workspace's .nbagent/mcp.json and "
-                              f"was not approved for this workspace: not started ({self.servers[name].describe()})",
-                              kind="mcp", turn_id=turn_id))
+        # A workspace server not approved here waits (nbagent.engine.stored_commands asks, then calls this again).
         pending = [n for n in self.servers if self.enabled(n) and n not in self.listed and self.trusted(n)]
         relist = [n for n in self.servers if self.enabled(n) and n in self.listed
                   and self.connections[n].tools_changed]
