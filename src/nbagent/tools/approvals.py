@@ -13,6 +13,7 @@ for the rest of the session, except in "read-only" mode, which denies it all the
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from .. import events as ev
@@ -57,11 +58,11 @@ class Approvals:
         policy = self.policy_of(tool)
         if policy == "never":
             return "approve"
-        mode = self.config().approval
-        if mode == "read-only":  # before "always": read-only wins over every remembered answer
-            return self._record(tool, ctx, "deny", "read-only mode")
-        if tool.name in self.always:
+        if tool.name in self.always and self.config().approval != "read-only":  # read-only wins over "always"
             return self._record(tool, ctx, "approve", "always")
+        mode = self.config().approval
+        if mode == "read-only":
+            return self._record(tool, ctx, "deny", "read-only mode")
         if mode == "auto" and policy == "ask":
             return "approve"
         return await self._ask(tool, ctx, arguments)
@@ -75,25 +76,8 @@ class Approvals:
                 raise  # the edit cannot apply (no match...): tell the model now, ask nobody
         request = ev.ApprovalRequest(name=tool.name, call_id=ctx.call_id, arguments=arguments, diff=diff,
                                      annotations=getattr(tool, "annotations", None), turn_id=ctx.turn_id)
-        decision = await self._wait(request)
-        if decision == "always":
-            self.always.add(tool.name)
-        return self._record(tool, ctx, "deny" if decision == "deny" else "approve", "user", decision)
-
-    async def confirm(self, name: str, call_id: str, turn_id: str, arguments: dict[str, Any]) -> bool:
-        """Ask the user about something that is not a model's tool call (a command the workspace's stored
-        state names): the same approval_request and approval_decision, the same card in every front end,
-        the same ``decide``. True when approved ("always" approves too). The caller decides whether the
-        mode lets it ask at all."""
-        request = ev.ApprovalRequest(name=name, call_id=call_id, arguments=arguments, turn_id=turn_id)
-        decision = await self._wait(request)
-        self.emit(ev.ApprovalDecision(name=name, call_id=call_id, decision=decision, by="user", turn_id=turn_id))
-        return decision != "deny"
-
-    async def _wait(self, request: ev.ApprovalRequest) -> str:
-        """Emit the request and wait for its answer (the approver, or ``resolve`` from a front end)."""
         future = asyncio.get_running_loop().create_future()
-        self._pending[request.call_id] = future
+        self._pending[ctx.call_id] = future
         self.emit(request)
         try:
             if self.approver is not None:
@@ -101,8 +85,11 @@ class Approvals:
             else:
                 decision = await future
         finally:
-            self._pending.pop(request.call_id, None)
-        return decision if decision in DECISIONS else "deny"
+            self._pending.pop(ctx.call_id, None)
+        decision = decision if decision in DECISIONS else "deny"
+        if decision == "always":
+            self.always.add(tool.name)
+        return self._record(tool, ctx, "deny" if decision == "deny" else "approve", "user", decision)
 
     def _record(self, tool, ctx, outcome: str, by: str, decision: str | None = None) -> str:
         self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=decision or outcome,
@@ -120,6 +107,27 @@ class Approvals:
     @property
     def pending(self) -> list[str]:
         return list(self._pending)
+
+    async def confirm(self, name: str, call_id: str, turn_id: str, arguments: dict[str, Any]) -> bool:
+        """Ask the user about something that is not a model's tool call (a command the workspace's stored
+        state names): the same approval_request and approval_decision, so the same card in every front
+        end and the same ``decide``. True when approved. The caller decides whether the mode lets it ask."""
+        return await self._ask(_Asked(name), _Call(call_id, turn_id), arguments) != "deny"
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What ``confirm`` asks about, in the place of a tool: a name, no preview, no hints."""
+
+    name: str
+    preview: None = None
+    annotations: None = None
+
+
+@dataclass(frozen=True)
+class _Call:
+    call_id: str
+    turn_id: str
 
 
 async def _call_approver(approver, request: ev.ApprovalRequest) -> str:
