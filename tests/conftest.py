@@ -4,14 +4,7 @@ one ``make_agent`` factory for every folder (a folder may override ``agent_works
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import pytest
-
-# No test (nor a kernel or CLI it starts) reads or writes the developer's own config folder: the trust
-# record of approved commands, mcp.json and the global instructions live there.
-os.environ["NBAGENT_CONFIG_DIR"] = tempfile.mkdtemp(prefix="nbagent-tests-config-")
 
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NBAGENT_MODEL", "NBAGENT_API", "NBAGENT_TOOLSETS",
               "NBAGENT_APPROVAL", "NBAGENT_MAX_STEPS", "NBAGENT_MEMORY", "NBAGENT_WORKSPACE",
@@ -47,3 +40,11 @@ def make_agent(agent_workspace, agent_defaults):
     make, close_all = agent_factory(agent_workspace, **agent_defaults)
     yield make
     close_all()
+
+
+import os  # noqa: E402  (kept beside the one statement that needs them)
+import tempfile  # noqa: E402
+
+# No test (nor a kernel or CLI it starts) reads or writes the developer's own config folder: the trust
+# record of approved commands (nbagent.workspace.trust), mcp.json and the global instructions live there.
+os.environ["NBAGENT_CONFIG_DIR"] = tempfile.mkdtemp(prefix="nbagent-tests-config-")
