@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..config import user_config_dir
+from ..config import user_config_dir as _user_config_dir
 from ..errors import ConfigError
 
 TRUST_LEVELS = ("ask", "always", "read")
@@ -71,6 +71,11 @@ class MCPServerConfig:
         if self.command:
             return " ".join([self.command, *self.args])
         return self.url or ""
+
+
+def user_config_dir() -> Path:
+    """The user's config folder, where ``mcp.json`` is (nbagent.config.user_config_dir)."""
+    return _user_config_dir()
 
 
 def load_servers(workspace: Path, settings: Mapping[str, Any] | None = None,
