@@ -15,12 +15,12 @@ from ..config import DEFAULT, AgentConfig
 from ..errors import ConfigError
 from ..attached.live import LiveContext
 from .loop import Loop
+from .stored_commands import StoredCommands
 from ..mcp.manager import MCPManager
 from ..model.factory import default_model_name, make_model
 from ..workspace.procs import ProcessTracker
 from .profiles import PROFILES, Profile, apply as apply_profile, choose as choose_profile
 from .prompt import short_prompt, static_prompt
-from .stored_commands import StoredCommands
 from ..session.model import Session
 from ..session.state import SessionState, open_state
 from ..tools import build_registry
