@@ -130,4 +130,3 @@ def test_schema_is_derived_from_the_signature_and_docstring():
     assert props["limit"]["type"] == "integer" and props["limit"]["default"] == 10
     assert t.parameters["required"] == ["query"]
     assert t.validate({"query": "x"}) == {"query": "x"}
-
