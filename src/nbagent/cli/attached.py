@@ -19,12 +19,12 @@ from typing import Any, Sequence
 from ..attached.fetch import COMMAND_TIMEOUT, check_watchable, refresh
 from ..attached.records import Source, SourceError, one_line, parse_output
 from ..attached.store import ContextStore
-from ..errors import ConfigError, StoreError
+from ..errors import StoreError
 from ..store.sessions import SessionStore
 from ..events import ApprovalRequest
 from .terminal import approval_card
 from ..workspace.root import Workspace
-from ..workspace.trust import trust
+from ..workspace.trust import TrustFileRefused, trust
 
 
 def add_context_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
@@ -54,17 +54,13 @@ def add_context_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParse
     p.add_argument("--wake", action="store_true", help="let a change start a turn (when context_wake is on)")
     p.set_defaults(handler=run_context, context_handler=cmd_attach)
 
-    p = command("approve", "approve a stored command source that needs approval, after showing its command")
-    p.add_argument("name")
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask (the command is still printed)")
-    p.set_defaults(handler=run_context, context_handler=cmd_approve)
-
     p = command("push", "set a pushed source's text from standard input")
     p.add_argument("name")
     p.add_argument("--why", default="", help="why it is attached, when it is new")
     p.set_defaults(handler=run_context, context_handler=cmd_push)
 
-    for name, helptext in (("mute", "stop notes and polling for a source (its text stays)"),
+    for name, helptext in (("approve", "show a stored command source's command and ask to approve it here"),
+                           ("mute", "stop notes and polling for a source (its text stays)"),
                            ("unmute", "undo mute"), ("remove", "detach a source")):
         p = command(name, helptext)
         p.add_argument("name")
@@ -85,8 +81,8 @@ def run_context(args: argparse.Namespace) -> int:
             return 1
         selector = getattr(args, "session", None)
         session = sessions.resolve(selector) if selector else None
-        return args.context_handler(args, ContextStore(sessions.db, root=sessions.root), session, sessions.root)
-    except (SourceError, StoreError, ConfigError) as exc:  # ConfigError: a trust record nbagent cannot believe
+        return args.context_handler(args, ContextStore(sessions.db), session, sessions.root)
+    except (SourceError, StoreError) as exc:
         print(f"nbagent: {exc}", file=sys.stderr)
         return 1
     finally:
@@ -94,7 +90,7 @@ def run_context(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args, store: ContextStore, session: str | None, root: Path) -> int:
-    found = store.sources(session)
+    found = ContextStore(store.db, root=root).sources(session)  # root: "needs approval" where it does
     if args.json:
         for s in found:
             snap = s.snapshot
@@ -122,7 +118,7 @@ def cmd_attach(args, store: ContextStore, session: str | None, root: Path) -> in
     source = store.attach(args.name, kind, scope=session or "", spec=spec, why=args.why or "attached from the CLI",
                           every=args.every, wake=args.wake)
     if kind == "command":  # attaching it from this terminal is the user's approval of this command here
-        trust(root, spec, what=f"context source {args.name}")
+        _trust(root, spec, args.name)
     return _fetch_now(store, source, root, "attached")
 
 
@@ -139,8 +135,9 @@ def _fetch_now(store: ContextStore, source: Source, root: Path, done: str) -> in
 
 
 def cmd_approve(args, store: ContextStore, session: str | None, root: Path) -> int:
-    """Show the stored command in full (escaped), ask, and record the approval in the trust record."""
-    source = store.find(args.name, session)
+    """Show the stored command whole (the terminal's approval card), ask, and record the approval in the
+    trust record. ``yes | nbagent context approve NAME`` answers for a script."""
+    source = ContextStore(store.db, root=root).find(args.name, session)
     if source.kind != "command":
         raise SourceError(f"{args.name!r} is a {source.kind} source: only command sources need approval")
     if source.trusted:
@@ -149,15 +146,20 @@ def cmd_approve(args, store: ContextStore, session: str | None, root: Path) -> i
     request = ApprovalRequest(name="context_command", call_id="", arguments={
         "command": source.spec, "source": source.name, "workspace": str(root),
         "runs": f"in the workspace, every {max(source.every or 30, 30):g} s at most, until removed"})
-    print(approval_card(request), end="", file=sys.stderr)  # the terminal's card: the whole command, escaped
-    if not args.yes:
-        sys.stderr.write("approve this command for this workspace? [y/N]: ")
-        sys.stderr.flush()
-        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
-            print("not approved: the source stays stored and does not run", file=sys.stderr)
-            return 1
-    trust(root, source.spec, what=f"context source {args.name}")
+    sys.stderr.write(approval_card(request) + "approve this command for this workspace? [y/N]: ")
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        print("not approved: the source stays stored and does not run", file=sys.stderr)
+        return 1
+    _trust(root, source.spec, args.name)
     return _fetch_now(store, source, root, "approved")
+
+
+def _trust(root: Path, command: str, name: str) -> None:
+    try:
+        trust(root, command, what=f"context source {name}")
+    except TrustFileRefused as exc:  # said as the other errors of the command are: one line, exit 1
+        raise SourceError(str(exc)) from None
 
 
 def cmd_push(args, store: ContextStore, session: str | None, root: Path) -> int:
