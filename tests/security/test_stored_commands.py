@@ -148,3 +148,12 @@ def test_a_trust_record_others_can_write_or_a_link_is_not_believed(clone, config
     with pytest.raises(TrustFileRefused):
         trust(clone, "echo more")
     assert "echo more" not in elsewhere.read_text()
+
+
+def test_attaching_from_the_terminal_is_the_approval(tmp_path, config_dir, capsys):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert main(["context", "-w", str(ws), "attach", "hello", "--command", "echo hi"]) == 0
+    assert is_trusted(ws, "echo hi") and "attached hello: hi" in capsys.readouterr().out
+    assert main(["context", "list", "-w", str(ws)]) == 0
+    assert "needs approval" not in capsys.readouterr().out
