@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import events as ev
 from ..errors import ConfigError
-from ..workspace.trust import is_trusted
 from .config import USER_SOURCES, MCPServerConfig, load_servers, parse_server
 from .connection import MCPConnection, MCPServerError
 from .tools import make_tools, result_text, run_cancellable
+from ..workspace.trust import is_trusted
 
 if TYPE_CHECKING:
     from ..config import AgentConfig
