@@ -29,6 +29,7 @@ from typing import Any, Iterator
 from ..config import user_config_dir
 from ..errors import ConfigError
 from .atomic import atomic_write
+from .safe_read import NotRegularFile, read_bytes
 
 FILE_NAME = "trusted.json"
 VERSION = 1
@@ -102,18 +103,15 @@ def _check_owner(path: Path, info: os.stat_result) -> None:
 def _read() -> dict[str, Any]:
     """The record ({"version", "workspaces"}); empty when there is none yet."""
     path = trust_path()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:  # the one safe read: never through a link, never blocking on a FIFO, capped
+        data, info = read_bytes(path, max_bytes=16 << 20)
     except FileNotFoundError:
         return {"version": VERSION, "workspaces": {}}
-    except OSError as exc:  # ELOOP: a link in its place
+    except NotRegularFile as exc:
+        raise TrustFileRefused(f"{path} is not a regular file: nbagent does not believe it ({exc})") from None
+    except OSError as exc:
         raise TrustFileRefused(f"{path} cannot be read as nbagent's trust record ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise TrustFileRefused(f"{path} is not a regular file: nbagent does not believe it")
-        _check_owner(path, info)
-        data = handle.read(16 << 20)
+    _check_owner(path, info)
     try:
         record = json.loads(data)
     except ValueError as exc:
