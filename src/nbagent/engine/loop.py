@@ -17,8 +17,8 @@ from ..errors import ModelError
 from ..model.base import (Model, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo)
 from ..model.cost import cost_of
 from .profiles import FULL, Profile
-from .prompt import system_prompt
 from .compaction import cut_index, message_chars, prune_at
+from .request_context import RequestContext, with_note
 from ..tools.runner import ToolRunner
 
 
@@ -39,8 +39,7 @@ class Loop:
     """Runs turns for one session. Owned by an Agent; runs on the agent's event loop."""
 
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
-                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]],
-                 before_steps: Callable[[str], None] = lambda turn_id: None, guard=None,
+                 runner: ToolRunner, context: RequestContext, guard=None,
                  before_prompt: Callable[[str], list[dict[str, Any]]] | None = None, profile: Profile = FULL):
         self.model = model
         self.profile = profile
@@ -50,9 +49,8 @@ class Loop:
         self.config = config
         self.emit = emit
         self.runner = runner
-        self.prompt_parts = prompt_parts
-        self.before_steps = before_steps
-        """Called with the turn id after turn_start, before the first request (memory injection)."""
+        self.context = context
+        """The stable system prompt, and the live notes that go on the newest message."""
         self.guard = guard
         """nbagent.checkpoints.turn_guard.TurnGuard: checkpoints and the recovery journal (None: neither)."""
         self.before_prompt = before_prompt
@@ -62,6 +60,10 @@ class Loop:
         self._last_input_tokens: int | None = None
         self._chars_since_usage = 0
         self._pruned_to: int | None = None
+        self._cut: int | None = None
+        """Where the last automatic pruning cut the wire history: kept until the request overflows
+        again, so the pruned request stays a prefix of the next one (pruning anew at every step would
+        rewrite the history each time and defeat the provider's prompt cache)."""
 
     async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
         state = TurnState(turn_id)
@@ -73,9 +75,8 @@ class Loop:
         if self.before_prompt is not None:
             self._count(self.before_prompt(turn_id))
         self.session.defer_records = True  # records ride along with each step's commit
-        self._append([{"role": "user", "content": prompt}])
+        self._append([{"role": "user", "content": with_note(prompt, self.context.turn_note(prompt, turn_id))}])
         try:
-            self.before_steps(turn_id)
             reason = await self._steps(state)
         except asyncio.CancelledError:
             self._keep_partial(state)
@@ -97,6 +98,9 @@ class Loop:
             state.partial = message
             results = await self.runner.run_calls(calls, state.turn_id)
             state.partial = None
+            note = self.context.step_note(state.turn_id)
+            if note and results:
+                results[-1] = {**results[-1], "content": with_note(results[-1].get("content") or "", note)}
             self._append([message, *results])
         return "max_steps"
 
@@ -132,14 +136,15 @@ class Loop:
         return done.message
 
     def _request(self, turn_id: str, step: int = 1) -> ModelRequest:
-        static, todos, memory = self.prompt_parts()
         offer_tools = self.profile.tool_steps is None or step <= self.profile.tool_steps
         if self._estimate_tokens() > self.config.compact_threshold:
             messages = self._pruned(turn_id)
+        elif self._cut is not None:
+            messages = prune_at(self.session.wire_messages(loaded_from=self._cut), self._cut)
         else:
             messages = list(self.session.wire_messages())
         return ModelRequest(
-            system=system_prompt(static, todos, memory), messages=messages,
+            system=self.context.system(), messages=messages,
             tools=self.registry.specs() if offer_tools else [], max_tokens=self.profile.max_tokens,
             temperature=self.config.temperature, reasoning_effort=self.config.reasoning_effort,
         )
@@ -148,8 +153,11 @@ class Loop:
         # compaction.prune, sized without reading what a resume left in the store: before the cut,
         # messages are cut down to what their heads hold, so only the kept ones are read whole.
         sizes = self.session.wire_sizes()
-        cut = cut_index(sizes, self.config.compact_threshold)
+        cut = self._cut = cut_index(sizes, self.config.compact_threshold)
         wire = prune_at(self.session.wire_messages(loaded_from=cut), cut)
+        # Until the server reports the pruned request's size, estimate it, or the next step would
+        # measure the whole history again and cut anew.
+        self._last_input_tokens, self._chars_since_usage = sum(message_chars(m) for m in wire) // 4, 0
         before = len(sizes)
         if len(wire) < before and len(wire) != self._pruned_to:
             self._pruned_to = len(wire)
@@ -219,6 +227,7 @@ class Loop:
         self._wire_chars = sum(self.session.wire_sizes())
         self._last_input_tokens = None
         self._chars_since_usage = 0
+        self._cut = None
 
     def _interrupted(self, call: dict[str, Any], turn_id: str) -> dict[str, Any]:
         """The result of a call cut by Abort: in the history for the model, and as its tool_result."""

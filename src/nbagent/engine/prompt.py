@@ -1,4 +1,4 @@
-"""The system prompt: who the agent is, the tools it can call, and the live state (todos, memory).
+"""The static system prompt: who the agent is and how to use the tools it can call.
 
 It describes only tools that are in the request: a prompt naming an absent
 tool teaches the model calls that cannot succeed. ``short_prompt`` is the small
@@ -69,13 +69,3 @@ def short_prompt(config: "AgentConfig", tools: Iterable["Tool"]) -> str:
     if config.extra_instructions:
         lines += ["", config.extra_instructions]
     return "\n".join(lines)
-
-
-def system_prompt(static: str, todos_block: str = "", memory_block: str = "") -> str:
-    """Rebuilt on every step so a todo change on step one is visible on step two."""
-    parts = [static]
-    if memory_block:
-        parts.append(memory_block)
-    if todos_block:
-        parts.append(todos_block)
-    return "\n\n".join(parts)
