@@ -123,6 +123,8 @@ class Counters:
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float | None = None
+    cached_tokens: int = 0
+    """Of input_tokens, those read from the provider's prompt cache."""
 
 
 @dataclass(frozen=True)
@@ -306,7 +308,7 @@ def _session_changed(s: AgentState, e: ev.SessionChanged) -> AgentState:
 
 def _usage(s: AgentState, e: ev.Usage) -> AgentState:
     s = replace(s, counters=Counters(input_tokens=e.total_input_tokens, output_tokens=e.total_output_tokens,
-                                     cost=e.cost))
+                                     cost=e.cost, cached_tokens=e.total_cached_tokens))
     return _with_turn(s, e, lambda t: replace(t, input_tokens=t.input_tokens + e.input_tokens,
                                               output_tokens=t.output_tokens + e.output_tokens))
 

@@ -118,7 +118,17 @@ class AgentRuntime:
             await self.knowledge.prepare_turn()
         await self.start_mcp(turn_id)
         self.request_context.begin_turn(turn_id)
+        self.loop.served = await self._served_context()
         return await self.loop.run_turn(prompt, turn_id)
+
+    _served: Any = None
+
+    async def _served_context(self) -> Any:
+        """The context a local server serves (nbagent.model.served_context): asked once per model."""
+        probe = getattr(self.model, "served_context", None)
+        if self._served is None and probe is not None:
+            self._served = await probe()
+        return self._served
 
     # ----- settings ----------------------------------------------------------------------------
     def reconfigure(self, changes: dict[str, Any]) -> dict[str, Any]:
@@ -161,6 +171,7 @@ class AgentRuntime:
     def _set_model(self, name: str | None) -> None:
         if name and hasattr(self.model, "set_name"):
             self.model.set_name(name)
+            self._served = None  # another model may be served with another context
         self.session.model = name or ""
         self.session.backend.update_session(self.session.id, model=name or "")
 
