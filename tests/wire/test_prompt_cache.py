@@ -39,10 +39,10 @@ def _session_script():
     return [
         Reply(tool_calls=[Call("todo_write", _todos(("read the notes", "in_progress"), ("answer", "pending")))]),
         Reply(tool_calls=[Call("read_file", {"path": "notes.txt"})]),
+        Reply(tool_calls=[Call("remember", {"text": "notes.txt lists the release steps in order."})]),
         Reply(tool_calls=[Call("todo_write", _todos(("read the notes", "completed"), ("answer", "in_progress")))]),
         Reply(text="The notes say alpha."),
-        Reply(tool_calls=[Call("remember", {"text": "notes.txt lists the release steps in order."})]),
-        Reply(text="Remembered."),
+        Reply(text="In notes.txt."),
     ]
 
 
@@ -61,7 +61,7 @@ def test_each_request_extends_the_previous_one_and_its_cached_tokens_are_counted
     usage = [e for r in (first, second) for e in r.events if isinstance(e, ev.Usage)]
     assert usage[0].cached_tokens == 0 and all(u.cached_tokens > 0 for u in usage[1:])
     assert all(u.cached_tokens <= u.input_tokens and u.cached_tokens % 128 == 0 for u in usage[1:])
-    assert first.usage["cached_tokens"] == sum(u.cached_tokens for u in usage[:4])
+    assert first.usage["cached_tokens"] == sum(u.cached_tokens for u in usage[:5])
     assert usage[-1].total_cached_tokens == sum(u.cached_tokens for u in usage)
     with SessionStore(tmp_path) as store:
         rows = store.usage(info)
@@ -78,10 +78,10 @@ def test_the_second_turn_carries_relevant_memory_after_the_history_not_in_the_sy
     requests = [r.body or {} for r in server.model_requests()]
     systems = {json.dumps(r["messages"][0]) for r in requests}
     assert len(systems) == 1, "one system prompt for the whole session"
-    prompt = requests[-2]["messages"][-1]  # the second turn's first request
+    prompt = requests[-1]["messages"][-1]  # the second turn's request
     assert prompt["role"] == "user" and prompt["content"].startswith("and where are the release steps?")
     assert "notes.txt lists the release steps" in prompt["content"].split("<context>")[1]
-    assert "release steps" not in requests[-2]["messages"][0]["content"]
+    assert "release steps" not in requests[-1]["messages"][0]["content"]
 
 
 def test_a_deepseek_cache_hit_is_read_from_its_own_usage_field(tmp_path):
