@@ -249,7 +249,9 @@ class AgentRuntime:
         return self.session.id
 
     async def compact(self) -> list[ev.Event]:
-        events = await summarize_session(self.model, self.session, self.emit)
+        # The session's own system prompt and tools, so the request shares the cached prefix.
+        events = await summarize_session(self.model, self.session, self.emit, system=self.request_context.system(),
+                                         tools=self.registry.specs() if self.profile.tool_steps is None else None)
         end = events[-1]
         if isinstance(end, ev.TurnEnd) and end.reason == "done":
             self.knowledge.save_summary(end.text)
