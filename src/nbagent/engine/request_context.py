@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import events as ev
-from ..tools.todos import render_todos
 
 if TYPE_CHECKING:
     from ..knowledge.turn import TurnKnowledge
@@ -63,11 +62,11 @@ class RequestContext:
     # ----- the system prompt -----------------------------------------------------------------------
     def system(self) -> str:
         if self._system is None:
-            self.begin_turn("")
+            self.begin_turn()
         assert self._system is not None
         return self._system
 
-    def begin_turn(self, turn_id: str) -> None:
+    def begin_turn(self) -> None:
         """Rebuild the system prompt only if the user changed what it is made of."""
         knowledge = self.profile.knowledge
         instructions = self.knowledge.instructions_block() if knowledge else ""
@@ -76,8 +75,6 @@ class RequestContext:
         if key != self._key:
             self._key = key
             self._system = self._build(key[0], instructions)
-        if self._memory_entries and turn_id:
-            self.emit(ev.MemoryInjected(entries=self._memory_entries, turn_id=turn_id))
 
     def _build(self, static: str, instructions: str) -> str:
         if not self.profile.knowledge:
@@ -100,7 +97,12 @@ class RequestContext:
 
     # ----- live notes ----------------------------------------------------------------------------
     def turn_note(self, prompt: str, turn_id: str) -> str:
-        """What the user's prompt carries: the unfinished todo list and memory relevant to the prompt."""
+        """What the user's prompt carries: the unfinished todo list and memory relevant to the prompt.
+        Called once the turn has started: it also says which project-memory entries the prompt holds."""
+        if self._memory_entries:
+            self.emit(ev.MemoryInjected(entries=self._memory_entries, turn_id=turn_id))
+        from ..tools.todos import render_todos  # here: the transcript's readers import this module, not the tools
+
         todos = self._state().todos
         parts = [render_todos(todos)] if any(t.get("status") != "completed" for t in todos) else []
         self._query = self._current_todo() or prompt

@@ -117,7 +117,7 @@ class AgentRuntime:
         if self.profile.knowledge:
             await self.knowledge.prepare_turn()
         await self.start_mcp(turn_id)
-        self.request_context.begin_turn(turn_id)
+        self.request_context.begin_turn()
         self.loop.served = await self._served_context()
         return await self.loop.run_turn(prompt, turn_id)
 
