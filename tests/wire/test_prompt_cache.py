@@ -8,9 +8,12 @@ blocks), and answers Ollama's and llama.cpp's context endpoints when asked to.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
+import nbagent
 from nbagent import Agent, events as ev
 from nbagent.config import AgentConfig
 from nbagent.model.base import ModelRequest
@@ -67,6 +70,14 @@ def test_each_request_extends_the_previous_one_and_its_cached_tokens_are_counted
         rows = store.usage(info)
         assert [r["cached_tokens"] for r in rows] == [u.cached_tokens for u in usage]
         assert store.info(info).cached_tokens == usage[-1].total_cached_tokens
+    # Shown: nbagent.usage()'s column, nbagent.stats()' totals and `nbagent stats`.
+    total = usage[-1].total_cached_tokens
+    assert nbagent.usage(tmp_path, info)["cached_tokens"].tolist() == [first.usage["cached_tokens"],
+                                                                       second.usage["cached_tokens"]]
+    assert nbagent.stats(tmp_path).attrs["cached_tokens"] == total
+    out = subprocess.run([sys.executable, "-m", "nbagent.cli", "stats", "--workspace", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert f"({total:,} cached)" in out.stdout, out.stdout + out.stderr
 
 
 def test_the_second_turn_carries_relevant_memory_after_the_history_not_in_the_system_prompt(tmp_path):
@@ -137,16 +148,16 @@ def test_the_session_id_is_the_cache_key_on_the_wire_and_absent_for_a_local_serv
     assert "prompt_cache_key" not in (server.model_requests()[0].body or {}), "127.0.0.1 may not know the field"
 
 
-@pytest.mark.parametrize("kind, fix", [("ollama", "OLLAMA_CONTEXT_LENGTH=16384"), ("llama.cpp", "--ctx-size 16384")])
+@pytest.mark.parametrize("kind, fix", [("ollama", "OLLAMA_CONTEXT_LENGTH=8192"), ("llama.cpp", "--ctx-size 8192")])
 def test_a_request_larger_than_the_served_context_is_announced_before_it_is_sent(tmp_path, kind, fix):
-    served = ServedContext(kind, 4096, model="m1")
+    served = ServedContext(kind, 3072, model="m1")
     with ScriptedServer(Reply(text="ok"), Reply(text="again"), serves=served) as server:
         with _agent(server, tmp_path) as agent:
             first = agent.run("hi")
             second = agent.run("once more")
         paths = [r.path for r in server.requests]
     warnings = [e for e in first.events if isinstance(e, ev.Error) and e.kind == "context_fit"]
-    assert len(warnings) == 1 and fix in warnings[0].message and "4,096" in warnings[0].message
+    assert len(warnings) == 1 and fix in warnings[0].message and "3,072" in warnings[0].message
     order = [type(e).__name__ for e in first.events]
     assert order.index("Error") < order.index("Usage"), "said before the request went out"
     assert not [e for e in second.events if isinstance(e, ev.Error)], "said once"
