@@ -90,7 +90,13 @@ def daily_totals(rows):
     for row in rows:
         totals[row["date"]] = totals.get(row["date"], 0) + float(row["amount"])
     return totals
-''' + "".join(f'''
+'''
+
+
+def etl_module(regions: int) -> str:
+    """src/etl.py with one report function per region (--regions: how long the module the agent reads is)."""
+    names = [*REGIONS, *(f"zone-{n}" for n in range(len(REGIONS), regions))][:regions]
+    return ETL + "".join(f'''
 
 def report_{n}(rows, region="{region}"):
     """Report {n}: the daily totals of the {region} region for the dashboard's tile {n}.
@@ -102,7 +108,7 @@ def report_{n}(rows, region="{region}"):
     mine = [row for row in rows if row.get("region") == region]
     totals = daily_totals(mine)
     return {{day: round(totals.get(day, 0.0), 2) for day in days}}
-''' for n, region in enumerate(REGIONS))
+''' for n, region in enumerate(names))
 
 TESTS = '''from src.etl import clean, parse_date
 
@@ -141,10 +147,10 @@ def notebook() -> dict[str, Any]:
                       for n, (i, t, s) in enumerate(cells)]}
 
 
-def make_workspace(root: Path) -> None:
+def make_workspace(root: Path, regions: int) -> None:
     (root / "src").mkdir()
     (root / "tests").mkdir()
-    (root / "src" / "etl.py").write_text(ETL)
+    (root / "src" / "etl.py").write_text(etl_module(regions))
     (root / "tests" / "test_etl.py").write_text(TESTS)
     (root / "analysis.ipynb").write_text(json.dumps(notebook(), indent=1))
     (root / "README.md").write_text("# etl\n\nThe nightly ETL job and its analysis notebook.\n")
@@ -250,7 +256,7 @@ class Recorder:
                 "tools": [tool_param(t) for t in OLD["tools"]]}
 
 
-def run() -> list[Request]:
+def run(regions: int) -> list[Request]:
     script = turns()
     replies = [r for _, turn in script for r in turn]
     replies.insert(len(script[0][1]) + len(script[1][1]), Reply(text="Goal: fix dropped rows. Done: date "
@@ -259,7 +265,7 @@ def run() -> list[Request]:
     opened = OpenContext(notebook="analysis.ipynb", cell_id="c4")
     with tempfile.TemporaryDirectory() as tmp, ScriptedServer(responder=recorder) as server:
         root = Path(tmp)
-        make_workspace(root)
+        make_workspace(root, regions)
         with Agent(workspace=root, model="bench-model", base_url=server.url, api_key="sk-bench", api="chat",
                    approval="auto", memory_embeddings="off") as agent:
             recorder.agent = agent
@@ -311,8 +317,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="gpt-5-mini", help="the OpenAI model whose prices apply")
     parser.add_argument("--steps", action="store_true", help="print every request")
+    parser.add_argument("--regions", type=int, default=16,
+                        help="report functions in the module the agent reads (16: about 7,000 characters)")
     args = parser.parse_args()
-    requests = run()
+    requests = run(args.regions)
     new, old = figures([r.new_body for r in requests]), figures([r.old_body for r in requests])
     outputs = [r.output_tokens for r in requests]
     after = [n for n, r in enumerate(requests) if n and not r.compaction and not requests[n - 1].compaction]
