@@ -147,9 +147,10 @@ class Loop:
         system, tools = self.context.system(), self.registry.specs() if offer_tools else []
         fixed = self._fixed_tokens(system, tools)
         budget = self._history_budget(fixed)
-        # Usage counts the whole request; against the server's context only the history is weighed.
+        # Usage counts the whole request; the budget is the history's, so the tools and system prompt
+        # are taken out (else a pruned history still "overflows" and is cut again at every step).
         estimate = self._estimate_tokens()
-        if self.served is not None and self._last_input_tokens is not None:
+        if self._last_input_tokens is not None:
             estimate -= fixed
         if estimate > budget:
             messages = self._pruned(turn_id, budget, fixed)
