@@ -121,14 +121,17 @@ class AgentRuntime:
         self.loop.served = await self._served_context()
         return await self.loop.run_turn(prompt, turn_id)
 
-    _served: Any = None
+    _ask_served = True
 
     async def _served_context(self) -> Any:
-        """The context a local server serves (nbagent.model.served_context): asked once per model."""
+        """The context a local server serves (nbagent.model.served_context): asked at each turn's start
+        while the server answers (it may be restarted with another size), never again once it did not."""
         probe = getattr(self.model, "served_context", None)
-        if self._served is None and probe is not None:
-            self._served = await probe()
-        return self._served
+        if probe is None or not self._ask_served:
+            return None
+        served = await probe()
+        self._ask_served = served is not None
+        return served
 
     # ----- settings ----------------------------------------------------------------------------
     def reconfigure(self, changes: dict[str, Any]) -> dict[str, Any]:
@@ -171,7 +174,7 @@ class AgentRuntime:
     def _set_model(self, name: str | None) -> None:
         if name and hasattr(self.model, "set_name"):
             self.model.set_name(name)
-            self._served = None  # another model may be served with another context
+            self._ask_served = True  # another model may be served with another context
         self.session.model = name or ""
         self.session.backend.update_session(self.session.id, model=name or "")
 

@@ -6,7 +6,9 @@ server runs with the ``--ctx-size`` it was started with. Both say what they serv
 ``GET /props`` (``default_generation_settings.n_ctx``), Ollama in ``GET /api/ps`` (the context each
 loaded model was loaded with; ``POST /api/generate`` without a prompt loads one, as the first request
 would) and ``POST /api/show`` (a Modelfile's ``num_ctx``). Only servers on this machine or a private
-network are asked (a hosted API has neither endpoint); the answer is kept per server and model.
+network are asked (a hosted API has neither endpoint). The answer is not kept across agents: a
+server restarted with a larger context is seen at the next turn (the runtime asks at each turn's start
+while the server answers, and never again once it did not).
 """
 
 from __future__ import annotations
@@ -60,18 +62,11 @@ def is_local(base_url: str | None) -> bool:
     return address.is_loopback or address.is_private
 
 
-_KNOWN: dict[tuple[str, str], ServedContext | None] = {}
-
-
 async def served_context(client: Any, base_url: str | None, model: str) -> ServedContext | None:
     """What the server at ``base_url`` serves ``model`` with; None when it does not say (or is not local)."""
     if not is_local(base_url) or not model:
         return None
-    root = re.sub(r"/v1/?$", "", (base_url or "").rstrip("/"))
-    key = (root, model)
-    if key not in _KNOWN:
-        _KNOWN[key] = await _probe(client, root, model)
-    return _KNOWN[key]
+    return await _probe(client, re.sub(r"/v1/?$", "", (base_url or "").rstrip("/")), model)
 
 
 async def _probe(client: Any, root: str, model: str) -> ServedContext | None:
