@@ -61,7 +61,8 @@ class RequestContext:
 
     # ----- the system prompt -----------------------------------------------------------------------
     def system(self) -> str:
-        if self._system is None:
+        # A setting changed between two steps (other tools) applies to the next request, as the tools do.
+        if self._system is None or self._key is None or self._key[0] is not self._static():
             self.begin_turn()
         assert self._system is not None
         return self._system
