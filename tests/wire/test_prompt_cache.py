@@ -24,7 +24,7 @@ from nbagent.store.sessions import SessionStore
 from nbagent.testing import Call, Recorded, Reply
 from nbagent.testing.served import ServedContext
 from nbagent.testing.server import ScriptedServer
-from nbagent.testing.wire_common import prompt_text
+from nbagent.testing.wire_common import estimate_tokens, prompt_text
 
 
 def _agent(server: ScriptedServer, root, api: str = "chat", **options) -> Agent:
@@ -186,3 +186,20 @@ def test_compaction_aims_below_the_served_context(tmp_path):
     assert max(sizes) <= 12_000, sizes
     assert any(isinstance(e, ev.Compacted) for e in result.events)
     assert not [e for e in result.events if isinstance(e, ev.Error)]
+
+
+def test_the_first_request_of_a_default_session_stays_lean(tmp_path):
+    """Issue 27's budget, counted as the scripted server counts (about four characters a token): every
+    tool keeps its guidance, said once (the schemas name the tools; the prompt has the sets' guides)."""
+    with ScriptedServer(Reply(text="ok")) as server:
+        with Agent(workspace=tmp_path, model="m1", base_url=server.url, api_key="sk-test", api="chat") as agent:
+            agent.run("hi")
+            tools = agent.runtime.registry.names()
+    body = server.model_requests()[0].body or {}
+    tokens = estimate_tokens([body["messages"], body["tools"]])
+    assert tokens <= 4_500, f"the first request is {tokens} tokens; the goal is 4,500 at most"
+    system = body["messages"][0]["content"]
+    assert "Tools you can call" not in system and len(body["tools"]) == len(tools)
+    for tool in body["tools"]:
+        assert tool["function"]["description"], tool["function"]["name"]
+        assert "additionalProperties" not in json.dumps(tool)
