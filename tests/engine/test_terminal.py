@@ -12,7 +12,7 @@ import pytest
 
 from nbagent import events as ev
 from nbagent.engine.agent_state import AgentState, reduce
-from nbagent.render.text import escape_controls
+from nbagent.render.escape import escape_controls
 from nbagent.cli.terminal import Rendered, TerminalApprover, TerminalRenderer, approval_card, render_markdown
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import events as ev
+from ..render.escape import truncate
 
 
 @dataclass
@@ -78,4 +79,4 @@ class RunResult:
 def _one_line(arguments: Any, limit: int = 60) -> str:
     items = arguments.items() if isinstance(arguments, dict) else [("arguments", arguments)]
     text = ", ".join(f"{k}={v!r}" for k, v in items).replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return truncate(text, limit)

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import platformdirs
 
+from ..render.escape import truncate
 from .memory_index import Hit, MemoryIndex
 
 log = logging.getLogger("nbagent.memory")
@@ -39,8 +40,7 @@ def render(hits: list[Hit], *, show_source: bool) -> str:
         return ""
     lines, used = [HEADER], len(HEADER)
     for hit in hits:
-        text = " ".join(hit.row.text.split())
-        text = text if len(text) <= ENTRY_CHARS else text[: ENTRY_CHARS - 1] + "…"
+        text = truncate(hit.row.text, ENTRY_CHARS, one_line=True)
         label = hit.row.category + (f", {hit.row.source}" if show_source else "")
         line = f"- ({label}) {text}"
         if used + len(line) > BLOCK_CHARS:
