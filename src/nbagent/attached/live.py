@@ -6,17 +6,17 @@ is reported once as an error event and the turn goes on without notes: context n
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any, Callable
 
 from .. import events as ev
 from . import poller as pollers
+from ..render.redaction import logger
 from .absorber import absorb, pending
 from .store import ContextStore
 
-log = logging.getLogger("nbagent.context")
+log = logger("nbagent.context")
 WAKE_WINDOW = 600.0
 """Seconds before one source may wake the agent again (a source that changes every 30 s must not
 start a turn every 30 s)."""

@@ -8,7 +8,6 @@ row whose ``error`` says what went wrong, so a batch never loses the tasks that 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import socket
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
+from ..render.redaction import logger
 from ..workspace.state_dir import state_dir
 from ..store.db import workspace_db_path
 from ..store.sessions import SessionStore
@@ -30,7 +30,7 @@ from . import scratch
 from .isolation import IsolatedCopy, IsolationError, Source, make_copy
 from .remote import RemoteSource, batch_copies
 
-log = logging.getLogger("nbagent.batch")
+log = logger("nbagent.batch")
 
 BATCH_APPROVALS = ("auto", "read-only")
 

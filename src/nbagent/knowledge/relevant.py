@@ -9,7 +9,6 @@ never held up); later steps use the vector once it is there.
 from __future__ import annotations
 
 import concurrent.futures
-import logging
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -17,9 +16,10 @@ from typing import Any, Callable
 import platformdirs
 
 from ..render.escape import truncate
+from ..render.redaction import logger
 from .memory_index import Hit, MemoryIndex
 
-log = logging.getLogger("nbagent.memory")
+log = logger("nbagent.memory")
 
 HEADER = ("Relevant memory (found by searching project memory for this request; it may be stale, so "
           "verify it against the code):")

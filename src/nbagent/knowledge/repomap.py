@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import posixpath
 import re
@@ -26,10 +25,11 @@ from typing import Any
 import orjson
 
 from ..render.escape import truncate
+from ..render.redaction import logger
 from ..store.db import workspace_db_path
 from ..workspace.walker import list_files
 
-log = logging.getLogger("nbagent.repomap")
+log = logger("nbagent.repomap")
 
 BUDGET_CHARS = 2_500
 MAX_FILES = 60

@@ -1,8 +1,22 @@
-"""Secrets this process holds that no tool result may carry into the transcript.
+"""One redaction for what nbagent keeps or shows: transcripts, traces and logs.
 
-The kernel-side link to the Jupyter server reads a secret from a 0600 file. The agent's own shell
-tool could print that file; every tool result passes through ``limit_output``, which replaces each
-registered secret with a placeholder before anything is shown, stored or sent to the model.
+Two rules, one module:
+
+- ``redact``: the secrets this process holds (the kernel-to-server secret, registered by the kernel's
+  client and by the server that made it) are replaced wherever they appear. Every tool result passes
+  through it in ``limit_output`` before anything is shown, stored in the transcript or sent to the
+  model. Only exact registered secrets are replaced there: a pattern match in a file the model reads
+  would come back as ``[token]`` and be written back over the user's real value by the next edit.
+- ``scrub``: ``redact`` plus every kind of secret a pattern recognises (API keys, tokens, private
+  keys, passwords in URLs and ``password = ...`` assignments), each replaced by a marker saying what
+  was there. For what is kept only as a record: the traces (knowledge/telemetry.py) and the log
+  records of nbagent's loggers (``logger()``).
+
+The patterns are detect-secrets' (Yelp's secret scanner: one regex-based detector per provider, kept
+up to date by its maintainers); ``_EXTRA`` adds, as detectors of the same kind, the token formats it
+does not know yet, and the generic rules (bearer tokens, URL passwords, keyword assignments) that
+are about text rather than files. detect-secrets imports ``requests`` (for its optional verification),
+so the detectors load on first use, or in the background when ``preload()`` is called.
 
 Endpoint URLs can carry credentials too (``https://user:token@host/v1?key=...``): ``public_url``
 keeps only scheme, host, port and path for what is stored (a session's provider), listed and shown.
@@ -11,6 +25,8 @@ keeps only scheme, host, port and path for what is stored (a session's provider)
 from __future__ import annotations
 
 import functools
+import logging
+import re
 import threading
 from urllib.parse import urlsplit, urlunsplit
 
@@ -20,7 +36,7 @@ _LOCK = threading.Lock()
 
 
 def register_secret(secret: str) -> None:
-    """Never let ``secret`` (at least 16 characters) appear in a tool's result."""
+    """Never let ``secret`` (at least 16 characters) appear in a tool's result, a trace or a log."""
     if len(secret) < 16:
         raise ValueError("a secret to redact must be at least 16 characters (shorter ones match by chance)")
     with _LOCK:
@@ -33,6 +49,7 @@ def forget_secret(secret: str) -> None:
 
 
 def redact(text: str) -> str:
+    """``text`` with every registered secret replaced by PLACEHOLDER."""
     if not _SECRETS:
         return text
     with _LOCK:
@@ -42,6 +59,138 @@ def redact(text: str) -> str:
             text = text.replace(secret, PLACEHOLDER)
     return text
 
+
+# ----- patterns: what a secret looks like -----------------------------------------------------------
+
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S)
+"""A whole PEM block (detect-secrets matches its first line only, which would leave the key itself)."""
+
+_EXTRA: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    # (secret type, marker, patterns): token formats detect-secrets 1.5 does not have, or matches only
+    # in part (a JWT without its signature, GitHub tokens of the older lengths). Applied first.
+    ("Google API Key", "[api key]", (r"\bAIza[0-9A-Za-z_\-]{35}",)),
+    ("Hugging Face Token", "[token]", (r"\bhf_[A-Za-z0-9]{30,}",)),
+    ("npm Token", "[token]", (r"\bnpm_[A-Za-z0-9]{36}\b",)),
+    ("API Key", "[api key]", (r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}",)),
+    ("GitHub Token", "[token]", (r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",)),
+    ("JSON Web Token", "[jwt]", (r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+",)),
+)
+
+_MARKERS = {
+    "AWS Access Key": "[aws key]", "JSON Web Token": "[jwt]", "OpenAI Token": "[api key]",
+    "Stripe Access Key": "[api key]", "SendGrid API Key": "[api key]", "Mailchimp Access Key": "[api key]",
+    "Twilio API Key": "[api key]", "Azure Storage Account access key": "[api key]",
+}
+"""Marker per detect-secrets type; the other types are tokens."""
+
+_SKIPPED_TYPES = {"Private Key", "Basic Auth Credentials", "Public IP (ipv4)", "Secret Keyword",
+                  "Base64 High Entropy String", "Hex High Entropy String"}
+"""Handled by the rules around them (a whole PEM block, a URL's password, a keyword's value), or not a
+secret (an IP address), or too eager for prose (any long random-looking word)."""
+
+_AFTER: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._\-]{12,}"), r"\1 [token]"),
+    (re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+):[^\s@/]+@"), r"\1:[password]@"),
+    (re.compile(r"(?i)\b(api[_-]?key|secret|token|password|passwd|pwd)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)"),
+     r"\1\2[redacted]"),
+)
+"""Rules about text rather than a provider's token format: applied after the detectors."""
+
+_patterns: list[tuple[re.Pattern, str]] | None = None
+_patterns_lock = threading.Lock()
+
+
+def _load_patterns() -> list[tuple[re.Pattern, str]]:
+    """(pattern, marker): ``_EXTRA``, then every regex of detect-secrets' detectors (loaded once)."""
+    global _patterns
+    with _patterns_lock:
+        if _patterns is None:
+            found = [(re.compile(p), marker) for _, marker, patterns in _EXTRA for p in patterns]
+            for detector in _detect_secrets_detectors():
+                if detector.secret_type not in _SKIPPED_TYPES:
+                    marker = _MARKERS.get(detector.secret_type, "[token]")
+                    found += [(pattern, marker) for pattern in detector.denylist]
+            _patterns = found
+        return _patterns
+
+
+def _detect_secrets_detectors() -> list:
+    """Every regex-based detector class that detect-secrets ships (its plugin modules, as it finds them)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from detect_secrets import plugins
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    classes = []
+    for info in pkgutil.iter_modules(plugins.__path__):
+        module = importlib.import_module(f"{plugins.__name__}.{info.name}")
+        classes += [c for c in vars(module).values() if isinstance(c, type) and issubclass(c, RegexBasedDetector)
+                    and c.__module__ == module.__name__ and not inspect.isabstract(c)]
+    return classes
+
+
+def preload() -> None:
+    """Load the patterns in the background (a trace recorder calls it when it starts), so that the
+    first ``scrub`` does not wait for detect-secrets to import."""
+    from ..workers import shared_pool
+
+    if _patterns is None:
+        shared_pool().submit(_load_patterns)
+
+
+def scrub(text: str) -> str:
+    """``text`` with registered secrets and every recognised kind of secret replaced by a marker."""
+    text = _PRIVATE_KEY.sub("[private key]", redact(text))
+    for pattern, marker in _load_patterns():
+        text = pattern.sub(functools.partial(_mark, marker), text)
+    for pattern, replacement in _AFTER:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+_EDGES = " \t\r\n\"'=:,;`"
+"""What some detectors match around a secret (a quote, a space, ``=``): kept, so only the secret goes."""
+
+
+def _mark(marker: str, match: re.Match) -> str:
+    whole = match.group()
+    core = whole.strip(_EDGES)
+    if not core:
+        return whole
+    start = whole.index(core)
+    return whole[:start] + marker + whole[start + len(core):]
+
+
+# ----- logs -------------------------------------------------------------------------------------------
+
+class _ScrubRecords(logging.Filter):
+    """Scrubs a log record's message (with its arguments filled in) before any handler sees it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = scrub(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:  # a handler's formatter uses exc_text when it is set
+            record.exc_text = scrub(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+_SCRUB_RECORDS = _ScrubRecords()
+
+
+def logger(name: str) -> logging.Logger:
+    """nbagent's logger ``name``, whose records are scrubbed (a filter on a logger applies to the
+    records made by that logger only, so every nbagent module takes its logger from here)."""
+    log = logging.getLogger(name)
+    if _SCRUB_RECORDS not in log.filters:
+        log.addFilter(_SCRUB_RECORDS)
+    return log
+
+
+# ----- URLs -----------------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=64)  # called for every message sent and received; a pure function of ``url``
 def public_url(url: str | None) -> str:

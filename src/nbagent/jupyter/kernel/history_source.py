@@ -15,6 +15,7 @@ from typing import Any
 
 from ...attached.records import Output, SourceError, one_line
 from ...render.escape import strip_ansi, truncate
+from ...render.redaction import logger
 
 SOURCE = "kernel"
 WHY = "the kernel's recent history (last cells and the last traceback), attached by %agent"
@@ -63,7 +64,7 @@ class KernelHistory:
         except Exception:  # a post-cell hook must never break the user's cell
             import logging
 
-            logging.getLogger("nbagent.context").warning("kernel context not refreshed", exc_info=True)
+            logger("nbagent.context").warning("kernel context not refreshed", exc_info=True)
 
     def sync(self, agent: Any) -> None:
         """Attach the ``kernel`` source to the agent's session (unless declined) and push the history."""
