@@ -1,5 +1,6 @@
-"""HTML formatters of the widgets (diffs, outputs, counts); escaping is render/escape.py's, the plain-text
-summaries are render/text.py's."""
+"""HTML formatters of the widgets: diffs, outputs, token counts and costs.
+
+Escaping is render/escape.py's, the plain-text summaries are render/text.py's."""
 
 from __future__ import annotations
 
