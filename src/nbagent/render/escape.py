@@ -5,11 +5,12 @@ change what the reader sees rather than show themselves: ANSI sequences (colour,
 cleared screen), C0/C1 controls, bidi overrides and isolates that reorder a line (U+202E makes
 ``rm -rf /tmp/x`` read differently from what runs), zero-width characters that hide text, and the
 Unicode line and paragraph separators that break a line where none shows. Every front end takes one
-rule from here: the terminal shows each as ``\\u202e``, HTML as a marked-up ``<U+202E>`` (as GitHub's
-hidden-Unicode warning does), and text that goes on into a prompt drops them.
+rule from here: the terminal shows each as ``\\u202e``, HTML (and Markdown, through render/markdown.py's
+renderer) as a marked-up ``<U+202E>`` (as GitHub's hidden-Unicode warning does), and text that goes on
+into a prompt or a one-line summary drops them.
 
 The ANSI pattern is written here, not taken from a package: the ones on PyPI (strip-ansi and the like)
-are this one regex behind a function, unmaintained, and would be one more dependency for nine lines.
+are this one regex behind a function, unmaintained, and would be one more dependency for one line.
 """
 
 from __future__ import annotations
@@ -62,12 +63,6 @@ def mark_hidden(escaped: str) -> str:
     """Already escaped HTML text (never markup or an attribute) with each control or hidden character
     replaced by a visible, marked-up ``<U+202E>`` whose title names it."""
     return _CONTROLS.sub(_html_mark, escaped)
-
-
-def visible_codes(text: str) -> str:
-    """``text`` with each control or hidden character written as plain ``<U+202E>`` (for Markdown and
-    other text a renderer escapes itself)."""
-    return _CONTROLS.sub(lambda m: _code_point(m.group()), text)
 
 
 def truncate(text: str, limit: int, *, one_line: bool = False) -> str:
