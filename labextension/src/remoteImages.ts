@@ -7,8 +7,13 @@
  * Whether a URL is remote is decided by the browser's own parser (`new URL(src, base)`, the WHATWG URL
  * standard), never by a prefix: `https:HOST/x`, `\\HOST/x`, `/\HOST/x`, a tab inside the scheme and mixed
  * case all resolve to HOST. nbagent/render/markdown.py has the same rule in Python.
+ *
+ * The same sanitiser shows the hidden characters of the answers' text (bidi overrides, zero-width and
+ * control characters, line separators) as marked <U+202E>, as the notebook's views do.
  */
 import type { IRenderMime } from '@jupyterlab/rendermime';
+
+import { codePoint, HIDDEN } from './hiddenChars';
 
 const IMG = /<img\b[^>]*>/gi;
 
@@ -75,7 +80,22 @@ export function neutralizeRemoteImages(html: string, base: string = pageUrl()): 
   });
 }
 
-/** A sanitiser that runs JupyterLab's own, then keeps remote images from loading. */
+const TAG_OR_TEXT = /(<[^>]*>)|([^<]+)/g;
+
+/** ``html`` (already sanitised, so its text holds no raw "<") with each hidden character in its text, never
+ * in a tag or an attribute, shown as a marked <U+202E> (hiddenChars.tsx's rule, for the model's answers). */
+export function markHiddenCharacters(html: string): string {
+  return html.replace(TAG_OR_TEXT, (whole, tag: string | undefined) =>
+    tag
+      ? whole
+      : whole.replace(
+          HIDDEN,
+          c => `<span class="jp-nbagent-hidden-char" title="hidden character">${codePoint(c).replace('<', '&lt;').replace('>', '&gt;')}</span>`
+        )
+  );
+}
+
+/** A sanitiser that runs JupyterLab's own, then keeps remote images from loading and shows hidden characters. */
 export class RemoteImageSanitizer implements IRenderMime.ISanitizer {
   constructor(
     private readonly base: IRenderMime.ISanitizer,
@@ -83,7 +103,7 @@ export class RemoteImageSanitizer implements IRenderMime.ISanitizer {
   ) {}
 
   sanitize(dirty: string, options?: IRenderMime.ISanitizerOptions): string {
-    return neutralizeRemoteImages(this.base.sanitize(dirty, options), this.page());
+    return markHiddenCharacters(neutralizeRemoteImages(this.base.sanitize(dirty, options), this.page()));
   }
 
   getAutolink(): boolean {

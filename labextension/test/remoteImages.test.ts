@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 
-import { decodeAttribute, isRemote, neutralizeRemoteImages, RemoteImageSanitizer } from '../src/remoteImages';
+import {
+  decodeAttribute,
+  isRemote,
+  markHiddenCharacters,
+  neutralizeRemoteImages,
+  RemoteImageSanitizer
+} from '../src/remoteImages';
 
 const PAGE = 'http://localhost:8888/lab/tree/work/a.ipynb';
 
@@ -68,5 +74,23 @@ describe('remote images in answers', () => {
         'title="remote image, not loaded: click to open">[image: https://a/b]</a>'
     );
     expect(sanitizer.getAutolink()).toBe(false);
+  });
+});
+
+// Finding 12 of "Trust", in the panel's answers: hidden characters in text are shown, tags are untouched.
+describe('hidden characters in answers', () => {
+  it('are marked in text and never inside a tag', () => {
+    const html = '<p title="a\u202eb">rm\u202e -rf <code>x\u200by</code>\u2028</p>';
+    const out = markHiddenCharacters(html);
+    expect(out).toContain('<p title="a\u202eb">');
+    expect(out).toContain('rm<span class="jp-nbagent-hidden-char" title="hidden character">&lt;U+202E&gt;</span> -rf');
+    expect(out).toContain('x<span class="jp-nbagent-hidden-char" title="hidden character">&lt;U+200B&gt;</span>y');
+    expect(out).toContain('&lt;U+2028&gt;');
+    expect(markHiddenCharacters('<p>plain &amp; simple</p>')).toBe('<p>plain &amp; simple</p>');
+  });
+
+  it('are marked by the panel sanitiser', () => {
+    const sanitizer = new RemoteImageSanitizer({ sanitize: (s: string) => s }, () => PAGE);
+    expect(sanitizer.sanitize('<p>a\u202eb</p>')).not.toMatch(/a\u202eb/);
   });
 });
