@@ -82,3 +82,15 @@ def test_tool_results_lose_only_registered_secrets_not_lookalikes():
     """A transcript keeps a token-shaped string the user's files hold (the next edit would write the
     marker back over it); only the secrets this process holds are cut from tool results."""
     assert limit_output(f"API_KEY={TOKENS['google']}", 10_000) == f"API_KEY={TOKENS['google']}"
+
+
+def test_scrubbing_hostile_text_takes_linear_time():
+    """A log line or a prompt can hold anything: the patterns run on RE2, so none of these long runs
+    (each took from 10 s to minutes with the patterns on Python's re) holds a trace or a log up."""
+    import time
+
+    runs = ["/" * 200_000, "password" + " " * 200_000, "a://" * 50_000, "a" * 200_000, "eyJ" + "a" * 200_000 + "."]
+    started = time.monotonic()
+    for run in runs:
+        scrub(run)
+    assert time.monotonic() - started < 5.0

@@ -13,10 +13,11 @@ Two rules, one module:
   records of nbagent's loggers (``logger()``).
 
 The patterns are detect-secrets' (Yelp's secret scanner: one regex-based detector per provider, kept
-up to date by its maintainers); ``_EXTRA`` adds, as detectors of the same kind, the token formats it
-does not know yet, and the generic rules (bearer tokens, URL passwords, keyword assignments) that
-are about text rather than files. detect-secrets imports ``requests`` (for its optional verification),
-so the detectors load on first use, or in the background when ``preload()`` is called.
+up to date by its maintainers); ``_EXTRA`` adds the token formats it does not know yet, and ``_AFTER``
+the rules about text rather than a provider's format (bearer tokens, URL passwords, keyword
+assignments). All run on RE2, so scrubbing takes linear time whatever the text.
+detect-secrets imports ``requests`` (for its optional verification), so the patterns load on first
+use, or in the background when ``preload()`` is called.
 
 Endpoint URLs can carry credentials too (``https://user:token@host/v1?key=...``): ``public_url``
 keeps only scheme, host, port and path for what is stored (a session's provider), listed and shown.
@@ -28,6 +29,7 @@ import functools
 import logging
 import re
 import threading
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 PLACEHOLDER = "[secret redacted by nbagent]"
@@ -62,7 +64,7 @@ def redact(text: str) -> str:
 
 # ----- patterns: what a secret looks like -----------------------------------------------------------
 
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S)
+_PRIVATE_KEY = r"(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|\z)"
 """A whole PEM block (detect-secrets matches its first line only, which would leave the key itself)."""
 
 _EXTRA: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -88,30 +90,61 @@ _SKIPPED_TYPES = {"Private Key", "Basic Auth Credentials", "Public IP (ipv4)", "
 """Handled by the rules around them (a whole PEM block, a URL's password, a keyword's value), or not a
 secret (an IP address), or too eager for prose (any long random-looking word)."""
 
-_AFTER: tuple[tuple[re.Pattern, str], ...] = (
-    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._\-]{12,}"), r"\1 [token]"),
-    (re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+):[^\s@/]+@"), r"\1:[password]@"),
-    (re.compile(r"(?i)\b(api[_-]?key|secret|token|password|passwd|pwd)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)"),
-     r"\1\2[redacted]"),
+_AFTER: tuple[tuple[str, str], ...] = (
+    (r"(?i)\b(bearer)\s+[A-Za-z0-9._\-]{12,}", r"\1 [token]"),
+    (r"([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+):[^\s@/]+@", r"\1:[password]@"),
+    (r"(?i)\b(api[_-]?key|secret|token|password|passwd|pwd)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)", r"\1\2[redacted]"),
 )
 """Rules about text rather than a provider's token format: applied after the detectors."""
 
-_patterns: list[tuple[re.Pattern, str]] | None = None
+_Pattern = Any  # a compiled re2 or re pattern: both have .sub(repl, text)
+_patterns: tuple[_Pattern, list[tuple[_Pattern, str]], list[tuple[_Pattern, str]]] | None = None
 _patterns_lock = threading.Lock()
 
 
-def _load_patterns() -> list[tuple[re.Pattern, str]]:
-    """(pattern, marker): ``_EXTRA``, then every regex of detect-secrets' detectors (loaded once)."""
+def _load_patterns() -> tuple[_Pattern, list[tuple[_Pattern, str]], list[tuple[_Pattern, str]]]:
+    """The PEM pattern; (pattern, marker) for ``_EXTRA`` then every regex of detect-secrets' detectors;
+    (pattern, replacement) for ``_AFTER``. Compiled once, on RE2 (see ``_compile``)."""
     global _patterns
     with _patterns_lock:
         if _patterns is None:
-            found = [(re.compile(p), marker) for _, marker, patterns in _EXTRA for p in patterns]
+            found: list[tuple[_Pattern | None, str]] = [
+                (_own(p), marker) for _, marker, patterns in _EXTRA for p in patterns]
             for detector in _detect_secrets_detectors():
                 if detector.secret_type not in _SKIPPED_TYPES:
                     marker = _MARKERS.get(detector.secret_type, "[token]")
-                    found += [(pattern, marker) for pattern in detector.denylist]
-            _patterns = found
+                    found += [(_compile(p.pattern, p.flags), marker) for p in detector.denylist]
+            _patterns = (_own(_PRIVATE_KEY), [(p, m) for p, m in found if p is not None],
+                         [(_own(p), r) for p, r in _AFTER])
         return _patterns
+
+
+def _compile(pattern: str, flags: int = 0) -> _Pattern | None:
+    """``pattern`` on RE2, which matches in linear time: a log line or a prompt can hold anything, and
+    detect-secrets' patterns were written for lines of source files (``//.+/:_authToken`` takes 10 s on
+    20,000 slashes with Python's re, its IBM keyword pattern 13 s on "password" and 1,000 spaces).
+    A trailing ``(?!\\w)`` becomes ``\\b`` and a repetition over RE2's 1,000 is capped; a pattern RE2
+    still cannot run (a look-behind: the keyword patterns of Cloudant, IBM and SoftLayer) is left
+    out, None, and ``_AFTER``'s keyword rule covers what they found (``password = ...``)."""
+    import re2
+
+    pattern = pattern.replace("(?!\\w)", "\\b")
+    pattern = re.sub(r"\{(\d+),(\d+)\}", lambda m: f"{{{m[1]},{min(int(m[2]), 1000)}}}", pattern)
+    inline = "".join(letter for flag, letter in ((re.I, "i"), (re.S, "s"), (re.M, "m")) if flags & flag)
+    options = re2.Options()
+    options.log_errors = False  # a pattern RE2 refuses is expected here: nothing on stderr
+    try:
+        return re2.compile(f"(?{inline}){pattern}" if inline else pattern, options)
+    except re2.error:
+        return None
+
+
+def _own(pattern: str) -> _Pattern:
+    """One of nbagent's own patterns, which RE2 runs (a test keeps them so)."""
+    compiled = _compile(pattern)
+    if compiled is None:
+        raise ValueError(f"not a pattern RE2 can run: {pattern}")
+    return compiled
 
 
 def _detect_secrets_detectors() -> list:
@@ -142,10 +175,11 @@ def preload() -> None:
 
 def scrub(text: str) -> str:
     """``text`` with registered secrets and every recognised kind of secret replaced by a marker."""
-    text = _PRIVATE_KEY.sub("[private key]", redact(text))
-    for pattern, marker in _load_patterns():
+    private_key, markers, after = _load_patterns()
+    text = private_key.sub("[private key]", redact(text))
+    for pattern, marker in markers:
         text = pattern.sub(functools.partial(_mark, marker), text)
-    for pattern, replacement in _AFTER:
+    for pattern, replacement in after:
         text = pattern.sub(replacement, text)
     return text
 
