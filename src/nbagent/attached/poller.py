@@ -13,12 +13,12 @@ agent busy and never waits for a turn, nor a turn for it.
 from __future__ import annotations
 
 import fcntl
-import logging
 import os
 import threading
 import time
 from pathlib import Path
 
+from ..render.redaction import logger
 from ..store.db import open_database
 from ..workspace.root import Workspace
 from ..workspace.state_dir import POLLER_LOCK, open_lock_file, state_file
@@ -26,7 +26,7 @@ from .fetch import COMMAND_TIMEOUT, refresh
 from .records import Source
 from .store import ContextStore
 
-log = logging.getLogger("nbagent.context")
+log = logger("nbagent.context")
 TICK = 5.0
 MIN_EVERY = 30.0
 ACTIVE_SESSION_SECONDS = 24 * 3600.0

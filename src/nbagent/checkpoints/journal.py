@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import time
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError
+from ..render.redaction import logger
 from ..workspace.root import confine
 from ..workspace.safe_read import read_bytes
 from ..workspace.state_dir import JOURNAL, open_append, private_dir
@@ -122,7 +122,7 @@ class RecoveryJournal:
         except FileNotFoundError:
             return []
         except OSError as exc:  # a link, a FIFO or someone else's folder: nothing trustworthy to recover
-            logging.getLogger("nbagent.checkpoints").warning("the recovery journal is not read: %s", exc)
+            logger("nbagent.checkpoints").warning("the recovery journal is not read: %s", exc)
             return []
         for line in lines:
             try:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import posixpath
 import re
@@ -28,12 +27,14 @@ from typing import Any
 
 import orjson
 
+from ..render.escape import truncate
+from ..render.redaction import logger
 from ..workspace.atomic import atomic_write
 from ..workspace.safe_read import TooLarge, read_bytes
 from ..workspace.state_dir import REPOMAP, find_state_file, location, state_file, usable_state_dir
 from ..workspace.walker import list_files
 
-log = logging.getLogger("nbagent.repomap")
+log = logger("nbagent.repomap")
 
 BUDGET_CHARS = 2_500
 MAX_FILES = 60
@@ -96,7 +97,7 @@ def _signature(node, source: bytes) -> str:
         end = comment.start_byte
     text = source[node.start_byte:end].decode("utf-8", "replace")
     text = " ".join(text.split()).rstrip(":{ ").strip()
-    return text if len(text) <= 110 else text[:109] + "…"
+    return truncate(text, 110)
 
 
 def extract_symbols(tree, source: bytes, max_symbols: int = 40) -> list[str]:

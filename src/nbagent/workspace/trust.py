@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import logging
 import os
 import stat
 import time
@@ -28,12 +27,13 @@ from typing import Any, Iterator
 
 from ..config import user_config_dir
 from ..errors import ConfigError
+from ..render.redaction import logger
 from .atomic import atomic_write
 from .safe_read import NotRegularFile, read_bytes
 
 FILE_NAME = "trusted.json"
 VERSION = 1
-log = logging.getLogger("nbagent.trust")
+log = logger("nbagent.trust")
 
 
 class TrustFileRefused(ConfigError):
