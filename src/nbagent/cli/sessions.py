@@ -43,7 +43,7 @@ def add_sessions_parser(subparsers: Any, parents: Sequence[argparse.ArgumentPars
         p.add_argument("session", help="session id or unique prefix")
         p.set_defaults(handler=with_store(cmd_remove))
 
-    p = commands.add_parser("purge", help="delete sessions not updated for some days")
+    p = commands.add_parser("purge", help="remove sessions not updated for some days")
     p.add_argument("--days", type=float, default=30, help="age in days (default 30; 0 keeps everything)")
     p.set_defaults(handler=with_store(cmd_purge))
 
