@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import NbagentError
+from ..session.model import OPEN_CONTEXT_TAG
 
 MAX_SELECTION = 4000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -54,7 +55,7 @@ class OpenContext:
         return cls(notebook, cell_id, selection)
 
     def preface(self) -> str:
-        lines = ["<open_in_jupyter>"]
+        lines = [OPEN_CONTEXT_TAG]
         if self.notebook:
             lines.append(f"active notebook: {self.notebook}")
         if self.cell_id:

@@ -155,8 +155,14 @@ class Session:
         return self.log.heads()
 
 
+OPEN_CONTEXT_TAG = "<open_in_jupyter>"
+"""Opens the block nbagent.engine.open_in_jupyter appends after what the user typed (what is open in
+Jupyter); a title shows only what the user typed."""
+
+
 def _title_from(prompt: str, limit: int = 60) -> str:
-    line = " ".join(prompt.split())
+    typed = prompt.split(f"\n\n{OPEN_CONTEXT_TAG}", 1)[0]
+    line = " ".join(typed.split())
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 

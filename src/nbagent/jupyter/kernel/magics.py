@@ -16,7 +16,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from ... import events as ev
 from ...config import APPROVAL_MODES, DEFAULT
-from ...errors import NbagentError
+from ...errors import MissingSetting, NbagentError
 from ...ids import short_id
 from ...engine.open_in_jupyter import with_context
 from .commands import run_command
@@ -84,6 +84,8 @@ class AgentMagics(Magics):
             for message in said:
                 print(message)
             return self._run(prompt, wait=args.wait or not self.keeper.background())
+        except MissingSetting as exc:  # worded as a notebook gives the setting
+            raise UsageError(exc.worded(f"%agent --{exc.setting} NAME")) from None
         except (KeeperError, NbagentError, RuntimeError) as exc:
             raise UsageError(str(exc)) from None
 

@@ -1,13 +1,19 @@
-"""The header of a turn's view: session id and title, model, tokens in and out, cost so far."""
+"""The header of a turn's view: session id and title, model (badged when it is the offline one), tokens in
+and out, cost so far."""
 
 from __future__ import annotations
 
 import html
 
 import ipywidgets as widgets
-from traitlets import Float, Int, Unicode, observe
+from traitlets import Bool, Float, Int, Unicode, observe
 
 from .format import cost, tokens
+
+
+OFFLINE_BADGE = (' <span class="nbagent-offline-badge" title="A tiny model on this machine, to try nbagent: it may '
+                 'invent what is in your files. Configure a real model for real work (docs/offline.md)." '
+                 'style="border:1px solid #9a6700;color:#9a6700;border-radius:3px;padding:0 3px">offline model</span>')
 
 
 class Header(widgets.HTML):
@@ -23,12 +29,14 @@ class Header(widgets.HTML):
     cost = Float(None, allow_none=True)
     status = Unicode("")
     """What the turn is doing: queued, running, done, aborted, error, max_steps."""
+    offline = Bool(False)
+    """The offline model answers (settings["offline"]): the header says so, beside the model's name."""
 
-    @observe("session_id", "title", "model", "input_tokens", "output_tokens", "cost", "status")
+    @observe("session_id", "title", "model", "input_tokens", "output_tokens", "cost", "status", "offline")
     def _render(self, change=None) -> None:
         parts = [f"<b>{html.escape(self.title or 'new session')}</b>",
                  f"<code>{html.escape(self.session_id)}</code>" if self.session_id else "",
-                 html.escape(self.model),
+                 html.escape(self.model) + (OFFLINE_BADGE if self.offline else ""),
                  f"{tokens(self.input_tokens)} in / {tokens(self.output_tokens)} out",
                  cost(self.cost),
                  f"<i>{html.escape(self.status)}</i>" if self.status else ""]

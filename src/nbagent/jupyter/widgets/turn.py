@@ -52,6 +52,7 @@ class Shown(NamedTuple):
     session_id: str
     title: str
     model: str
+    offline: bool
 
 
 class TurnView(widgets.VBox):
@@ -150,7 +151,8 @@ class TurnView(widgets.VBox):
         approvals = tuple(a for a in state.approvals if a.turn_id == self.turn_id)
         return Shown(turn=turn, status=status, label=label, approvals=approvals, queued=len(state.queue),
                      todos=state.todos, counters=state.counters, session_id=state.session_id or "",
-                     title=state.title or "", model=str(state.settings.get("model") or ""))
+                     title=state.title or "", model=str(state.settings.get("model") or ""),
+                     offline=bool(state.settings.get("offline")))
 
     def _locate(self, state: AgentState) -> tuple[Turn | None, str, str]:
         """This view's turn in the state, with its status and the header's word for it."""
@@ -171,6 +173,7 @@ class TurnView(widgets.VBox):
         ended = shown.status not in ACTIVE
         header = self.header
         header.session_id, header.title, header.model = shown.session_id, shown.title, shown.model
+        header.offline = shown.offline
         header.input_tokens, header.output_tokens = shown.counters.input_tokens, shown.counters.output_tokens
         header.cost, header.status = shown.counters.cost, shown.label
         turn = shown.turn
