@@ -25,10 +25,36 @@ def text_renderer(out=None, *, state: AgentState | None = None, follow: str | No
                             show_prompt=show_prompt)
 
 
-def text_approver() -> TerminalApprover:
+def text_approver(out=None) -> TerminalApprover:
     """Asks with ``input()``: the terminal, or a notebook's input box; nbconvert has neither (denied)."""
-    return TerminalApprover(input, out=sys.stdout,
+    return TerminalApprover(input, out=out or sys.stdout,
                             unattended="run %agent --approval auto in unattended notebooks")
+
+
+class TextBlock:
+    """A turn's text as one output of the cell, updated in place (``update_display_data``), for a kernel
+    with no widget front end (nbconvert, nbclient, nbval's refresh): printed, each chunk of the stream
+    would be an output of its own, and a stored notebook would hold the turn in a hundred pieces.
+    File-like (``write``/``flush``), so the approver can write its notes into the same block."""
+
+    def __init__(self):
+        self.text = ""
+        self._handle = None
+
+    def write(self, text: str) -> int:
+        if text:
+            from IPython.display import display
+
+            self.text += text
+            data = {"text/plain": self.text}
+            if self._handle is None:
+                self._handle = display(data, raw=True, display_id=True)
+            else:
+                self._handle.update(data, raw=True)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
 
 
 class TextFollower:
