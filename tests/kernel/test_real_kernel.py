@@ -44,9 +44,19 @@ def _until_streaming(kc, msg_id: str, timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     while "word word" not in "".join(out):
         msg = kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
-        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
-            out.append(msg["content"]["text"])
+        if msg["parent_header"].get("msg_id") == msg_id:
+            out.append(_text(msg))
     return "".join(out)
+
+
+def _text(msg: dict) -> str:
+    """What an output message shows as text: a stream's chunk, or the turn's block (one display,
+    updated in place, each update carrying the whole text so far)."""
+    if msg["msg_type"] == "stream":
+        return msg["content"]["text"]
+    if msg["msg_type"] in ("display_data", "update_display_data"):
+        return msg["content"]["data"].get("text/plain", "")
+    return ""
 
 
 def _stdout(kc, msg_id: str) -> str:
@@ -55,8 +65,7 @@ def _stdout(kc, msg_id: str) -> str:
         msg = kc.get_iopub_msg(timeout=10)
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
-        if msg["msg_type"] == "stream":
-            out.append(msg["content"]["text"])
+        out.append(_text(msg))
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             return "".join(out)
 

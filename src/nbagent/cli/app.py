@@ -87,7 +87,7 @@ def _workspace(value: str) -> str:
 def _parser() -> argparse.ArgumentParser:
     # Options every command takes, accepted before and after the command (``nbagent sessions list -w X``).
     # SUPPRESS: a default given at one level would overwrite a value given at another.
-    shared = argparse.ArgumentParser(add_help=False)
+    shared = _Parser(add_help=False)
     shared.add_argument("--workspace", "-w", default=argparse.SUPPRESS, type=_workspace,
                         help="workspace root (default: the current directory)")
     parser = _Parser(prog="nbagent", description="An AI coding agent for Jupyter workspaces.", parents=[shared],

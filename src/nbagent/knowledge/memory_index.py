@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..store.db import Database
-from .embeddings import ANCHORS, Calibration, Embedder, redundancy_floor
+from .embeddings import Calibration, Embedder, anchors_for, anchors_ready, redundancy_floor
 
 log = logging.getLogger("nbagent.memory")
 
@@ -330,8 +330,34 @@ class MemoryIndex:
         if self.embedder is None:
             return None
         if self._anchors is None:
-            self._anchors = self.embedder.embed(list(ANCHORS), query=False)
+            self._anchors = anchors_for(self.embedder)
         return self._anchors
+
+    @property
+    def ready(self) -> bool:
+        """The embedder is loaded and calibrated: a query vector takes milliseconds, worth a short wait."""
+        return anchors_ready(self.embedder)
+
+    def warm(self) -> concurrent.futures.Future | None:
+        """Load the embedder (its anchors) on a daemon thread, then embed the rows a previous agent left
+        without a vector (one closed at once after remembering). The future gives how many rows were
+        embedded; None without an embedder. A daemon thread: a short script never waits at exit for a
+        model it did not need."""
+        if self.embedder is None:
+            return None
+        done: concurrent.futures.Future = concurrent.futures.Future()
+
+        def warm() -> None:
+            try:
+                self.anchors()
+                pending = self.schedule_embedding()
+                done.set_result(pending.result() if pending is not None else 0)
+            except Exception as exc:  # an endpoint down, a closed database: keywords until next time
+                log.warning("warming the memory embedder failed: %s", exc)
+                done.set_result(0)
+
+        threading.Thread(target=warm, name="nbagent-embed-warmup", daemon=True).start()
+        return done
 
     def _vectors(self) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
         """(ids, matrix, id -> row) of rows embedded by the current model; reloaded when the table changed."""

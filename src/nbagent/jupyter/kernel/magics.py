@@ -292,6 +292,7 @@ def load_ipython_extension(ipython) -> None:
     from ...engine.warmup import start
 
     start()
+    _warm_memory()
     magics = AgentMagics(ipython)
     ipython.register_magics(magics)
     magics.history.register()
@@ -301,6 +302,21 @@ def load_ipython_extension(ipython) -> None:
 
 
 AWAIT_NAME = "_nbagent_agent_awaiting"
+
+
+def _warm_memory() -> None:
+    """Load memory's embedder while the user types (its own daemon thread: the engine's warm-up, which
+    the first agent waits for, stays as short as it was)."""
+    from ...config import AgentConfig
+    from ...errors import ConfigError
+    from ...knowledge.embeddings import warm_in_background
+
+    try:
+        config = AgentConfig.load()
+    except ConfigError:
+        return  # the first %agent reports it
+    if config.memory:
+        warm_in_background(config)
 
 
 def rewrite_agent_lines(lines: list[str]) -> list[str]:

@@ -1,5 +1,4 @@
-"""The header of a turn's view: session id and title, model (badged when it is the offline one), tokens in
-and out, cost so far."""
+"""The header of a turn's view: session, title, model (badged when offline), tokens and cost so far."""
 
 from __future__ import annotations
 
