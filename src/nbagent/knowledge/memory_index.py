@@ -350,11 +350,16 @@ class MemoryIndex:
         def warm() -> None:
             try:
                 self.anchors()
-                pending = self.schedule_embedding()
-                done.set_result(pending.result() if pending is not None else 0)
-            except Exception as exc:  # an endpoint down, a closed database: keywords until next time
-                log.warning("warming the memory embedder failed: %s", exc)
+            except Exception as exc:  # an endpoint down: keywords until next time
+                log.warning("loading the memory embedder failed: %s", exc)
                 done.set_result(0)
+                return
+            try:
+                pending = self.schedule_embedding()
+            except RuntimeError:  # the interpreter is exiting: the next agent embeds what is left
+                done.set_result(0)
+                return
+            done.set_result(pending.result() if pending is not None else 0)
 
         threading.Thread(target=warm, name="nbagent-embed-warmup", daemon=True).start()
         return done
