@@ -54,8 +54,8 @@ class MissingSetting(ConfigError):
 
     def __init__(self, problem: str, setting: str, env: str):
         self.problem, self.setting, self.env = problem, setting, env
-        super().__init__(self.worded(f"{setting}=..."))
+        super().__init__(self.worded(f"pass {setting}=..."))
 
-    def worded(self, option: str) -> str:
-        """The message with ``option`` as the front end's way to give the setting."""
-        return f"{self.problem}: set {self.env} or pass {option}"
+    def worded(self, how: str) -> str:
+        """The message with ``how`` as the front end's way to give the setting ("pass --model NAME")."""
+        return f"{self.problem}: set {self.env} or {how}"

@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except MissingSetting as exc:
-        print(f"nbagent: {exc.worded(_OPTION_OF.get(exc.setting, f'{exc.setting}=...'))}", file=sys.stderr)
+        print(f"nbagent: {exc.worded(_OPTION_OF.get(exc.setting, f'pass {exc.setting}=...'))}", file=sys.stderr)
         return 2
     except ConfigError as exc:  # the command cannot work as given: a usage error
         print(f"nbagent: {exc}", file=sys.stderr)
@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reader_went_away()
 
 
-_OPTION_OF = {"model": "--model NAME"}
+_OPTION_OF = {"model": "pass --model NAME"}
 """How the CLI gives a setting a MissingSetting names (the Python API says ``model=...``)."""
 
 

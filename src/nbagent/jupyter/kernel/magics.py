@@ -88,7 +88,7 @@ class AgentMagics(Magics):
                 print(message)
             return self._run(prompt, wait=args.wait or not self.keeper.background())
         except MissingSetting as exc:  # worded as a notebook gives the setting
-            raise UsageError(exc.worded(f"%agent --{exc.setting} NAME")) from None
+            raise UsageError(exc.worded(f"pass %agent --{exc.setting} NAME")) from None
         except (KeeperError, NbagentError, RuntimeError) as exc:
             raise UsageError(str(exc)) from None
 
