@@ -12,10 +12,10 @@ from ..errors import ConfigError, MissingSetting, NbagentError
 from .terminal import Rendered, TerminalApprover, TerminalRenderer, ask_on_stderr
 
 
-OFFLINE_HELP = """With no model endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL or --base-url), nbagent
-answers with a small offline model (SmolLM2-135M, from jupyter-nbagent[local]): it shows how nbagent
-works and says so on stderr, but it is not for real work. See docs/offline.md.
-Exit codes: 0 done, 1 failed, 2 usage error, 130 interrupted."""
+HELP_EPILOG = """Offline mode: with no model endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL or --base-url)
+and no model named, nbagent answers with a small offline model (SmolLM2-135M, from jupyter-nbagent[local]):
+it shows how nbagent works and says so on stderr, but it is not for real work. See docs/offline.md.
+Exit codes: 0 done, 1 failed, 2 usage error, 130 interrupted, 141 the output's reader went away."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,11 +91,11 @@ def _parser() -> argparse.ArgumentParser:
     shared.add_argument("--workspace", "-w", default=argparse.SUPPRESS, type=_workspace,
                         help="workspace root (default: the current directory)")
     parser = _Parser(prog="nbagent", description="An AI coding agent for Jupyter workspaces.", parents=[shared],
-                     epilog=OFFLINE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+                     epilog=HELP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_Version, help="print nbagent's version and exit")
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="run one prompt on a workspace and stream the answer", parents=[shared],
-                         epilog=OFFLINE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+                         epilog=HELP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("prompt", help="what to do (use - to read it from standard input)")
     run.add_argument("--model", "-m", help="model name (env NBAGENT_MODEL)")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
