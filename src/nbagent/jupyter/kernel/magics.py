@@ -191,8 +191,8 @@ class AgentMagics(Magics):
                 unsubscribe()
 
         state, unsubscribe = agent.watch(on_event)  # before the turn is submitted: it misses nothing
-        # In a kernel the turn is one output updated in place (a stored notebook keeps it whole); a
-        # terminal IPython prints it as it streams.
+        # In a kernel the turn is written as one output (a stored notebook keeps it whole); a terminal
+        # IPython prints it as it streams.
         out = TextBlock() if getattr(self.shell, "kernel", None) is not None else sys.stdout
         return inbox, text_renderer(out, state=state, follow=turn_id), out
 
@@ -228,18 +228,22 @@ class AgentMagics(Magics):
         """A kernel interrupt during --wait: abort the turn and leave the session consistent."""
         agent.abort()
         future.result(timeout=30)
-        self._finish(view, inbox, agent)
-        print("\n[interrupted: the turn was aborted; the session is saved up to here]")
+        self._finish(view, inbox, agent, after="\n[interrupted: the turn was aborted; the session is saved up to here]\n")
 
-    def _finish(self, view, inbox, agent) -> None:
+    def _finish(self, view, inbox, agent, after: str = "") -> None:
+        """The turn has ended: its view shows the end, its text (and ``after``) is written."""
         if view is not None:
             view.wait(5)
             view.flush()
             handle = self._handles.pop(view, None)
             if handle is not None:
                 handle.update(view)
+        out = sys.stdout
         if inbox is not None:
             self._drain(agent, *inbox)
+            out = inbox[2]
+        out.write(after)
+        _release(out)
 
     def _drain(self, agent, inbox: queue.Queue, renderer: TerminalRenderer, out) -> None:
         """Write what came since the last tick in one write (one output chunk, not one per delta)."""
@@ -252,7 +256,7 @@ class AgentMagics(Magics):
             pending.append(renderer.render(event).text)
             if isinstance(event, ev.ApprovalRequest) and event.turn_id == renderer.follow:
                 out.write("".join(pending))
-                out.flush()
+                _release(out)  # the question needs the turn so far on screen above it
                 pending = []
                 agent.decide(event.call_id, text_approver(out)(event))
         if any(pending):
@@ -302,6 +306,13 @@ def load_ipython_extension(ipython) -> None:
 
 
 AWAIT_NAME = "_nbagent_agent_awaiting"
+
+
+def _release(out) -> None:
+    """Write what a TextBlock kept (nothing to do for a stream that writes at once)."""
+    release = getattr(out, "release", None)
+    if release is not None:
+        release()
 
 
 def _warm_memory() -> None:

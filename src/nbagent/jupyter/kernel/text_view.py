@@ -32,29 +32,32 @@ def text_approver(out=None) -> TerminalApprover:
 
 
 class TextBlock:
-    """A turn's text as one output of the cell, updated in place (``update_display_data``), for a kernel
-    with no widget front end (nbconvert, nbclient, nbval's refresh): printed, each chunk of the stream
-    would be an output of its own, and a stored notebook would hold the turn in a hundred pieces.
+    """A waiting cell's turn as one output, for a kernel with no widget front end (nbconvert, nbclient,
+    nbval, jupyter console): printed as it streamed, each tick's chunk would be an output of its own, and a
+    stored notebook would hold the turn in a hundred pieces. So the text is kept and written in one piece
+    when the turn ends, or before a question that needs it on screen (``release``). Live progress is the
+    widget view's (any widget front end) and the terminal's (terminal IPython prints as it streams).
+    Display updates would keep it live, but nbval ignores them, so a tested notebook could never match.
     File-like (``write``/``flush``), so the approver can write its notes into the same block."""
 
-    def __init__(self):
-        self.text = ""
-        self._handle = None
+    def __init__(self, out=None):
+        self._out = out
+        self._pending: list[str] = []
 
     def write(self, text: str) -> int:
-        if text:
-            from IPython.display import display
-
-            self.text += text
-            data = {"text/plain": self.text}
-            if self._handle is None:
-                self._handle = display(data, raw=True, display_id=True)
-            else:
-                self._handle.update(data, raw=True)
+        self._pending.append(text)
         return len(text)
 
     def flush(self) -> None:
         pass
+
+    def release(self) -> None:
+        """Write what was kept, in one write."""
+        text, self._pending = "".join(self._pending), []
+        if text:
+            out = self._out or sys.stdout
+            out.write(text)
+            out.flush()
 
 
 class TextFollower:
