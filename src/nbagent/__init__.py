@@ -22,7 +22,7 @@ DISTRIBUTION = "jupyter-nbagent"  # the name on the package index; the import na
 __version__: str  # read from the metadata on first use (see _version)
 
 moved.install()  # old import paths (nbagent.agent_state, ...) keep working: see nbagent.moved
-__all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolSet", "batch", "function_tool", "tool",
+__all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolSet", "batch", "eval", "function_tool", "tool",
            "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
 
 
@@ -73,6 +73,13 @@ def __getattr__(name: str) -> Any:
             from .jupyter.widgets import batch_progress  # noqa: F401
 
         return batch
+    if name == "eval":
+        from .evals import eval as run_eval
+
+        if "ipykernel" in sys.modules:  # inside a Jupyter kernel the report renders in the cell
+            from .jupyter.widgets import eval_report  # noqa: F401
+
+        return run_eval
     if name in ("sessions", "messages", "tool_calls", "usage"):
         from .store import views as api
 
