@@ -219,6 +219,16 @@ def test_a_base_url_without_a_model_is_told_in_the_magic_s_words(shell, monkeypa
                                          "%agent --model NAME")
 
 
+def test_nbagent_workspace_names_the_kernel_s_workspace(shell, monkeypatch, tmp_path):
+    """As for every front end (the notebooks' tests work in a scratch copy this way)."""
+    monkeypatch.setenv("NBAGENT_WORKSPACE", str(tmp_path))
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("NBAGENT_MODEL", "scripted-model")
+    result, text = run(shell, "%agent")
+    assert result.success and f"workspace {tmp_path.resolve()}" in text
+    nj.current_agent(shell).close()
+
+
 @pytest.fixture(autouse=True)
 def _no_config_leaks(shell):
     yield
