@@ -79,7 +79,8 @@ class AgentConfig:
     """First backoff delay in seconds; doubles on each retry (a Retry-After header wins)."""
 
     compact_threshold: int = 120_000
-    """Estimated tokens on the wire above which older tool results are pruned. Env: NBAGENT_COMPACT_THRESHOLD."""
+    """Estimated tokens of the history on the wire (the tools and system prompt not counted) above which
+    older tool results are pruned. Env: NBAGENT_COMPACT_THRESHOLD."""
 
     memory: bool = True
     """Load and write project memory. Env: NBAGENT_MEMORY=0 switches it off."""
@@ -301,3 +302,13 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
             value = tuple(value)
         out[name] = value
     return out
+
+
+def user_config_dir() -> Path:
+    """The user's nbagent config folder (platformdirs), or ``$NBAGENT_CONFIG_DIR``: never inside a workspace."""
+    override = os.environ.get("NBAGENT_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("nbagent", appauthor=False))

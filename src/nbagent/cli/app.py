@@ -157,6 +157,7 @@ def _run(args: argparse.Namespace) -> int:
     approver = TerminalApprover(ask_on_stderr if sys.stdin.isatty() else None,
                                 unattended="run with --yes (or --approval auto)")
     reason = "error"
+    usage: list[ev.Usage] = []
     try:
         if state.settings.get("offline"):
             print(offline_notice(state.settings.get("model") or "the offline model"), file=sys.stderr)
@@ -164,8 +165,12 @@ def _run(args: argparse.Namespace) -> int:
             _print(renderer.render(event))
             if isinstance(event, ev.ApprovalRequest):
                 agent.decide(event.call_id, approver(event))
+            if isinstance(event, ev.Usage):
+                usage.append(event)
             if isinstance(event, ev.TurnEnd):
                 reason = event.reason
+                if usage and not args.quiet:
+                    print(usage_summary(usage), file=sys.stderr)
     except KeyboardInterrupt:
         agent.abort()
         print("\naborted", file=sys.stderr)
@@ -180,6 +185,13 @@ def offline_notice(model: str) -> str:
     return (f"nbagent: offline mode: {model}, a tiny model on this machine, answers; it shows how nbagent "
             f"works and may invent what is in your files. For real work: --model NAME with OPENAI_API_KEY, "
             f"or --base-url URL (docs/offline.md)")
+
+
+def usage_summary(usage: list[ev.Usage]) -> str:
+    """The turn's tokens (how many of them the provider read from its cache) and the session's cost."""
+    cost = usage[-1].cost
+    return (f"tokens: {sum(u.input_tokens for u in usage):,} in ({sum(u.cached_tokens for u in usage):,} cached), "
+            f"{sum(u.output_tokens for u in usage):,} out" + ("" if cost is None else f", session ${cost:.4f}"))
 
 
 def _print(rendered: Rendered) -> None:
