@@ -61,9 +61,9 @@ def test_a_missing_workspace_is_one_message_for_every_command(tmp_path):
 
 def test_a_listing_cut_short_by_its_reader_exits_quietly(tmp_path):
     """``nbagent sessions list | head -1`` with more sessions than a pipe holds."""
-    with SessionStore(tmp_path) as store:
+    with SessionStore(tmp_path) as store:  # rows of ~600 characters: far more than the pipe's 64 KiB
         for i in range(400):
-            store.create(origin="cli", provider="openai", model="gpt-4o").begin_turn(f"prompt number {i} " * 12)
+            store.create(origin="cli", provider="openai", model=f"model-{i}-" + "x" * 500).begin_turn(f"prompt {i}")
     child = subprocess.Popen([sys.executable, "-m", "nbagent.cli", "sessions", "list", "-w", str(tmp_path)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "NBAGENT_LOCAL": "off"})
     assert child.stdout is not None and child.stderr is not None
