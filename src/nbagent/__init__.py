@@ -15,6 +15,7 @@ from typing import Any
 
 from . import moved
 from .config import DEFAULT, AgentConfig
+from .errors import ToolError
 from .events import Event
 from .tools.base import Tool, ToolSet, function_tool, tool
 
@@ -22,8 +23,8 @@ DISTRIBUTION = "jupyter-nbagent"  # the name on the package index; the import na
 __version__: str  # read from the metadata on first use (see _version)
 
 moved.install()  # old import paths (nbagent.agent_state, ...) keep working: see nbagent.moved
-__all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolSet", "batch", "eval", "function_tool", "tool",
-           "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
+__all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolError", "ToolSet", "batch", "eval",
+           "function_tool", "tool", "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
 
 
 def _version() -> str:

@@ -16,12 +16,12 @@ import asyncio
 import atexit
 import concurrent.futures
 import dataclasses
-import logging
 import queue
 import threading
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from .. import events as ev
+from ..render.redaction import logger
 from .agent_state import AgentState, Counters, NoticeItem, reduce, turns_from_messages
 from ..tools.approvals import check_decision
 from ..config import AgentConfig
@@ -31,7 +31,7 @@ from .result import RunResult
 from .runtime import AgentRuntime
 from ..workers import shared_pool
 
-log = logging.getLogger("nbagent")
+log = logger("nbagent")
 
 
 class Agent:

@@ -24,7 +24,6 @@ one background thread, never on the caller's event loop.
 from __future__ import annotations
 
 import concurrent.futures
-import logging
 import math
 import re
 import sqlite3
@@ -35,11 +34,12 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ..render.redaction import logger
 from ..store.db import Database
 # ANCHORS is imported for the readers of nbagent.knowledge.memory_index.ANCHORS (the tests).
 from .embeddings import ANCHORS, Calibration, Embedder, anchors_for, anchors_ready, redundancy_floor  # noqa: F401
 
-log = logging.getLogger("nbagent.memory")
+log = logger("nbagent.memory")
 
 CATEGORIES = ("fact", "decision", "preference", "snippet", "summary")
 OLD_KINDS = {"gotcha": ("fact", "gotcha"), "command": ("snippet", "command")}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..ids import new_id
+from ..render.escape import truncate
 from .message_log import MessageLog
 
 
@@ -167,8 +168,7 @@ Jupyter); a title shows only what the user typed."""
 
 def _title_from(prompt: str, limit: int = 60) -> str:
     typed = prompt.split(f"\n\n{OPEN_CONTEXT_TAG}", 1)[0]
-    line = " ".join(typed.split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return truncate(typed, limit, one_line=True)
 
 
 MemoryBackend = NullBackend
