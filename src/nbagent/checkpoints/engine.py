@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
@@ -55,6 +55,12 @@ class Restored:
     action: str
     turn: int
     files: list[str]
+    names: list[str] = field(default_factory=list)
+    """Kernel variables bound again (or removed) as they were (nbagent.checkpoints.kernel_ledger)."""
+    not_restored: list[str] = field(default_factory=list)
+    """Kernel variables that could not be restored, each with why (changed in place, released)."""
+    replay: list[Any] = field(default_factory=list)
+    """When some could not: the cells restart-and-replay would run (nbagent.checkpoints.replay.ReplayCell)."""
 
 
 class Checkpoints:
