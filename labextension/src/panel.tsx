@@ -26,6 +26,7 @@ import {
   ToolItem
 } from './state';
 import { CheckpointBar } from './checkpoints';
+import { kernelLine } from './kernelChange';
 import { MemoryTab } from './memoryTab';
 import { isOutsideRequest, SettingsTab } from './settingsTab';
 import { ContextChip } from './openContext';
@@ -263,6 +264,7 @@ function ToolRow({ tool }: { tool: ToolItem }): React.ReactElement {
         <span className="jp-nbagent-tool-name">{tool.name}</span>
         {summary && <span className="jp-nbagent-tool-arg">{summary}</span>}
         {tool.duration_ms !== null && <span className="jp-nbagent-tool-time">{formatMs(tool.duration_ms)}</span>}
+        {tool.kernel && <div className="jp-nbagent-kernel-change">{kernelLine(tool.kernel)}</div>}
       </summary>
       <div className="jp-nbagent-tool-body">
         <pre className="jp-nbagent-tool-args">{prettyArgs(tool)}</pre>
