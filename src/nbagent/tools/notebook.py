@@ -20,6 +20,7 @@ from ..errors import ToolError
 from .nbshrink import OutputBudget, as_text, widget_models
 from . import nbdoc, nbstores
 from .base import ToolSet, function_tool
+from .nbcheck import notebook_check
 from .nbdoc import Snapshot, cell_token, find, range_source, token_of
 from .nbreport import Change, cell_diff, header, render_cell, report, source_caps, CELL_OVERHEAD, CUT_NOTE
 
@@ -306,4 +307,8 @@ NOTEBOOK = ToolSet("notebook", [
     function_tool(notebook_move, preview=notebook_move_preview),
     # notebook_run runs code in the user's kernel: it asks even in "auto" mode unless configured.
     function_tool(notebook_run, approval="always_ask"),
+    # Read-only: a copy runs in a fresh kernel; the user's kernel and the file are never touched.
+    function_tool(notebook_check, read_only=True,
+                  prompt_hint="after changing a notebook's code cells, when the user wants a working notebook, "
+                              "run it to prove the notebook runs from a fresh kernel (no hidden state)"),
 ], description="Read and change Jupyter notebooks cell by cell, by cell id; run cells of an open notebook")

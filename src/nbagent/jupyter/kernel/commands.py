@@ -33,6 +33,8 @@ HELP = """Slash commands (also as %agent /name):
   /replay            after an /undo that could not restore every variable: show the restart-and-replay plan
   /replay confirm    clear the kernel's variables and run that plan (stops at the first error)
   /checkpoints       this session's checkpoints (a DataFrame)
+  /check [NOTEBOOK]  run a copy of the notebook (default: this one) in a fresh kernel and report what
+                     fails, what differs and what depends on this kernel's hidden state (%agent check too)
   /clear             clear the live views (the session stays)"""
 
 def run_command(keeper: AgentKeeper, line: str, clear_views: Callable[[], int]) -> Any:
@@ -225,6 +227,22 @@ def _replay(keeper, arg):
     return f"replayed {len(outcome.ran)} cell(s)"
 
 
+def _check(keeper, arg):
+    from ...errors import ToolError
+    from ...tools.nbcheck import check_path
+    from ...workspace.root import Workspace
+
+    agent = keeper.get()
+    place = keeper.place
+    path = arg or (str(place.notebook) if place is not None and place.notebook is not None else "")
+    if not path:
+        raise KeeperError("/check needs a notebook path: this kernel's own notebook is not known")
+    try:
+        return check_path(Workspace(agent.config.workspace), path).text()
+    except ToolError as exc:
+        return f"check: {exc}"
+
+
 def _checkpoints(keeper, arg):
     return keeper.get().checkpoints()
 
@@ -241,6 +259,6 @@ def _tasks(keeper, arg):
 COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
     "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
     "memory": _memory, "instructions": _instructions, "map": _map, "notes": _notes, "compact": _compact, "tools": _tools, "mcp": _mcp, "model": _model,
-    "tasks": _tasks, "undo": _undo, "redo": _redo, "replay": _replay, "checkpoints": _checkpoints, "context": context_command,
+    "tasks": _tasks, "undo": _undo, "redo": _redo, "replay": _replay, "checkpoints": _checkpoints, "check": _check, "context": context_command,
     "clear": lambda keeper, arg: None,
 }
