@@ -25,6 +25,7 @@ import {
   todosOf,
   ToolItem
 } from './state';
+import { CheckButton } from './checkButton';
 import { CheckpointBar } from './checkpoints';
 import { kernelLine } from './kernelChange';
 import { MemoryTab } from './memoryTab';
@@ -495,6 +496,7 @@ function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
         <button className="jp-nbagent-abort jp-mod-reject" title="End the turn and clear the queue (Esc)" onClick={() => model.abort()} disabled={!busy && model.state.queue.length === 0}>
           Abort
         </button>
+        <CheckButton tracker={model.openContext} />
       </div>
     </div>
   );

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { checkTitle } from '../src/check';
 import { kernelLine } from '../src/kernelChange';
 
 const none = { added: [], rebound: [], deleted: [], mutated: [], unchecked: [], dropped: [] };
@@ -20,5 +21,13 @@ describe('kernelLine (the words of nbagent.render.text.kernel_line)', () => {
   it('shortens a long list', () => {
     const added = Array.from({ length: 14 }, (_, i) => `v${i}`);
     expect(kernelLine({ ...none, added })).toMatch(/v11, … 2 more$/);
+  });
+});
+
+
+describe('checkTitle', () => {
+  it('names the notebook and the verdict', () => {
+    expect(checkTitle('work/a.ipynb', true)).toBe('a.ipynb runs from a fresh kernel');
+    expect(checkTitle('a.ipynb', false)).toBe('a.ipynb does not reproduce from a fresh kernel');
   });
 });
