@@ -6,10 +6,12 @@ None is the honest answer for anything else (an arbitrary object, a function) an
 for the budget; nothing is guessed. What is fingerprinted and how:
 
 - pandas DataFrame/Series/Index: shape, dtypes, column labels, and ``pandas.util.hash_pandas_object``
-  over every row when the object is small, else over a bounded sample of rows (the first and last
-  ones and an even spread between): a change to an unsampled row of a large frame can go unseen;
+  over every row up to ``2 * SAMPLE_ROWS`` rows, else over a sample of ``SAMPLE_ROWS`` rows (the first
+  and last ones and an even spread between): a change to an unsampled row of a large frame goes unseen;
 - NumPy arrays: shape, dtype, strides and the bytes (all of them up to ``FULL_BYTES``, else a sample);
-- lists, dicts, sets, bytearrays: their items, recursively, up to ``MAX_ITEMS`` items in all.
+- lists, dicts, sets, bytearrays: their items, recursively, up to ``MAX_ITEMS`` items in all;
+- functions and classes: what a rebinding inside them changes (a function's code, defaults and
+  attributes; a class's own attributes), by identity; builtin functions cannot change.
 
 pandas and NumPy are never imported here: a value is a DataFrame only if pandas is already loaded.
 """
@@ -24,8 +26,8 @@ from typing import Any
 
 IMMUTABLE = "immutable"
 """The fingerprint of a value that cannot change in place: a rebinding is its only change."""
-FULL_BYTES = 4 * 1024 * 1024
-"""Arrays and frames up to this size are hashed whole; larger ones through a sample."""
+FULL_BYTES = 1024 * 1024
+"""Arrays up to this size are hashed whole (about a millisecond); larger ones through a sample."""
 SAMPLE_ROWS = 512
 """Rows of a large frame (or chunks of a large array) that go into its fingerprint."""
 MAX_ITEMS = 20_000
@@ -69,7 +71,24 @@ def _digest(value: Any) -> str | None:
         if not _feed(h, value, [MAX_ITEMS]):
             return None
         return h.hexdigest()
+    if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
+        return IMMUTABLE
+    if isinstance(value, (types.FunctionType, type)):
+        return _definition(value)
     return None
+
+
+def _definition(value: Any) -> str | None:
+    """A function or class by the identities of what defines it: its code and defaults, its attributes."""
+    attrs = vars(value)
+    if len(attrs) > MAX_ITEMS:
+        return None
+    parts = [(name, id(item)) for name, item in list(attrs.items())]
+    if isinstance(value, types.FunctionType):
+        parts += [("__code__", id(value.__code__)), ("__defaults__", id(value.__defaults__)),
+                  ("__kwdefaults__", id(value.__kwdefaults__))]
+    h = hashlib.blake2b(repr(sorted(parts)).encode(), digest_size=16)
+    return h.hexdigest()
 
 
 def _all_immutable(value: Any) -> bool:
@@ -124,8 +143,8 @@ def _frame(value: Any, pd: Any, np: Any) -> str:
     else:
         h.update(f"{value.dtype}:{value.name!r}".encode("utf-8", "surrogatepass"))
     rows = len(value)
-    sample = value if rows <= SAMPLE_ROWS or _frame_bytes(value) <= FULL_BYTES else value.take(
-        _positions(rows, np))
+    # hash_pandas_object costs far more per byte than hashing an array: only small frames go whole.
+    sample = value if rows <= 2 * SAMPLE_ROWS else value.take(_positions(rows, np))
     hashed = pd.util.hash_pandas_object(sample, index=not isinstance(value, pd.Index))
     h.update(np.asarray(hashed).tobytes() if np is not None else repr(list(hashed)).encode())
     return h.hexdigest()

@@ -104,6 +104,12 @@ class KernelConflict(CheckpointError):
                          f"{', '.join(names)}. Nothing was restored; {action} with force to overwrite them.")
 
 
+def _cost_order(item: tuple[str, Any]) -> tuple[int, str]:
+    """Cheap values first, arrays and frames last: a spent budget leaves only the costly ones unchecked."""
+    module = type(item[1]).__module__
+    return (1 if module.startswith(("pandas", "numpy")) else 0, item[0])
+
+
 class KernelLedger:
     def __init__(self, source: Source, *, max_bytes: int | None = None, budget_seconds: float = BUDGET_SECONDS,
                  execution_count: Any = None):
@@ -116,15 +122,20 @@ class KernelLedger:
         self._lock = threading.Lock()
 
     # ----- recording ---------------------------------------------------------------------------
+    def _items(self) -> list[tuple[str, Any]]:
+        """The user's names, without nbagent's own objects (the agent itself changes as it works)."""
+        return [(n, v) for n, v in self.source.user_items() if not type(v).__module__.startswith("nbagent.")]
+
     def before(self) -> Snapshot:
-        items = self.source.user_items()
+        items = self._items()
         budget = Budget(self.budget_seconds)
         count = self.execution_count() if self.execution_count is not None else None
-        return Snapshot(dict(items), {name: fingerprint(value, budget) for name, value in items}, count)
+        prints = {name: fingerprint(value, budget) for name, value in sorted(items, key=_cost_order)}
+        return Snapshot(dict(items), prints, count)
 
     def after(self, snap: Snapshot, turn: int, turn_id: str, call_id: str) -> tuple[KernelRecord | None, list[str]]:
         """The call's record (None when it changed nothing it could see), and what the cap released."""
-        record = self._compare(snap, dict(self.source.user_items()), turn, turn_id, call_id)
+        record = self._compare(snap, dict(self._items()), turn, turn_id, call_id)
         if not (record.changed or record.unchecked):
             return None, []
         with self._lock:
@@ -135,7 +146,7 @@ class KernelLedger:
     def _compare(self, snap: Snapshot, now: dict[str, Any], turn: int, turn_id: str, call_id: str) -> KernelRecord:
         record = KernelRecord(turn, turn_id, call_id, execution_count=snap.execution_count)
         budget = Budget(self.budget_seconds)
-        for name, value in sorted(now.items()):
+        for name, value in sorted(now.items(), key=_cost_order):
             if name not in snap.values:
                 record.added.append(name)
                 record.new[name] = value
@@ -154,6 +165,8 @@ class KernelLedger:
         for name in sorted(set(snap.values) - set(now)):
             record.deleted.append(name)
             record.old[name] = snap.values[name]
+        for names in (record.added, record.rebound, record.mutated, record.unchecked):
+            names.sort()
         return record
 
     def _forget_undone_and_old(self, turn: int) -> None:
