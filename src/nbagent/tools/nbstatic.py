@@ -1,5 +1,4 @@
-"""Hidden state a notebook's text shows: names a cell uses that no earlier cell defines, and execution
-counts out of order.
+"""Hidden state read from a notebook's text: names used before any cell defines them, counts out of order.
 
 Both are read from the stored notebook, without running it (notebook_check runs it too). Names come
 from each code cell's syntax tree: what it binds anywhere (assignments, imports, def, class, for,

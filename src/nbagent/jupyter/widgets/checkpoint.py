@@ -18,7 +18,8 @@ SHOWN_FILES = 8
 class CheckpointBar(widgets.HBox):
     """Hidden until the turn has a checkpoint; each button's tooltip lists the files it will change."""
 
-    def __init__(self, act: Callable[[str, int], Any] | None = None, **kwargs):
+    def __init__(self, act: Callable[[str, Any], Any] | None = None, **kwargs):
+        """``act(action, arg)``: "undo"/"redo" with the turn number, or "replay" with the cells to run."""
         self.label = widgets.HTML()
         self.undo_button = widgets.Button(description="Undo", icon="undo")
         self.redo_button = widgets.Button(description="Redo", icon="redo")
