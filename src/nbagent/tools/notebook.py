@@ -16,7 +16,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+from .. import events as ev
 from ..errors import ToolError
+from ..render.text import kernel_line
 from .nbshrink import OutputBudget, as_text, widget_models
 from . import nbdoc, nbstores
 from .base import ToolSet, function_tool
@@ -295,7 +297,17 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
         out.append("</cell>")
     if result.get("note"):
         out.append(result["note"])
+    change = result.get("kernel_changed")
+    if change and ctx.kernel is None:  # inside the kernel, the turn's guard records it (with undo)
+        out.append(_kernel_changed(ctx, change))
     return "\n".join(out)
+
+
+def _kernel_changed(ctx, change: dict) -> str:
+    """The notebook kernel's change as told by its watcher: an event for the views, a line for the model."""
+    names = {k: [str(n) for n in change.get(k) or []] for k in ("added", "rebound", "deleted", "mutated", "unchecked")}
+    ctx.emit(ev.KernelChanged(call_id=ctx.call_id, turn_id=ctx.turn_id, **names))
+    return kernel_line(names["added"], names["rebound"], names["deleted"], names["mutated"], names["unchecked"])
 
 
 NOTEBOOK = ToolSet("notebook", [
