@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { checkTitle } from '../src/check';
+import { filesLine } from '../src/checkpoints';
 import { kernelLine } from '../src/kernelChange';
 
 const none = { added: [], rebound: [], deleted: [], mutated: [], unchecked: [], dropped: [] };
@@ -29,5 +30,12 @@ describe('checkTitle', () => {
   it('names the notebook and the verdict', () => {
     expect(checkTitle('work/a.ipynb', true)).toBe('a.ipynb runs from a fresh kernel');
     expect(checkTitle('a.ipynb', false)).toBe('a.ipynb does not reproduce from a fresh kernel');
+  });
+});
+
+describe('filesLine', () => {
+  it('says a turn with no file changed the kernel', () => {
+    expect(filesLine([])).toBe('kernel variables changed');
+    expect(filesLine(['a.py'])).toBe('1 file changed: a.py');
   });
 });
