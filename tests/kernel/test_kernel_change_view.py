@@ -44,3 +44,42 @@ def test_undo_of_a_kernel_only_turn_offers_restart_and_replay_and_runs_it_only_w
     bar.click_replay()  # the confirmation
     assert calls[-1] == ("replay", cells)
     assert "replayed 2 cell(s)" in bar.message.value and bar.replay_button.layout.display == "none"
+
+
+def test_agent_check_and_replay_through_the_magic(shell, make_agent, workspace):
+    """%agent check NOTEBOOK runs the check (a real fresh kernel); "check the tests" stays a prompt;
+    /undo offers restart-and-replay and /replay confirm runs it in this shell, stopping at the first error."""
+    import nbformat
+    from IPython.utils.capture import capture_output
+
+    import nbagent.jupyter as nj
+    from nbagent.jupyter.kernel.bridge import bridge_from_shell
+    from nbagent.testing.replies import Call, Reply
+
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell("print(from_the_live_kernel)")]
+    nbformat.write(nb, workspace / "nb.ipynb")
+    shell.run_cell("data = [1, 2]\nbig = list(range(10))", store_history=True)
+    shell.run_cell("1 / 0", store_history=True)  # a failing cell in the history: replay stops there
+    agent = make_agent(Reply(tool_calls=[Call("kernel_run", {"code": "data.append(3)"})]), "done",
+                       "a prompt, not the check", kernel=bridge_from_shell(shell), kernel_run_auto=True)
+    nj.use_agent(agent, shell)
+
+    def run(cell: str) -> str:
+        with capture_output() as out:
+            shell.run_cell(cell)
+        return out.stdout + out.stderr
+
+    assert "uses from_the_live_kernel: no cell defines it" in run("%agent check nb.ipynb")
+    agent.run("append to data")
+    undone = run("%agent /undo")
+    assert "not restored: data (changed in place)" in undone and "/replay shows them" in undone
+    plan = run("%agent /replay")
+    assert "[1]" in plan and "data = [1, 2]" in plan and "/replay confirm runs them" in plan
+    shell.user_ns["data"] = "changed again"
+    replayed = run("%agent /replay confirm")
+    assert "replay stopped at cell [2] (ran 1 before it)" in replayed and "ZeroDivisionError" in replayed
+    assert shell.user_ns["data"] == [1, 2]  # rebuilt by the replay of cell [1]
+    run("%agent --wait check the tests please")
+    assert agent.runtime.model.requests[-1].messages[-1]["content"].endswith("check the tests please")
