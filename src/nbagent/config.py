@@ -187,6 +187,10 @@ class AgentConfig:
     bind them again); beyond it the oldest are released, and said so. None: a quarter of the free
     memory or 2 GB, whichever is less (docs/notebooks.md). Env: NBAGENT_KERNEL_UNDO_MAX_BYTES."""
 
+    kernel_fingerprint_ms: float = 15.0
+    """Milliseconds each of the two namespace snapshots around a kernel call may spend fingerprinting
+    values; what it does not reach is reported "not checked". Env: NBAGENT_KERNEL_FINGERPRINT_MS."""
+
     recovery_journal: bool = True
     """Journal each call of a tool that may change files before it runs and after, so that a session
     resumed after a crash says which calls never finished (nbagent.checkpoints.journal). A batch task's copy is
@@ -277,6 +281,7 @@ _ENV = {
     "NBAGENT_CHECKPOINTS": "checkpoints",
     "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
     "NBAGENT_KERNEL_UNDO_MAX_BYTES": "kernel_undo_max_bytes",
+    "NBAGENT_KERNEL_FINGERPRINT_MS": "kernel_fingerprint_ms",
 }
 ENV_VARS = dict(_ENV)
 

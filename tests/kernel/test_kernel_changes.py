@@ -24,8 +24,9 @@ from nbagent.testing.scripted import ScriptedModel
 
 def make_agent(code, **options):
     model = ScriptedModel([Reply(tool_calls=[Call("kernel_run", {{"code": code}})]), Reply(text="done")])
+    # A generous fingerprint budget: on a loaded machine the default 15 ms may leave a name "not checked".
     return Agent(workspace={workspace!r}, model=model, approval="auto", kernel_run_auto=True, memory=False,
-                 kernel=bridge_from_shell(get_ipython()), **options)
+                 kernel=bridge_from_shell(get_ipython()), kernel_fingerprint_ms=2000, **options)
 
 def changes(result):
     return [e.to_dict() for e in result.events if e.type == "kernel_changed"]

@@ -24,7 +24,7 @@ from .gitrepo import CheckpointError
 
 KEEP_TURNS = 20
 """Turns whose kernel records are kept (as many as the file checkpoints keep)."""
-BUDGET_SECONDS = 0.02
+BUDGET_SECONDS = 0.015
 """Time one snapshot may spend fingerprinting (a call takes two: before and after)."""
 DEFAULT_CAP = 2 * 1024 ** 3
 ABSENT: Any = object()

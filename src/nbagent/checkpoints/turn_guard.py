@@ -19,7 +19,7 @@ from .. import events as ev
 from . import DEFAULT_MAX_BYTES, CheckpointError, Checkpoints, Restored
 from .manifest import ref_safe
 from .journal import RecoveryJournal, path_argument
-from .kernel_ledger import KernelConflict, KernelLedger, KernelRecord, KernelRestore
+from .kernel_ledger import BUDGET_SECONDS, KernelConflict, KernelLedger, KernelRecord, KernelRestore
 
 KERNEL_TOOLS = frozenset({"kernel_run", "notebook_run"})
 """The calls that run code in the user's kernel: their change to its namespace is recorded."""
@@ -38,9 +38,10 @@ def mutates(tool: Any) -> bool:
 class TurnGuard:
     def __init__(self, workspace: Any, session_id: str, emit: Callable[[ev.Event], None], *,
                  enabled: bool = True, journal: bool = True, max_bytes: int = DEFAULT_MAX_BYTES,
-                 kernel: Any = None, kernel_max_bytes: int | None = None):
+                 kernel: Any = None, kernel_max_bytes: int | None = None,
+                 kernel_budget_seconds: float = BUDGET_SECONDS):
         self.emit = emit
-        self.kernel = (KernelLedger(kernel, max_bytes=kernel_max_bytes,
+        self.kernel = (KernelLedger(kernel, max_bytes=kernel_max_bytes, budget_seconds=kernel_budget_seconds,
                                     execution_count=getattr(kernel, "execution_count", None))
                        if kernel is not None else None)
         """The record of what kernel_run and notebook_run did to the live namespace (None: no kernel)."""
