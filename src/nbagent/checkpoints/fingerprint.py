@@ -198,7 +198,7 @@ def _columns(h: Any, sample: Any, pd: Any, np: Any) -> None:
 def _values(h: Any, values: Any, pd: Any, np: Any) -> None:
     """A Series or Index: its bytes when numeric, else ``pandas.util.hash_pandas_object`` of it."""
     dtype = getattr(values, "dtype", None)
-    if isinstance(dtype, np.dtype) and dtype.kind in _RAW_KINDS:
+    if isinstance(dtype, np.dtype) and getattr(dtype, "kind", "") in _RAW_KINDS:
         h.update(np.ascontiguousarray(values.to_numpy()).tobytes())
         return
     hashed = pd.util.hash_pandas_object(values, index=False)
