@@ -90,3 +90,29 @@ def test_the_cap_releases_the_oldest_held_values_first():
     assert isinstance(ns["old2"], np.ndarray) and not done.not_restored
     done = ledger.undo(1)
     assert ns["old1"] is None and done.not_restored == ["old1 (its old value was released by the memory cap)"]
+
+
+def test_a_later_turn_that_changes_only_files_ends_the_kernels_redo_and_the_other_way_round(make_agent, tmp_path):
+    ns: dict = {"x": 1}
+
+    def run(code):
+        exec(code, ns)
+        return {"stdout": "", "stderr": "", "result": None, "error": None}
+
+    from nbagent.testing import Call, Reply
+
+    agent = make_agent(Reply(tool_calls=[Call("kernel_run", {"code": "x = 2"})]), "kernel changed",
+                       Reply(tool_calls=[Call("write_file", {"path": "a.txt", "content": "a"})]), "file written",
+                       Reply(tool_calls=[Call("kernel_run", {"code": "y = 3"})]), "kernel again",
+                       approval="auto", kernel_run_auto=True, kernel=KernelBridge(ns, run))
+    agent.run("change x")
+    agent.undo()
+    assert ns["x"] == 1 and agent.snapshot().redo_turn == 1
+    agent.run("write a file")  # turn 2 changes files only: turn 1's kernel change can no longer be redone
+    assert agent.snapshot().redo_turn is None and agent.snapshot().undo_turn == 2
+    assert (tmp_path / "a.txt").read_text() == "a"
+    agent.undo()
+    assert not (tmp_path / "a.txt").exists() and agent.snapshot().redo_turn == 2
+    agent.run("set y")  # turn 3 changes the kernel only: turn 2's files can no longer be redone
+    assert agent.snapshot().redo_turn is None
+    assert [e for e in agent.runtime.guard.checkpoints.manifest.entries if e.undone] == []

@@ -154,6 +154,16 @@ class Checkpoints:
         self.manifest.save()
         return entry
 
+    def end_redo(self) -> None:
+        """A later turn changed something else (the kernel): the undone turns can no longer be redone."""
+        if self._manifest is None and not (self.state_dir / "checkpoints").is_dir():
+            return  # no checkpoint was ever taken: nothing to drop (and no store to open)
+        undone = [e for e in self.manifest.entries if e.undone]
+        if undone:
+            self.manifest.entries = [e for e in self.manifest.entries if not e.undone]
+            self._drop(undone)
+            self.manifest.save()
+
     def _drop(self, dropped: list[TurnCheckpoint]) -> None:
         for old in dropped:
             self.store.unpin(old.ref("before", self.session_id))

@@ -169,6 +169,11 @@ class KernelLedger:
             names.sort()
         return record
 
+    def forget_undone(self) -> None:
+        """Redo is over for the undone turns (a later turn changed something): release their objects."""
+        with self._lock:
+            self.records = [r for r in self.records if not r.undone]
+
     def _forget_undone_and_old(self, turn: int) -> None:
         """A new change ends redo (as a new file checkpoint does); only the last KEEP_TURNS turns stay."""
         self.records = [r for r in self.records if not r.undone]

@@ -120,10 +120,24 @@ class TurnGuard:
         self._settle_notebooks()
         entry = self.checkpoints.end_turn()
         self._report_error()
+        kernel_changed = self.kernel is not None and any(r.changed for r in self.kernel.of_turn(self._turn))
+        if entry is not None or kernel_changed:
+            self._end_redo(files_too=entry is None)
         if entry is not None:
             self._emit_state("taken", entry.turn, entry.files, entry.turn_id)
-        elif self.kernel is not None and any(r.changed for r in self.kernel.of_turn(self._turn)):
+        elif kernel_changed:
             self._emit_state("taken", self._turn, [], self._turn_id)  # the kernel only: undo still applies
+
+    def _end_redo(self, files_too: bool) -> None:
+        """A turn that changed something ends redo for the turns undone before it, files and kernel alike
+        (a new file checkpoint already dropped the undone file entries)."""
+        if self.kernel is not None:
+            self.kernel.forget_undone()
+        if files_too:
+            try:
+                self.checkpoints.end_redo()
+            except (CheckpointError, OSError) as exc:
+                log.warning("could not drop the undone checkpoints: %s", exc)
 
     def _settle_notebooks(self) -> None:
         """An open notebook the turn edited reaches its file when the room saves: wait for that, so the
