@@ -116,3 +116,20 @@ def test_a_later_turn_that_changes_only_files_ends_the_kernels_redo_and_the_othe
     agent.run("set y")  # turn 3 changes the kernel only: turn 2's files can no longer be redone
     assert agent.snapshot().redo_turn is None
     assert [e for e in agent.runtime.guard.checkpoints.manifest.entries if e.undone] == []
+
+
+def test_the_record_does_not_keep_alive_what_the_agent_bound_and_the_user_deleted():
+    import gc
+    import weakref
+
+    class Big:
+        pass
+
+    ns: dict = {"Big": Big}
+    ledger = ledger_over(ns)
+    call(ledger, ns, 1, "made = Big()")
+    made = weakref.ref(ns["made"])
+    del ns["made"]  # the user frees it
+    gc.collect()
+    assert made() is None
+    assert ledger.conflicts("undo", 1) == ["made"]  # and undo says the user changed it since

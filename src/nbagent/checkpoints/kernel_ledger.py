@@ -65,8 +65,13 @@ class KernelRecord:
     unchecked: list[str] = field(default_factory=list)
     old: dict[str, Any] = field(default_factory=dict, repr=False)
     """The objects rebound or deleted names held before the call (released by the cap)."""
+    new_ids: dict[str, int] = field(default_factory=dict, repr=False)
+    """The identities of the objects added or rebound names hold after the call: undo checks the user
+    left them. Identities, not references: an object the user deletes later is not kept alive."""
     new: dict[str, Any] = field(default_factory=dict, repr=False)
-    """The objects added or rebound names hold after the call (undo checks the user left them)."""
+    """Once undone: the objects undo unbound, kept for redo (released by the cap like ``old``)."""
+    released_new: list[str] = field(default_factory=list)
+    """Names whose ``new`` object the cap released: redo cannot bind them again."""
     dropped: list[str] = field(default_factory=list)
     """Names whose old object the cap released: undo cannot bind them again."""
     unrestored: list[str] = field(default_factory=list)
@@ -110,6 +115,10 @@ def _cost_order(item: tuple[str, Any]) -> tuple[int, str]:
     return (1 if module.startswith(("pandas", "numpy")) else 0, item[0])
 
 
+def _identity(value: Any) -> Any:
+    return ABSENT if value is ABSENT else id(value)
+
+
 class KernelLedger:
     def __init__(self, source: Source, *, max_bytes: int | None = None, budget_seconds: float = BUDGET_SECONDS,
                  execution_count: Any = None):
@@ -149,10 +158,10 @@ class KernelLedger:
         for name, value in sorted(now.items(), key=_cost_order):
             if name not in snap.values:
                 record.added.append(name)
-                record.new[name] = value
+                record.new_ids[name] = id(value)
             elif snap.values[name] is not value:
                 record.rebound.append(name)
-                record.old[name], record.new[name] = snap.values[name], value
+                record.old[name], record.new_ids[name] = snap.values[name], id(value)
             else:
                 was = snap.prints[name]
                 if was == IMMUTABLE:
@@ -193,8 +202,10 @@ class KernelLedger:
                 del record.old[name]
                 record.dropped.append(name)
                 dropped.append(f"{name} (turn {record.turn})")
-            if record.undone:
-                record.new.clear()
+            for name in list(record.new):
+                del record.new[name]
+                record.released_new.append(name)
+                dropped.append(f"{name} (turn {record.turn}, for redo)")
             total -= sizes[index] - record.held()
         return dropped
 
@@ -214,15 +225,16 @@ class KernelLedger:
     def conflicts(self, action: str, turn: int) -> list[str]:
         """Names of ``turn`` the user rebound since (undo) or since its undo (redo)."""
         records = self.of_turn(turn)
-        expected: dict[str, Any] = {}
+        expected: dict[str, Any] = {}  # name -> the identity it should have now, or ABSENT
         for record in records if action == "undo" else reversed(records):
             for name in record.added + record.rebound + record.deleted:
                 if action == "undo":
-                    expected[name] = record.new.get(name, ABSENT)
+                    expected[name] = record.new_ids.get(name, ABSENT)
                 elif name not in record.unrestored:
-                    expected[name] = record.old.get(name, ABSENT) if name not in record.added else ABSENT
+                    old = record.old.get(name, ABSENT) if name not in record.added else ABSENT
+                    expected[name] = ABSENT if old is ABSENT else id(old)
         ns = self.source.namespace
-        return sorted(n for n, want in expected.items() if ns.get(n, ABSENT) is not want)
+        return sorted(n for n, want in expected.items() if _identity(ns.get(n, ABSENT)) != want)
 
     def undo(self, turn: int, force: bool = False) -> KernelRestore:
         with self._lock:
@@ -231,8 +243,12 @@ class KernelLedger:
                 raise KernelConflict("undo", turn, conflicts)
             done = KernelRestore()
             records = self.of_turn(turn)
+            ns = self.source.namespace
             for record in reversed(records):
-                record.unrestored = []
+                record.unrestored, record.released_new = [], []
+                for name in record.added + record.rebound:  # kept for redo: what undo is about to unbind
+                    if ns.get(name, ABSENT) is not ABSENT:
+                        record.new[name] = ns[name]
                 for name in record.added:
                     self._bind(name, ABSENT, done)
                 for name in record.rebound + record.deleted:
@@ -254,11 +270,21 @@ class KernelLedger:
                 raise KernelConflict("redo", turn, conflicts)
             done = KernelRestore()
             for record in self.of_turn(turn):
-                for name in record.added + record.rebound + record.deleted:
+                for name in record.added + record.rebound:
+                    if name in record.unrestored:
+                        continue
+                    if name not in record.new:
+                        done.not_restored.append(f"{name} (its value was released by the memory cap)"
+                                                 if name in record.released_new else f"{name} (no value to bind)")
+                        continue
+                    value = record.new[name]
+                    record.new_ids[name] = id(value)
+                    self._bind(name, value, done)
+                for name in record.deleted:
                     if name not in record.unrestored:
-                        self._bind(name, record.new.get(name, ABSENT), done)
+                        self._bind(name, ABSENT, done)
                 done.not_restored += [f"{name} (changed in place)" for name in record.mutated]
-                record.undone, record.unrestored = False, []
+                record.undone, record.unrestored, record.new = False, [], {}
             done.restored = sorted(set(done.restored))
             return done
 
