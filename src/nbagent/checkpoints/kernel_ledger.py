@@ -148,7 +148,8 @@ class KernelLedger:
         if not (record.changed or record.unchecked):
             return None, []
         with self._lock:
-            self._forget_undone_and_old(turn)
+            if record.changed:  # a call that changed nothing seen does not end redo
+                self._forget_undone_and_old(turn)
             self.records.append(record)
             return record, self._enforce_cap()
 
