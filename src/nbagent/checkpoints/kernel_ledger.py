@@ -148,8 +148,8 @@ class KernelLedger:
         if not (record.changed or record.unchecked):
             return None, []
         with self._lock:
-            if record.changed:  # a call that changed nothing seen does not end redo
-                self._forget_undone_and_old(turn)
+            # A call that changed nothing seen does not end redo.
+            self._forget_undone_and_old(turn, undone=record.changed)
             self.records.append(record)
             return record, self._enforce_cap()
 
@@ -184,9 +184,10 @@ class KernelLedger:
         with self._lock:
             self.records = [r for r in self.records if not r.undone]
 
-    def _forget_undone_and_old(self, turn: int) -> None:
+    def _forget_undone_and_old(self, turn: int, *, undone: bool) -> None:
         """A new change ends redo (as a new file checkpoint does); only the last KEEP_TURNS turns stay."""
-        self.records = [r for r in self.records if not r.undone]
+        if undone:
+            self.records = [r for r in self.records if not r.undone]
         turns = sorted({r.turn for r in self.records} | {turn})
         if len(turns) > KEEP_TURNS:
             oldest_kept = turns[-KEEP_TURNS]
