@@ -312,3 +312,13 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
             value = tuple(value)
         out[name] = value
     return out
+
+
+def user_config_dir() -> Path:
+    """The user's nbagent config folder (platformdirs), or ``$NBAGENT_CONFIG_DIR``: never inside a workspace."""
+    override = os.environ.get("NBAGENT_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("nbagent", appauthor=False))

@@ -64,6 +64,16 @@ def test_always_approves_that_tool_for_the_rest_of_the_session(make_agent):
     assert NOTES == ["n0", "n1", "n2"] and len(asked) == 1
 
 
+def test_read_only_wins_over_an_always_given_before_the_switch(make_agent):
+    first, second = _script(1), [Reply(tool_calls=[Call("write_note", {"text": "n1"})]), "done"]
+    agent = make_agent(*first, *second, tools=[write_note], approver=lambda r: "always")
+    agent.run("first")
+    assert NOTES == ["n0"]
+    agent.reconfigure(approval="read-only")
+    result = agent.run("second")
+    assert NOTES == ["n0"] and result.tool_calls[0]["status"] == "denied"
+
+
 def test_decide_from_another_thread_answers_a_waiting_request(make_agent):
     agent = make_agent(*_script(), tools=[write_note])
     requests: list[Any] = []

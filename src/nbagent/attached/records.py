@@ -43,13 +43,18 @@ class Source:
     muted: bool = False
     created: float = 0.0
     snapshot: "Snapshot | None" = None
+    trusted: bool = True
+    """False for a command source whose command the user on this machine has not approved for this
+    workspace (nbagent.workspace.trust): it is stored, shown and never run."""
 
     @property
     def status(self) -> str:
-        """What a list or a chip shows: muted, waiting (no text yet), failing or ok."""
+        """What a list or a chip shows: muted, needs approval, waiting (no text yet), failing or ok."""
         snap = self.snapshot
         if self.muted:
             return "muted"
+        if not self.trusted:
+            return "needs approval"
         if snap is not None and snap.error:
             return "failing"
         if snap is None or snap.text is None:

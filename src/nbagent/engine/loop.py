@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from .. import events as ev
 from ..errors import ModelError
@@ -37,6 +37,10 @@ class TurnState:
 
 class Loop:
     """Runs turns for one session. Owned by an Agent; runs on the agent's event loop."""
+
+    before_request: Callable[[str], Awaitable[None]] | None = None
+    """Awaited with the turn id inside the turn, before its first request: the runtime asks the user
+    about stored commands there (nbagent.engine.stored_commands), and Abort cancels the wait."""
 
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
                  runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]],
@@ -87,6 +91,8 @@ class Loop:
         return self._end(state, reason)
 
     async def _steps(self, state: TurnState) -> str:
+        if self.before_request is not None:
+            await self.before_request(state.turn_id)
         while state.steps < self.config.max_steps:
             state.steps += 1
             message = await self._call_model(state)

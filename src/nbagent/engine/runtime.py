@@ -15,6 +15,7 @@ from ..config import DEFAULT, AgentConfig
 from ..errors import ConfigError
 from ..attached.live import LiveContext
 from .loop import Loop
+from .stored_commands import StoredCommands
 from ..mcp.manager import MCPManager
 from ..model.factory import default_model_name, make_model
 from ..workspace.procs import ProcessTracker
@@ -56,6 +57,7 @@ class AgentRuntime:
         if config.sweep_temp_files:
             sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
         self.context = LiveContext(self.state, config, self.emit)
+        self.stored_commands = StoredCommands(self)
         self._static_prompt = self._render_static()
         from ..knowledge.turn import TurnKnowledge
 
@@ -132,6 +134,9 @@ class AgentRuntime:
     _problems_reported = False
 
     async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+        # Inside the turn, before the model is called, the user is asked about the commands the workspace's
+        # stored state names (set here: a session switch builds a new loop).
+        self.loop.before_request = self.stored_commands.confirm
         if not self._problems_reported:
             # A corrupt or newer database leaves the session in memory: say so once, plainly.
             self._problems_reported = True

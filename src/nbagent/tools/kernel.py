@@ -83,6 +83,9 @@ class KernelBridge:
         if name not in self.namespace:
             raise ToolError(f"no variable {name!r} in the kernel; kernel_variables lists them")
         value, pos, rest = self.namespace[name], match.end(), expr.rstrip()
+        if not (isinstance(value, types.ModuleType) or self.is_user_name(name, value)):
+            raise ToolError(f"{name!r} is the kernel's own name, not one of the user's variables: "
+                            "kernel_inspect reads only those (kernel_variables lists them)")
         while pos < len(rest):
             _refuse_secrets(value, expr, within=True)
             step = _STEP.match(rest, pos)
@@ -95,9 +98,19 @@ class KernelBridge:
         return value
 
 
+KERNEL_PACKAGES = frozenset({"IPython", "ipykernel", "jupyter_client", "traitlets", "zmq", "comm", "tornado"})
+"""Objects of these packages are the kernel's own: the shell, the kernel, its session and connection
+key, its configuration. kernel_inspect neither shows nor walks into them (issue 26, finding 6)."""
+
+
 def _refuse_secrets(value: Any, expr: str, *, within: bool) -> None:
     """Modules hold settings and keys (``os.environ``, a client's token): their contents, and the
-    process environment however it is reached, are not read without the user's approval."""
+    process environment however it is reached, are not read without the user's approval. Nor are the
+    kernel's own objects (``exit._ip.kernel.session.key`` is the kernel's HMAC key)."""
+    package = type(value).__module__.split(".")[0]
+    if package in KERNEL_PACKAGES and not isinstance(value, types.ModuleType):
+        raise ToolError(f"{expr!r} reaches the kernel's own objects ({type_name(value)}), which hold its "
+                        "configuration and keys: kernel_inspect reads only the user's variables")
     if within and isinstance(value, types.ModuleType):
         raise ToolError(f"{expr!r} reaches into the module {value.__name__}: kernel_inspect does not read "
                         "modules' contents (they can hold secrets); kernel_run can, with the user's approval")
@@ -110,8 +123,9 @@ _STEP = re.compile(r"\s*(?:\.\s*([A-Za-z_]\w*)|\[([^\[\]]+)\])")
 
 
 def _attribute(value: Any, attr: str, expr: str) -> Any:
-    if attr.startswith("__"):
-        raise ToolError(f"{expr!r}: dunder attributes are not inspected")
+    if attr.startswith("_"):  # private and dunder: the way from a user's object to the kernel's internals
+        raise ToolError(f"{expr!r}: private attributes (._name) are not inspected; kernel_run can, with the "
+                        "user's approval")
     try:
         return getattr(value, attr)
     except AttributeError:

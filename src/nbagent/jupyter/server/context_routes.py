@@ -49,7 +49,7 @@ class _ContextHandler(BaseHandler):
         store = self.nbapp.services.store()
         if store.db is None:
             raise web.HTTPError(503, str(store.broken))
-        return ContextStore(store.db)
+        return ContextStore(store.db, root=store.root)  # root: a stored command not approved here shows so
 
     async def blocking(self, fn, *args):
         return await asyncio.get_running_loop().run_in_executor(self.nbapp.services.executor, fn, *args)
