@@ -132,3 +132,22 @@ def test_ipython_syntax_is_blanked_not_parsed():
     assert python_source("  %time x = 1\nobj?\ny = !pwd") == "  pass\npass\ny = None"
     assert python_source("%%time\nz = 2") == "z = 2"
     assert python_source("%%writefile a.py\nprint(1)") is None
+
+
+def test_stop_interrupts_the_check_and_its_kernel_goes(tmp_path):
+    import threading
+
+    from nbagent.errors import CommandKilled
+    from nbagent.tools.nbcheck import check_path
+    from nbagent.workspace.procs import ProcessTracker
+    from nbagent.workspace.root import Workspace
+
+    write(tmp_path / "long.ipynb", code("import time\ntime.sleep(120)", 1), code("print('never')", 2))
+    tracker = ProcessTracker()
+    kernels_before = kernels_of_this_process()
+    threading.Timer(4.0, tracker.kill_all).start()  # the user's Stop, from another thread
+    started = time.monotonic()
+    with pytest.raises(CommandKilled, match="the check was stopped"):
+        check_path(Workspace(tmp_path), "long.ipynb", 300, on_stop=tracker.add_stop_hook)
+    assert time.monotonic() - started < 60
+    assert kernels_of_this_process() == kernels_before

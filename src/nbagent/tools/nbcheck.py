@@ -11,7 +11,9 @@ nbclient and jupyter_client are imported only when a check runs.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,22 +114,26 @@ def check_notebook(notebook: dict, name: str, cwd: Path, timeout: float | None =
                                               "traceback": []},
                             on_cell_executed=executed, on_cell_start=starting)
 
+    loop = asyncio.new_event_loop()
+
     def stop() -> int:
         stopped.append(True)
-        if client.km is None:
+        if client.km is None or not loop.is_running():
             return 0
-        client.km.interrupt_kernel()
+        asyncio.run_coroutine_threadsafe(_interrupt(client), loop)
         return 1
 
     remove = on_stop(stop) if on_stop is not None else (lambda: None)
     started = time.perf_counter()
     try:
-        client.execute()
+        _run_on_own_thread(loop, client)
     except NoSuchKernel:
         raise ToolError(f"{name} asks for the kernel {kernel!r}, which is not installed here "
                         "(jupyter kernelspec list shows the installed ones)") from None
     finally:
         remove()
+    if stopped:
+        raise CommandKilled("killed by the user (the check was stopped; its kernel is shut down)")
     report.seconds = time.perf_counter() - started
     report.cells_run = len(replies)
     report.failures = [_failure(i, stored[i], reply) for i, reply in sorted(replies.items())
@@ -135,6 +141,35 @@ def check_notebook(notebook: dict, name: str, cwd: Path, timeout: float | None =
     failed = {f.cell_index for f in report.failures}  # a failure is reported once, as a failure
     report.differences = [d for d in differences(stored, nb.cells) if d.cell_index not in failed]
     return report
+
+
+def _run_on_own_thread(loop: asyncio.AbstractEventLoop, client: Any) -> None:
+    """Run the check on a thread and loop of its own, whatever thread calls: nbclient's own sync
+    wrapper reuses a loop kept in a context variable, which a worker thread may inherit from another
+    thread (asyncio.to_thread copies the context) and then fails on signal handlers; and a caller's
+    running loop (a kernel's) cannot run it."""
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(client.async_execute())
+        except BaseException as exc:  # re-raised on the caller's thread
+            failed.append(exc)
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=run, name="nbagent-notebook-check", daemon=True)
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+
+
+async def _interrupt(client: Any) -> None:
+    from jupyter_core.utils import ensure_async
+
+    await ensure_async(client.km.interrupt_kernel())
 
 
 def _failure(index: int, cell: dict, reply: dict) -> Failure:
