@@ -145,8 +145,12 @@ function Header({ model }: { model: PanelModel }): React.ReactElement {
       <button className="jp-nbagent-delete" title="Delete this session" onClick={() => void confirmDelete(model)}>
         Delete
       </button>
-      <span className="jp-nbagent-counters" title="Tokens in / out, and cost of this session">
-        {formatTokens(c.input_tokens)} in · {formatTokens(c.output_tokens)} out
+      <span
+        className="jp-nbagent-counters"
+        title="Tokens in (of which read from the provider's prompt cache) / out, and cost of this session"
+      >
+        {formatTokens(c.input_tokens)} in
+        {c.cached_tokens > 0 && ` (${formatTokens(c.cached_tokens)} cached)`} · {formatTokens(c.output_tokens)} out
         {c.cost !== null && ` · $${c.cost.toFixed(c.cost < 1 ? 4 : 2)}`}
       </span>
     </div>

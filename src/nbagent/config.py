@@ -79,7 +79,8 @@ class AgentConfig:
     """First backoff delay in seconds; doubles on each retry (a Retry-After header wins)."""
 
     compact_threshold: int = 120_000
-    """Estimated tokens on the wire above which older tool results are pruned. Env: NBAGENT_COMPACT_THRESHOLD."""
+    """Estimated tokens of the history on the wire (the tools and system prompt not counted) above which
+    older tool results are pruned. Env: NBAGENT_COMPACT_THRESHOLD."""
 
     memory: bool = True
     """Load and write project memory. Env: NBAGENT_MEMORY=0 switches it off."""

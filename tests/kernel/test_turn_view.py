@@ -160,6 +160,14 @@ def test_header_counts_tokens_and_cost_and_names_the_model():
     assert view.header.model == "gpt-x"
 
 
+def test_header_shows_the_tokens_read_from_the_prompt_cache():
+    view = TurnView(turn_id=T)
+    feed(view, ev.Usage(input_tokens=9_000, output_tokens=5, cached_tokens=8_192, total_input_tokens=12_345,
+                        total_output_tokens=678, total_cached_tokens=10_240, turn_id=T))
+    assert view.header.cached_tokens == 10_240
+    assert "12.3k in (10.2k cached) / 678 out" in view.header.value
+
+
 def test_queued_then_running():
     view = TurnView(turn_id=T, prompt="second")
     feed(view, ev.TurnStart(prompt="first", turn_id="turn_0"), ev.PromptQueued(prompt="second", position=1, turn_id=T),

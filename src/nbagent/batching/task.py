@@ -206,9 +206,7 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
         "text": result.text, "reason": "timeout" if timed_out else result.reason,
         "tool_calls": len(result.tool_calls), "steps": len(usages),
         "input_tokens": result.usage.get("input_tokens", 0), "output_tokens": result.usage.get("output_tokens", 0),
-        # The adapters read cached tokens (model.base) but the usage event may not carry them yet:
-        # counted from the events that do, else 0.
-        "cached_tokens": sum(int(getattr(e, "cached_tokens", 0) or 0) for e in usages),
+        "cached_tokens": result.usage.get("cached_tokens", 0),
         "cost": result.usage.get("cost"), "session_id": result.session_id,
         "error": "; ".join(result.errors) or None,
     }

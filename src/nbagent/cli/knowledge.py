@@ -138,7 +138,8 @@ def _stats(args: argparse.Namespace) -> int:
     cost = "-" if totals["cost"] is None else f"${totals['cost']:.4f}"
     duration = "-" if totals["mean_duration_s"] is None else f"{totals['mean_duration_s']:.1f} s"
     deny = "-" if totals["deny_rate"] is None else f"{totals['deny_rate']:.0%}"
-    print(f"turns {totals['turns']}, tokens {totals['input_tokens']:,} in / {totals['output_tokens']:,} out, "
+    print(f"turns {totals['turns']}, tokens {totals['input_tokens']:,} in ({totals['cached_tokens']:,} cached) / "
+          f"{totals['output_tokens']:,} out, "
           f"cost {cost}, mean duration {duration}, tool calls {totals['tool_calls']}, denied {deny}")
     if tools:
         print(f"{'tool':<22}{'calls':>7}{'failed':>8}{'denied':>8}{'deny rate':>11}{'mean ms':>10}")

@@ -117,7 +117,7 @@ def cmd_show(args, store: SessionStore) -> int:
           f"model    {_safe(str(s['model']))} ({s['provider']})")
     cost = "unknown" if s["cost"] is None else f"${s['cost']:.4f}"
     print(f"origin   {s['origin']}\nturns    {s['turns']}   tokens in/out {s['input_tokens']}/"
-          f"{s['output_tokens']}   cost {cost}")
+          f"{s['output_tokens']} ({s.get('cached_tokens') or 0} in read from the provider's cache)   cost {cost}")
     if s["parent_id"]:
         print(f"forked   from {s['parent_id']} at turn {s['forked_at_turn']}")
     if detail["todos"]:

@@ -411,7 +411,8 @@ class Agent:
         session = self.runtime.session
         return AgentState(session_id=session.id, title=session.title, settings=self.runtime.settings(),
                           todos=tuple(session.todos),
-                          counters=Counters(session.input_tokens, session.output_tokens, session.cost))
+                          counters=Counters(session.input_tokens, session.output_tokens, session.cost,
+                                            session.cached_tokens))
 
     def _stored_transcript(self, session_id: str | None) -> tuple[tuple, tuple[NoticeItem, ...]]:
         """The turns stored before this agent opened the session (rebuilt once per session), and

@@ -388,7 +388,7 @@ def task_create(ctx: ToolContext, command: str, cwd: str | None = None) -> str:
 
     Args:
         command: The bash command to run.
-        cwd: Directory to run in, relative to the workspace root (default: the root).
+        cwd: Directory to run in (default: the root).
     """
     if not command.strip():
         raise ToolError("command is empty")
@@ -408,7 +408,7 @@ async def task_wait(
     ctx: ToolContext, id: str, timeout: float | None = None, tail_lines: int | None = None,
     done_pattern: str | None = None,
 ) -> str:
-    """Wait for a background task to end (or its log to match done_pattern), then show its state and log tail.
+    """Wait for a background task to end, then show its state and log tail.
 
     Args:
         id: The task id (from task_create, a handed-over bash call, or task_list).
@@ -479,7 +479,7 @@ def task_table(manager: "TaskManager") -> str:
 
 
 def task_stop(ctx: ToolContext, id: str) -> str:
-    """Stop a background task: its whole process tree gets TERM, then KILL after a short grace.
+    """Stop a background task and its whole process tree.
 
     Args:
         id: The task id.

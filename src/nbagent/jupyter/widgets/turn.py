@@ -172,6 +172,7 @@ class TurnView(widgets.VBox):
         header = self.header
         header.session_id, header.title, header.model = shown.session_id, shown.title, shown.model
         header.input_tokens, header.output_tokens = shown.counters.input_tokens, shown.counters.output_tokens
+        header.cached_tokens = shown.counters.cached_tokens
         header.cost, header.status = shown.counters.cost, shown.label
         turn = shown.turn
         if turn is not None:
