@@ -27,6 +27,7 @@ import {
 } from './state';
 import { CheckButton } from './checkButton';
 import { CheckpointBar } from './checkpoints';
+import { Visible } from './hiddenChars';
 import { kernelLine } from './kernelChange';
 import { MemoryTab } from './memoryTab';
 import { isOutsideRequest, SettingsTab } from './settingsTab';
@@ -285,7 +286,7 @@ function Diff({ diff }: { diff: string }): React.ReactElement {
     <pre className="jp-nbagent-diff">
       {diffLines(diff).map((line, i) => (
         <div key={i} className={`jp-nbagent-diff-${line.kind}`}>
-          {line.text || ' '}
+          <Visible text={line.text || ' '} />
         </div>
       ))}
     </pre>
@@ -345,12 +346,12 @@ function ApprovalCard({ approval, model }: { approval: PendingApproval; model: P
     <div className={`jp-nbagent-approval${outside ? ' jp-mod-outside' : ''}`} data-call-id={approval.call_id}>
       <div className="jp-nbagent-approval-title">
         {outside && <span className="jp-nbagent-approval-origin">An outside agent (over MCP) asks: </span>}
-        Allow <b>{approval.name}</b>?
+        Allow <b><Visible text={approval.name} /></b>?
       </div>
-      {approval.diff ? <Diff diff={approval.diff} /> : <pre className="jp-nbagent-tool-args">{JSON.stringify(approval.arguments, null, 2)}</pre>}
+      {approval.diff ? <Diff diff={approval.diff} /> : <pre className="jp-nbagent-tool-args"><Visible text={JSON.stringify(approval.arguments, null, 2)} /></pre>}
       {approval.annotations ? (
         <div className="jp-nbagent-approval-hints" title="What the MCP server says about this tool; nbagent does not rely on it">
-          {"server's hints (unverified): " + Object.entries(approval.annotations).map(([k, v]) => `${k}=${String(v)}`).join(', ')}
+          <Visible text={"server's hints (unverified): " + Object.entries(approval.annotations).map(([k, v]) => `${k}=${String(v)}`).join(', ')} />
         </div>
       ) : null}
       <div className="jp-nbagent-approval-buttons">

@@ -57,8 +57,9 @@ class AgentConfig:
     (comma separated)."""
 
     approval: str = "ask"
-    """"ask" (approval_request events), "auto" (approve all) or "read-only" (deny all changes).
-    Env: NBAGENT_APPROVAL."""
+    """The approval mode: "ask" (a call whose policy is "ask" or "always_ask" waits for an answer to its
+    approval_request), "auto" (it runs, except an "always_ask" one, which asks) or "read-only" (it is
+    denied). Modes and policies side by side: docs/tools.md, "Approvals". Env: NBAGENT_APPROVAL."""
 
     max_steps: int = 50
     """Model calls per turn before the turn ends with reason "max_steps". Env: NBAGENT_MAX_STEPS."""
@@ -115,8 +116,8 @@ class AgentConfig:
     ``tool_approvals={"kernel_run": "ask"}``.)"""
 
     tool_approvals: dict[str, str] = field(default_factory=dict)
-    """Approval policy per tool name, over the tool's own: "never", "ask" or "always_ask" (see
-    nbagent.tools.approvals), such as ``{"bash": "always_ask"}``. Env: NBAGENT_TOOL_APPROVALS ("bash=always_ask,kernel_run=ask")."""
+    """Approval policy per tool name, over the tool's own: "never", "ask" or "always_ask" (docs/tools.md,
+    "Approvals"), such as ``{"bash": "always_ask"}``. Env: NBAGENT_TOOL_APPROVALS ("bash=always_ask,kernel_run=ask")."""
 
     extra_instructions: str = ""
     """Appended to the system prompt."""

@@ -130,3 +130,23 @@ def test_schema_is_derived_from_the_signature_and_docstring():
     assert props["limit"]["type"] == "integer" and props["limit"]["default"] == 10
     assert t.parameters["required"] == ["query"]
     assert t.validate({"query": "x"}) == {"query": "x"}
+
+
+def test_a_tool_raises_nbagent_tool_error_for_a_message_written_for_the_model(make_agent):
+    """``from nbagent import ToolError``, as the docs tell tool authors (issue 25, "Names")."""
+    import nbagent
+    from nbagent import ToolError
+
+    def lookup(key: str) -> str:
+        """Look a key up.
+
+        Args:
+            key: the key
+        """
+        raise ToolError(f"no key {key!r}: keys are lower case")
+
+    assert "ToolError" in nbagent.__all__ and ToolError is nbagent.errors.ToolError
+    agent = make_agent(Reply(tool_calls=[Call("lookup", {"key": "K"})]), "done",
+                       tools=[function_tool(lookup, read_only=True)])
+    (call,) = agent.run("look").tool_calls
+    assert call["status"] == "failed" and call["output"] == "no key 'K': keys are lower case"

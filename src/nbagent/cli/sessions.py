@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..render.text import escape_controls
+from ..render.escape import escape_controls, truncate
 from ..errors import StoreError
 from ..store.sessions import SessionInfo, SessionStore
 
@@ -137,8 +137,7 @@ def _message_line(message: dict[str, Any], width: int = 160) -> str:
     else:
         calls = ", ".join(c.get("name", "?") for c in message.get("tool_calls") or [])
         text = (message.get("content") or "") + (f" -> {calls}" if calls else "")
-    text = " ".join(str(text).split())
-    cut = f"{text[:width - 12]}{'…' if len(text) > width - 12 else ''}"
+    cut = truncate(str(text), width - 11, one_line=True)
     return f"{role:>9}: {escape_controls(cut, keep_newlines=False)}"
 
 

@@ -16,13 +16,13 @@ import asyncio
 import atexit
 import concurrent.futures
 import dataclasses
-import logging
 import queue
 import threading
 import weakref
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from .. import events as ev
+from ..render.redaction import logger
 from .agent_state import AgentState, Counters, NoticeItem, reduce, turns_from_messages
 from ..tools.approvals import check_decision
 from ..config import AgentConfig
@@ -32,7 +32,7 @@ from .result import RunResult
 from .runtime import AgentRuntime
 from ..workers import shared_pool
 
-log = logging.getLogger("nbagent")
+log = logger("nbagent")
 
 
 class Agent:

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import events as ev
+from ..render.redaction import logger
 from ..workers import shared_pool
 from .instructions import InstructionFile, Instructions
 from .memory_index import MemoryIndex
 from .relevant import RelevantMemory
 
-log = logging.getLogger("nbagent.knowledge")
+log = logger("nbagent.knowledge")
 
 SUMMARY_CHARS = 1_200
 MAP_FIRST_WAIT = 1.0

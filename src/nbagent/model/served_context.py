@@ -14,13 +14,14 @@ while the server answers, and never again once it did not).
 from __future__ import annotations
 
 import ipaddress
-import logging
 import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-log = logging.getLogger("nbagent.model")
+from ..render.redaction import logger
+
+log = logger("nbagent.model")
 
 PROBE_TIMEOUT = 3.0
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)", re.M)

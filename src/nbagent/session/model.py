@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..ids import new_id
+from ..render.escape import truncate
 from .message_log import MessageLog
 
 
@@ -161,8 +162,7 @@ class Session:
 
 
 def _title_from(prompt: str, limit: int = 60) -> str:
-    line = " ".join(prompt.split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return truncate(prompt, limit, one_line=True)
 
 
 MemoryBackend = NullBackend

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import logging
 import os
 import sqlite3
 import threading
@@ -22,6 +21,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..ids import new_id
+from ..render.redaction import logger
 from ..session.message_log import MessageLog
 from ..session.model import Session
 from . import transfer
@@ -31,7 +31,7 @@ from .messages import backfill_heads, read_messages, read_whole
 
 __all__ = ["SessionStore", "SessionInfo", "SessionList", "SqliteBackend", "normalize_origin"]
 
-log = logging.getLogger("nbagent.store")
+log = logger("nbagent.store")
 
 INFO_COLUMNS = (
     "id", "title", "model", "provider", "origin", "workspace", "created", "updated", "turns",
@@ -218,7 +218,7 @@ class SessionStore:
         try:
             backfill_heads(self._database(), session_id)
         except (sqlite3.Error, StoreError) as exc:  # closed meanwhile, or locked: the next resume tries again
-            logging.getLogger("nbagent.store").debug("heads of %s not backfilled: %s", session_id, exc)
+            log.debug("heads of %s not backfilled: %s", session_id, exc)
 
     def _read_whole(self, session_id: str, indexes: list[int]) -> dict[int, dict[str, Any]]:
         """A loaded session's outputs left in the store; read even after this store was closed."""

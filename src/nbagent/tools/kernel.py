@@ -24,6 +24,7 @@ from collections import deque
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import CommandKilled, ToolError
+from ..render.escape import truncate
 from .limits import limit_output
 from .nbshrink import human_size
 from .base import ToolSet, function_tool
@@ -167,7 +168,7 @@ def shape_of(value: Any) -> str:
     """"1000x5", "len 3", "(a, b=1)" for callables, or "" when unknown (never calls a dynamic __getattr__)."""
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
         try:
-            return _short(str(inspect.signature(value)), 60)
+            return truncate(str(inspect.signature(value)), 60)
         except (TypeError, ValueError):
             return ""
     if hasattr(type(value), "shape"):  # declared on the class, so not an arbitrary __getattr__
@@ -210,10 +211,6 @@ def _container_size(value: Any) -> int:
     return int(sys.getsizeof(value) + per_item * len(value))
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 # ----- full descriptions --------------------------------------------------------------------------
 
 _REPR = reprlib.Repr()
@@ -239,7 +236,7 @@ def _section(title: str, make: Callable[[], str]) -> str:
     try:
         return f"{title}:\n{make()}"
     except Exception as exc:
-        return f"{title}: unavailable ({type(exc).__name__}: {_short(str(exc), 200)})"
+        return f"{title}: unavailable ({type(exc).__name__}: {truncate(str(exc), 200)})"
 
 
 def _describe_frame(name: str, df: Any) -> str:
@@ -336,7 +333,7 @@ def kernel_variables(ctx) -> str:
         return "the kernel's namespace holds no user variables yet"
     rows = [("name", "type", "shape / len", "size")]
     for name, value in items[:MAX_VARIABLES]:
-        rows.append((_short(name, 30), _short(type_name(value), 30), shape_of(value), size_of(value)))
+        rows.append((truncate(name, 30), truncate(type_name(value), 30), shape_of(value), size_of(value)))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = [f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}".rstrip() for r in rows]
     more = f"\n… {len(items) - MAX_VARIABLES} more (kernel_inspect takes any name)" if len(items) > MAX_VARIABLES else ""

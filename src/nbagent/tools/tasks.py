@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
+from ..render.escape import truncate
 from ..workspace.atomic import atomic_write
 from ..errors import ToolError
 from ..workspace.procs import ProcessRef, kill_tree, shell_env, start_shell
@@ -473,7 +474,7 @@ def task_table(manager: "TaskManager") -> str:
     for task in tasks:
         state = manager.state(task)
         code = f" {state.exit_code}" if state.exit_code is not None else ""
-        command = task.command if len(task.command) <= 80 else task.command[:77] + "..."
+        command = truncate(task.command, 80)
         rows.append(f"{task.id}  {state.status}{code}  {format_duration(state.elapsed)}  {command}")
     return "\n".join(rows)
 

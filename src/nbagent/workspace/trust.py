@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import logging
 import os
 import stat
 import time
@@ -28,11 +27,12 @@ from typing import Any, Iterator
 
 from ..config import user_config_dir
 from ..errors import ConfigError
+from ..render.redaction import logger
 from .atomic import atomic_write
 
 FILE_NAME = "trusted.json"
 VERSION = 1
-log = logging.getLogger("nbagent.trust")
+log = logger("nbagent.trust")
 
 
 class TrustFileRefused(ConfigError):

@@ -5,12 +5,12 @@ here too."""
 
 from __future__ import annotations
 
-import html
 from typing import Any, Callable
 
 import ipywidgets as widgets
 
 from ...engine.agent_state import TurnCheckpoint
+from ...render.escape import escape_html
 
 SHOWN_FILES = 8
 
@@ -96,7 +96,7 @@ class CheckpointBar(widgets.HBox):
         if not self._confirming:
             self._confirming = True
             self.replay_button.description = f"Confirm: run {len(self._replay)} cell(s)"
-            self.message.value = (f'<pre style="font-size:12px">{html.escape(describe_plan(self._replay))}</pre>')
+            self.message.value = (f'<pre style="font-size:12px">{escape_html(describe_plan(self._replay))}</pre>')
             return
         try:
             outcome = self._act("replay", self._replay)
@@ -116,4 +116,4 @@ def _names(files: list[str]) -> str:
 
 
 def _small(text: str, colour: str = "#666") -> str:
-    return f'<span style="font-size:12px;color:{colour}">{html.escape(text)}</span>'
+    return f'<span style="font-size:12px;color:{colour}">{escape_html(text)}</span>'

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import html
 
 import ipywidgets as widgets
 from traitlets import Float, Int, Unicode, observe
 
+from ...render.escape import escape_html
 from .format import cost, tokens
 
 
@@ -28,13 +28,13 @@ class Header(widgets.HTML):
 
     @observe("session_id", "title", "model", "input_tokens", "output_tokens", "cached_tokens", "cost", "status")
     def _render(self, change=None) -> None:
-        parts = [f"<b>{html.escape(self.title or 'new session')}</b>",
-                 f"<code>{html.escape(self.session_id)}</code>" if self.session_id else "",
-                 html.escape(self.model),
+        parts = [f"<b>{escape_html(self.title or 'new session')}</b>",
+                 f"<code>{escape_html(self.session_id)}</code>" if self.session_id else "",
+                 escape_html(self.model),
                  f"{tokens(self.input_tokens)} in"
                  + (f" ({tokens(self.cached_tokens)} cached)" if self.cached_tokens else "")
                  + f" / {tokens(self.output_tokens)} out",
                  cost(self.cost),
-                 f"<i>{html.escape(self.status)}</i>" if self.status else ""]
+                 f"<i>{escape_html(self.status)}</i>" if self.status else ""]
         self.value = ('<div style="font-size:12px;color:var(--jp-ui-font-color1,#333)">'
                       + " · ".join(p for p in parts if p) + "</div>")

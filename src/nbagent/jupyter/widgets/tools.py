@@ -5,12 +5,12 @@ The row shows one ``ToolItem`` of the state (agent_state.py); its status is the 
 
 from __future__ import annotations
 
-import html
 
 import ipywidgets as widgets
 from traitlets import Dict, Unicode, observe
 
 from ...engine.agent_state import KernelChange, ToolItem
+from ...render.escape import escape_html
 from ...render.text import kernel_line
 from .format import diff_html, output_html, summarize_arguments
 
@@ -57,14 +57,14 @@ class ToolRow(widgets.VBox):
     def _render_line(self, change=None) -> None:
         mark, colour = STATUS_STYLE.get(self.status, ("?", "#666"))
         label = STATUS_LABEL.get(self.status, self.status)
-        self.line.value = (f'<span style="color:{colour}">{mark} {html.escape(label)}</span> '
-                           f"<b>{html.escape(self.name)}</b> "
-                           f"<code>{html.escape(self.summary)}</code>")
+        self.line.value = (f'<span style="color:{colour}">{mark} {escape_html(label)}</span> '
+                           f"<b>{escape_html(self.name)}</b> "
+                           f"<code>{escape_html(self.summary)}</code>")
 
     @observe("kernel")
     def _render_kernel(self, change=None) -> None:
         self.kernel_view.value = (f'<div class="nbagent-kernel-change" style="margin-left:1.2em;font-size:12px;'
-                                  f'color:#555">{html.escape(self.kernel)}</div>') if self.kernel else ""
+                                  f'color:#555">{escape_html(self.kernel)}</div>') if self.kernel else ""
         self.kernel_view.layout.display = "" if self.kernel else "none"
 
     @observe("output", "diff")
