@@ -99,7 +99,7 @@ class AgentConfig:
     """Reasoning effort for models that take it (low, medium, high). Env: NBAGENT_REASONING_EFFORT."""
 
     local: str = "auto"
-    """Offline model: "auto" (when no endpoint is configured and nbagent[local] is installed),
+    """Offline model: "auto" (when no endpoint is configured and jupyter-nbagent[local] is installed),
     "on" or "off". Env: NBAGENT_LOCAL."""
 
     profile: str = "auto"

@@ -274,6 +274,18 @@ def test_insert_into_a_missing_path_creates_a_notebook(ctx, tmp_path):
         nbt.notebook_insert(ctx, "plain.txt", "code", "x")
 
 
+def test_an_empty_notebook_once_read_takes_an_insert(ctx, tmp_path):
+    """A valid notebook with no cells (a new one from JupyterLab): reading it is all the read there is."""
+    path = tmp_path / "empty.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), path)
+    with pytest.raises(ToolError, match="read empty.ipynb with notebook_read first"):
+        nbt.notebook_insert(ctx, "empty.ipynb", "markdown", "# Title")
+    assert "(no cells)" in nbt.notebook_read(ctx, "empty.ipynb")
+    result = nbt.notebook_insert(ctx, "empty.ipynb", "markdown", "# Title")
+    assert "inserted markdown cell" in result
+    assert valid(path) and [c.source for c in nbformat.read(path, as_version=4).cells] == ["# Title"]
+
+
 def test_writes_are_atomic_and_keep_the_file_mode(ctx, sample):
     sample.chmod(0o640)
     nbt.notebook_read(ctx, "analysis.ipynb")

@@ -25,6 +25,7 @@ from .. import events as ev
 from ..engine.agent_state import (AgentState, NoticeItem, PendingApproval, ReasoningItem, TextItem, ToolItem, Turn, reduce)
 from ..render.escape import escape_controls, truncate
 from ..render.text import STATUS_MARKS, TODO_MARKS, counts_line_for, kernel_line, key_argument, summarize_arguments
+from ..tools.approvals import Unasked
 
 
 @dataclass(frozen=True)
@@ -466,7 +467,7 @@ class TerminalApprover:
     """
 
     def __init__(self, ask: Callable[[str], str] | None, *, out: TextIO | None = None,
-                 unattended: str = "use approval mode auto or read-only to run unattended"):
+                 unattended: str = "use approval mode auto"):
         self.ask = ask
         self.out = out
         self.unattended = unattended
@@ -474,13 +475,13 @@ class TerminalApprover:
     def __call__(self, request: ev.ApprovalRequest) -> str:
         name = escape_controls(request.name, keep_newlines=False)
         if self.ask is None:
-            return self._deny(f"[denied {name}: no terminal to ask; {self.unattended}]")
+            return self._unasked(f"[denied {name}: no one could be asked (no terminal); {self.unattended}]")
         question = f"approve {name}? [y]es / [n]o / [a]lways: "
         for _ in range(3):
             try:
                 answer = self.ask(question)
             except (EOFError, OSError, RuntimeError):  # RuntimeError: IPython's StdinNotImplementedError
-                return self._deny(f"  (no way to ask here: denied; {self.unattended})")
+                return self._unasked(f"  (denied: no one could be asked here; {self.unattended})")
             decision = _ANSWERS.get(answer.strip().lower())
             if decision is not None:
                 return decision
@@ -490,6 +491,11 @@ class TerminalApprover:
     def _deny(self, message: str) -> str:
         print(message, file=self.out or sys.stderr, flush=True)
         return "deny"
+
+    def _unasked(self, message: str) -> str:
+        """Deny saying why: nobody could be asked (the model and the user hear so, not "denied by the user")."""
+        print(message, file=self.out or sys.stderr, flush=True)
+        return Unasked(f"to allow such calls: {self.unattended}")
 
 
 def ask_on_stderr(question: str) -> str:

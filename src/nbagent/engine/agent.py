@@ -18,7 +18,6 @@ import concurrent.futures
 import dataclasses
 import queue
 import threading
-import weakref
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from .. import events as ev
@@ -525,7 +524,10 @@ class Agent:
 _DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputDelta)
 IDLE_AFTER_END = 10.0
 """Seconds an undo, redo or switch waits for a turn that has sent its turn_end to finish."""
-_LIVE_AGENTS: "weakref.WeakSet[Agent]" = weakref.WeakSet()
+_LIVE_AGENTS: "set[Agent]" = set()
+"""Every agent not closed yet, held strongly: an agent lives until close() or interpreter exit (its loop
+thread runs until then anyway). Held weakly, an agent no name refers to (``Agent(...).run(...)``) was
+collected with its worker task still pending ("Task was destroyed but it is pending!")."""
 
 
 @atexit.register

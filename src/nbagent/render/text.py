@@ -49,6 +49,15 @@ TODO_MARKS = {"completed": "✔", "in_progress": "▶", "pending": "○", "block
 STATUS_MARKS = {"done": "✓", "failed": "✗", "denied": "⊘", "killed": "■", "interrupted": "■"}
 
 
+UNKNOWN_COST = "unknown"
+"""How every front end writes a cost it does not know (a model genai-prices has no price for)."""
+
+
+def cost_text(value: float | None) -> str:
+    """A cost as the CLI and the views write it: "$0.0123", or "unknown" (never "?", "-" or "n/a")."""
+    return UNKNOWN_COST if value is None else f"${value:.4f}"
+
+
 def counts_line_for(todos: list[dict[str, Any]]) -> str:
     """"3 of 5 done, 1 blocked"."""
     done = sum(t.get("status") == "completed" for t in todos)

@@ -79,7 +79,8 @@ def plan_edit(ctx, path: Path, name: str, snap: Snapshot, cell_id: str, source: 
 
 def plan_insert(ctx, path: Path, name: str, snap: Snapshot, cell_type: str, source: str,
                 after_cell_id: str | None, version: str | None) -> tuple[Change, dict]:
-    if snap.exists and not ctx.extras.get(TOKENS_KEY, {}).get(str(path)) and version is None:
+    # Read means notebook_read ran on it, even if it found no cells: an empty notebook has been read.
+    if snap.exists and str(path) not in ctx.extras.get(TOKENS_KEY, {}) and version is None:
         raise ToolError(f"read {name} with notebook_read first: changes start from the cells you read")
     index = 0
     if after_cell_id is not None:
