@@ -86,8 +86,16 @@ export const api = {
   memory: () => request<{ entries: MemoryEntry[] }>('memory').then(r => r.entries),
   forget: (text: string) => request<{ removed: MemoryEntry[] }>('memory/forget', json('POST', { text })).then(r => r.removed),
   getSettings: () => request<AgentSettings & { available: { toolsets: string[]; approval: string[] } }>('settings'),
-  putSettings: (s: Partial<AgentSettings>) => request<AgentSettings>('settings', json('PUT', s))
+  putSettings: (s: Partial<AgentSettings>) => request<AgentSettings>('settings', json('PUT', s)),
+  checkNotebook: (path: string) => request<CheckResult>('check', json('POST', { path }))
 };
+
+/** The notebook check's answer (POST /nbagent/api/check): the report as nbagent check prints it. */
+export interface CheckResult {
+  path: string;
+  clean: boolean;
+  text: string;
+}
 
 export type SocketStatus = 'connecting' | 'open' | 'closed' | 'gone';
 

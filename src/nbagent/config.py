@@ -184,6 +184,15 @@ class AgentConfig:
     """Outside a git repository, a workspace holding more bytes of files than this gets no checkpoint
     (a clear error, never a partial copy). Env: NBAGENT_CHECKPOINT_MAX_BYTES."""
 
+    kernel_undo_max_bytes: int | None = None
+    """Memory the kernel's undo record may hold (the objects a turn rebound or deleted, kept so undo can
+    bind them again); beyond it the oldest are released, and said so. None: a quarter of the free
+    memory or 2 GB, whichever is less (docs/notebooks.md). Env: NBAGENT_KERNEL_UNDO_MAX_BYTES."""
+
+    kernel_fingerprint_ms: float = 15.0
+    """Milliseconds each of the two namespace snapshots around a kernel call may spend fingerprinting
+    values; what it does not reach is reported "not checked". Env: NBAGENT_KERNEL_FINGERPRINT_MS."""
+
     recovery_journal: bool = True
     """Journal each call of a tool that may change files before it runs and after, so that a session
     resumed after a crash says which calls never finished (nbagent.checkpoints.journal). A batch task's copy is
@@ -273,6 +282,8 @@ _ENV = {
     "NBAGENT_MCP_TIMEOUT": "mcp_timeout",
     "NBAGENT_CHECKPOINTS": "checkpoints",
     "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
+    "NBAGENT_KERNEL_UNDO_MAX_BYTES": "kernel_undo_max_bytes",
+    "NBAGENT_KERNEL_FINGERPRINT_MS": "kernel_fingerprint_ms",
 }
 ENV_VARS = dict(_ENV)
 

@@ -303,8 +303,10 @@ def test_no_op_edit_is_refused(ctx, sample):
 def test_the_tool_set():
     tools = {t.name: t for t in nbt.NOTEBOOK.tools}
     assert list(tools) == ["notebook_read", "notebook_edit", "notebook_insert", "notebook_delete", "notebook_move",
-                           "notebook_run"]
+                           "notebook_run", "notebook_check"]
     assert tools["notebook_run"].approval == "always_ask"
+    assert tools["notebook_check"].read_only and set(tools["notebook_check"].parameters["properties"]) == {
+        "path", "timeout"}
     assert set(tools["notebook_run"].parameters["properties"]) == {"path", "cell_ids"}
     assert tools["notebook_read"].read_only and tools["notebook_read"].approval == "never"
     for name in ("notebook_edit", "notebook_insert", "notebook_delete", "notebook_move"):

@@ -128,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
     from .checkpoints import add_checkpoint_parsers
 
     add_checkpoint_parsers(sub, parents=[shared])
+    from .check import add_check_parser
+
+    add_check_parser(sub, parents=[shared])
     from .knowledge import add_knowledge_parsers
 
     add_knowledge_parsers(sub, parents=[shared])

@@ -24,7 +24,7 @@ from typing import Any, Callable, TextIO
 from .. import events as ev
 from ..engine.agent_state import (AgentState, NoticeItem, PendingApproval, ReasoningItem, TextItem, ToolItem, Turn, reduce)
 from ..render.escape import escape_controls, truncate
-from ..render.text import STATUS_MARKS, TODO_MARKS, counts_line_for, key_argument, summarize_arguments
+from ..render.text import STATUS_MARKS, TODO_MARKS, counts_line_for, kernel_line, key_argument, summarize_arguments
 from ..tools.approvals import Unasked
 
 
@@ -207,6 +207,12 @@ class TerminalRenderer:
         if item.decision is not None and (previous is None or previous.decision != item.decision):
             by = f" ({escape_controls(item.decided_by, keep_newlines=False)})" if item.decided_by else ""
             text += self._line(f"  {item.decision}{by}")
+        if item.kernel is not None and (previous is None or previous.kernel != item.kernel):
+            change = item.kernel
+            line = kernel_line(list(change.added), list(change.rebound), list(change.deleted),
+                               list(change.mutated), list(change.unchecked))
+            dropped = f"; released by the undo memory cap: {', '.join(change.dropped)}" if change.dropped else ""
+            text += self._line(f"  {escape_controls(line + dropped, keep_newlines=False)}")
         if _settled_now(previous, item):
             output = (item.output or "").strip()
             detail = f": {_one_line(output.splitlines()[0], 100)}" if item.status != "done" and output else ""
@@ -235,11 +241,13 @@ class TerminalRenderer:
         return self._line(f"memory in this turn's prompt: {_one_line('; '.join(texts), 100)}")
 
     def _files_changed(self, files: tuple[str, ...]) -> str:
+        if not files:  # a turn that changed only the kernel's variables
+            return self._line("kernel variables changed (/undo puts them back)")
         return self._line(f"files changed: {_files(files)} (nbagent undo puts them back)")
 
     def _checkpoint(self, e: ev.Checkpoint) -> str:
         label = "undid" if e.action == "undone" else "redid"
-        return self._line(f"{label} turn {e.turn}: {_files(e.files)}")
+        return self._line(f"{label} turn {e.turn}: {_files(e.files) or 'kernel variables'}")
 
     def _ended(self, turn: Turn, out: "_Output") -> None:
         self._stop_thinking()

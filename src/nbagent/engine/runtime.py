@@ -77,7 +77,9 @@ class AgentRuntime:
     def _build_loop(self) -> None:
         self.guard = TurnGuard(self.workspace, self.session.id, self.emit, enabled=self.config.checkpoints,
                                journal=self.config.persist and self.config.recovery_journal,
-                               max_bytes=self.config.checkpoint_max_bytes)
+                               max_bytes=self.config.checkpoint_max_bytes, kernel=self.kernel,
+                               kernel_max_bytes=self.config.kernel_undo_max_bytes,
+                               kernel_budget_seconds=self.config.kernel_fingerprint_ms / 1000)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)
         self.guard.checkpoints.notebook_stores = lambda: _notebook_stores(context)

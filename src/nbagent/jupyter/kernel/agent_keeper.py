@@ -34,6 +34,8 @@ class AgentKeeper:
         self.last_result = None
         self.notes: list = []
         """Context notes (ev.ContextNote) this kernel's agent received, for /notes."""
+        self.replay_plan: list = []
+        """The restart-and-replay plan the last /undo offered (nbagent.checkpoints.replay), for /replay."""
         self._lock = threading.Lock()
         self._unsubscribe = None
 

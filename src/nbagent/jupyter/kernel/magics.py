@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import queue
+import re
 import shlex
 import sys
 import weakref
@@ -29,6 +30,10 @@ from .notebook_path import own_context
 from .options import split_options
 from ...cli.terminal import TerminalRenderer
 from .text_view import TextBlock, TextFollower, text_approver, text_renderer
+
+
+_CHECK = re.compile(r"^check(\s+\S+\.ipynb)?\s*$")
+"""``%agent check`` and ``%agent check NOTEBOOK.ipynb``: the notebook check, not a prompt."""
 
 
 @magics_class
@@ -79,6 +84,8 @@ class AgentMagics(Magics):
         args = self._parse(options)
         try:
             said = self._apply_options(args)
+            if _CHECK.match(prompt):  # %agent check [x.ipynb]; "check the tests ..." stays a prompt
+                prompt = "/" + prompt
             if prompt.startswith("/"):
                 return self._show(run_command(self.keeper, prompt, self._clear_views))
             if not prompt:

@@ -63,7 +63,7 @@ class TurnView(widgets.VBox):
 
     def __init__(self, *, turn_id: str = "", prompt: str = "", decide: Callable[[str, str], None] | None = None,
                  stop: Callable[[], object] = lambda: None, abort: Callable[[], object] = lambda: None,
-                 act: Callable[[str, int], object] | None = None, interval: float = FLUSH_INTERVAL,
+                 act: Callable[[str, Any], object] | None = None, interval: float = FLUSH_INTERVAL,
                  live: LiveState | None = None):
         self.live = live or LiveState()
         self.header = Header()
