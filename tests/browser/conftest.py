@@ -58,7 +58,9 @@ def lab(tmp_path_factory, model_server, lab_args):
     notifications.parent.mkdir(parents=True)
     notifications.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = _free_port(), "nbagent-browser-test"
+    data = _this_checkouts_labextension(base / "data")
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_CONFIG_DIR": str(base / "config"),
+           "JUPYTER_PATH": os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")])),
            "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
            "OPENAI_BASE_URL": model_server.url, "OPENAI_API_KEY": "sk-test", "NBAGENT_MODEL": "scripted-model",
            "NBAGENT_LOCAL": "off", "NBAGENT_MAX_RETRIES": "0"}
@@ -79,6 +81,20 @@ def lab(tmp_path_factory, model_server, lab_args):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+def _this_checkouts_labextension(data: Path) -> Path:
+    """A Jupyter data dir whose labextensions/ holds this checkout's build of the panel (labextension/,
+    ``jlpm build:prod``), so that the tests exercise the TypeScript beside them and not whichever build the
+    virtualenv's share/ holds (JupyterLab takes the first extension of a name along JUPYTER_PATH)."""
+    import nbagent
+
+    built = Path(nbagent.__file__).parent / "jupyter" / "labextension"
+    if not (built / "package.json").exists():
+        pytest.fail(f"the labextension is not built: cd labextension && jlpm build:prod (no {built})")
+    (data / "labextensions").mkdir(parents=True)
+    (data / "labextensions" / "nbagent-labextension").symlink_to(built, target_is_directory=True)
+    return data
 
 
 class _Lab:
