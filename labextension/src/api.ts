@@ -86,8 +86,16 @@ export const api = {
   memory: () => request<{ entries: MemoryEntry[] }>('memory').then(r => r.entries),
   forget: (text: string) => request<{ removed: MemoryEntry[] }>('memory/forget', json('POST', { text })).then(r => r.removed),
   getSettings: () => request<AgentSettings & { available: { toolsets: string[]; approval: string[] } }>('settings'),
-  putSettings: (s: Partial<AgentSettings>) => request<AgentSettings>('settings', json('PUT', s))
+  putSettings: (s: Partial<AgentSettings>) => request<AgentSettings>('settings', json('PUT', s)),
+  models: () => request<ModelChoices>('models')
 };
+
+/** GET models: configured names first, then the endpoint's /models list; ``problem`` says why that is missing. */
+export interface ModelChoices {
+  models: string[];
+  endpoint: string;
+  problem: string | null;
+}
 
 export type SocketStatus = 'connecting' | 'open' | 'closed' | 'gone';
 

@@ -67,7 +67,8 @@ async def test_a_bad_settings_message_is_refused_to_its_sender(api, connect):
     await client.until("snapshot")
     for message, words in (({"approval": "yolo"}, "approval must be one of ask, auto, read-only"),
                            ({"model": "  "}, "model must be a model's name"),
-                           ({}, 'gives "model" and/or "approval"')):
+                           ({"toolsets": ["nope"]}, "unknown tool set(s): nope"),
+                           ({}, 'gives "model", "approval" and/or "toolsets"')):
         await client.send(type="settings", **message)
         error = await client.until("error")
         assert words in error["message"] and error["kind"] == "config"

@@ -59,11 +59,13 @@ class ServerSettings:
 
 
 def session_changes(message: dict[str, Any]) -> dict[str, Any]:
-    """The ``model`` and/or ``approval`` of a "settings" message from one session's panel, checked, as
-    keyword arguments for that agent's ``reconfigure``; ConfigError says what is wrong."""
-    changes = {k: message[k] for k in ("model", "approval") if k in message}
+    """The ``model``, ``approval`` and/or ``toolsets`` of a "settings" message from one session's panel,
+    checked, as keyword arguments for that agent's ``reconfigure``; ConfigError says what is wrong."""
+    changes = {k: message[k] for k in ("model", "approval", "toolsets") if k in message}
     if not changes:
-        raise ConfigError('a "settings" message gives "model" and/or "approval"')
+        raise ConfigError('a "settings" message gives "model", "approval" and/or "toolsets"')
+    if "toolsets" in changes:
+        changes["toolsets"] = _toolsets(changes["toolsets"]) or ("core",)
     if "model" in changes:
         model = changes["model"]
         if not isinstance(model, str) or not model.strip():
