@@ -144,3 +144,24 @@ def shot(page):
         return path
 
     return take
+
+
+@pytest.fixture
+def axe(page):
+    """``axe(selector, state)``: axe-core (the axe.min.js of axe-playwright-python) over the elements
+    ``selector`` matches; fails, naming rule, impact and elements, on any serious or critical violation.
+    Returns every violation found (the minor and moderate ones too)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    engine = Axe()
+
+    def check(selector: str, state: str) -> list[dict]:
+        assert page.locator(selector).count(), f"{state}: nothing matches {selector}"
+        found = engine.run(page, context={"include": [[selector]]}).response["violations"]
+        bad = [v for v in found if v["impact"] in ("serious", "critical")]
+        assert not bad, f"{state}: " + "; ".join(
+            f"{v['id']} ({v['impact']}): {v['help']} at " + ", ".join(str(n["target"]) for n in v["nodes"][:4])
+            for v in bad)
+        return found
+
+    return check
