@@ -103,4 +103,4 @@ class LiveContext:
 
 def store_db(state):
     """The database holding ``state``'s session: the workspace's, or the in-memory one (persist off)."""
-    return state.store.db if state.store is not None else state._db
+    return state.database

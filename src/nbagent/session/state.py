@@ -57,11 +57,16 @@ class SessionState:
         """This notebook's or directory's prompt history, oldest first."""
         return self.history.list(self.origin) if self.history is not None else []
 
+    @property
+    def database(self) -> "Database | None":
+        """The database holding the session: the workspace's, or the in-memory one (persist off)."""
+        return self.store.db if self.store is not None else self._db
+
     def open_memory(self) -> "ProjectMemory | None":
         """Project memory on this state's database (when memory is switched on later)."""
         from ..store.memory import ProjectMemory
 
-        db = self.store.db if self.store is not None else self._db
+        db = self.database
         return ProjectMemory(db) if db is not None else None
 
     def fork(self, up_to_turn: int | None = None) -> "SessionState":
