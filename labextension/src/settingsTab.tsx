@@ -144,6 +144,7 @@ function SessionSettings({ model }: { model: PanelModel }): React.ReactElement {
   const [available, setAvailable] = React.useState<string[]>([]);
   const [saved, setSaved] = React.useState(false);
   React.useEffect(() => setName(settings.model ?? ''), [settings.model]);
+  React.useEffect(() => setSaved(false), [settings]); // "saved" speaks of the values it saved
   React.useEffect(() => {
     api.getSettings().then(s => setAvailable(s.available.toolsets), () => setAvailable([]));
     if (model.models === null) {

@@ -69,6 +69,7 @@ def lab(tmp_path_factory, model_server, lab_args):
         [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--allow-root", "--ip", "127.0.0.1",
          f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", *lab_args],
         env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=base,  # what the server writes beside itself (the collaboration's .jupyter_ystore.db) stays here
     )
     url = f"http://127.0.0.1:{port}"
     try:

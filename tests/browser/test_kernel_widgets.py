@@ -86,17 +86,23 @@ def test_agent_magic_renders_the_live_view_and_the_card_approves(page, lab, mode
 
 def test_wait_keeps_the_cell_busy_and_the_card_still_answers(page, lab, model_server, shot):
     """--wait blocks the cell; the approval card's buttons work anyway (a blocking widget poll)."""
+    (lab.root / "notes.txt").write_text("colour = blue\n")
+    if not page.locator(".jp-NotebookPanel").is_visible():  # run alone: a notebook with nbagent loaded
+        write_notebook(lab.root / "wait.ipynb", ["%load_ext nbagent", ""])
+        open_notebook(page, lab, "wait.ipynb")
+        run_cell(page, 0)
     model_server.enqueue(
         Reply(tool_calls=[Call("edit_file", {"path": "notes.txt", "old_string": "blue", "new_string": "green"})]),
         Reply(text="Now it is **green**."),
     )
-    page.locator(".jp-NotebookPanel .jp-Cell .cm-content").nth(2).click()
+    last = page.locator(".jp-NotebookPanel .jp-Cell").count() - 1  # the empty cell Shift+Enter left
+    page.locator(".jp-NotebookPanel .jp-Cell .cm-content").nth(last).click()
     page.keyboard.type("%agent --wait Make it green")
     page.keyboard.press("Shift+Enter")
-    turn = page.locator(TURN).nth(1)
+    turn = page.locator(TURN).last
     card = turn.locator(".nbagent-approval")
     card.wait_for(timeout=30_000)
-    assert page.locator(".jp-Cell").nth(2).locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
+    assert page.locator(".jp-Cell").nth(last).locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
     shot("kernel-03-wait-approval")
     card.locator("button", has_text="Approve").click()
     turn.locator(".nbagent-answer strong", has_text="green").wait_for(timeout=30_000)

@@ -113,14 +113,18 @@ def test_the_session_and_at_pickers_work_without_a_mouse(panel, page, lab, model
     assert box.input_value() == "compare @src/plots.py "
     box.fill("")
 
+    model_server.enqueue(Reply(text="Here to come back to."))
+    page.keyboard.type("A turn to come back to")
+    page.keyboard.press("Enter")
+    page.locator(f"{PANEL} .jp-nbagent-assistant", has_text="Here to come back to.").wait_for()
     before = page.locator(f"{PANEL} .jp-nbagent-sessions").input_value()
     tab_to(page, "New", back=True)
     page.keyboard.press("Enter")  # a new, empty session
     page.wait_for_function(f"document.querySelector('{PANEL} .jp-nbagent-sessions').value !== '{before}'")
     page.locator(f"{PANEL} .jp-nbagent-empty").wait_for()
     tab_to(page, "select.jp-nbagent-sessions", back=True)
-    page.keyboard.press("ArrowDown")  # back to the older session, whose turns come back
-    page.locator(f"{PANEL} .jp-nbagent-user", has_text="Make the colour in notes.txt blue").wait_for()
+    page.keyboard.press("ArrowDown")  # back to the session used last (the list is newest first)
+    page.locator(f"{PANEL} .jp-nbagent-user", has_text="A turn to come back to").wait_for()
     assert page.locator(f"{PANEL} .jp-nbagent-sessions").input_value() == before
 
 
