@@ -85,7 +85,7 @@ def test_deny_in_the_panel_refuses_the_call(panel, page, lab, outside):
     card.wait_for(state="detached")
 
 
-def test_the_settings_tab_lists_the_mcp_servers(panel, page, lab, shot):
+def test_the_settings_tab_lists_the_mcp_servers(panel, page, lab, outside, shot):  # outside: writes mcp.json
     page.locator(f"{PANEL} .jp-nbagent-new").click()  # a new session's agent reads the configuration
     page.locator(f"{PANEL} .jp-nbagent-tab[data-tab=settings]").click()
     servers = page.locator(f"{PANEL} .jp-nbagent-mcp-server")
