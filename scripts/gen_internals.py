@@ -44,9 +44,9 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("tools", "tools/, mcp/ and checkpoints/: the tools, their runner, approvals and output limits, MCP "
               "servers' tools; checkpoints, the recovery journal and the turn guard",
      ("nbagent.tools", "nbagent.mcp", "nbagent.checkpoints")),
-    ("engine", "engine/ and batching/: the agent, its turns, prompt, compaction and the typed front-end state; "
-               "batch runs of many agents",
-     ("nbagent.engine", "nbagent.batching")),
+    ("engine", "engine/, batching/ and evals/: the agent, its turns, prompt, compaction and the typed front-end state; "
+               "batch runs of many agents, and evals (suites of tasks with checks) run through them",
+     ("nbagent.engine", "nbagent.batching", "nbagent.evals")),
     ("testing", "testing/: the scripted model and the scripted OpenAI-compatible HTTP server for tests",
      ("nbagent.testing",)),
     ("front ends", "cli/ and jupyter/ (kernel/, server/, widgets/, remote/): the terminal, the Jupyter magics, "
@@ -80,10 +80,17 @@ class Module:
     purpose: str | None
 
 
+DATA_FOLDERS = (SRC / "nbagent" / "evals" / "suite",)
+"""Folders of the package that hold data, not modules: the eval suite's tasks (their workspaces,
+checks and solutions are Python files that nbagent never imports)."""
+
+
 def modules() -> list[Module]:
     """Every module of the nbagent package, sorted by name, with its docstring's first line."""
     found = []
     for path in sorted((SRC / "nbagent").rglob("*.py")):
+        if any(path.is_relative_to(folder) for folder in DATA_FOLDERS):
+            continue
         parts = path.relative_to(SRC).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""

@@ -21,7 +21,7 @@ from .tools.base import Tool, ToolSet, function_tool, tool
 __version__ = "0.1.0"
 
 moved.install()  # old import paths (nbagent.agent_state, ...) keep working: see nbagent.moved
-__all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolSet", "batch", "function_tool", "tool",
+__all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolSet", "batch", "eval", "function_tool", "tool",
            "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
 
 
@@ -49,6 +49,13 @@ def __getattr__(name: str) -> Any:
             from .jupyter.widgets import batch_progress  # noqa: F401
 
         return batch
+    if name == "eval":
+        from .evals import eval as run_eval
+
+        if "ipykernel" in sys.modules:  # inside a Jupyter kernel the report renders in the cell
+            from .jupyter.widgets import eval_report  # noqa: F401
+
+        return run_eval
     if name in ("sessions", "messages", "tool_calls", "usage"):
         from .store import views as api
 

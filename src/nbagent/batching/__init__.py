@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 from ..errors import ConfigError
 from ..ids import short_id
 from . import scratch
-from .isolation import git, repository_top, snapshot
+from .isolation import Source, folder_size, git, repository_top, snapshot
 from .progress import Progress, default_progress
 from .schedule import run_distributed, run_local
 from .remote import RemoteSource, check_url, remove_batch_copies, resolve_revision
@@ -30,7 +30,7 @@ from .task import BATCH_APPROVALS, TaskSpec, batch_dir, close_stores, import_ses
 COLUMNS = ["task", "prompt", "text", "reason", "tool_calls", "input_tokens", "output_tokens", "cost",
            "files_changed", "diff", "session_id", "error", "seconds", "host", "pid"]
 
-__all__ = ["COLUMNS", "batch", "prompts_from"]
+__all__ = ["COLUMNS", "Source", "TaskSpec", "batch", "folder_size", "prompts_from", "run_specs"]
 
 
 def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concurrency: int = 4,
@@ -68,6 +68,20 @@ def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concu
     specs = [TaskSpec(index=i, prompt=text, workspace=str(root), batch_id=batch_id, source=source,
                       agent_options=dict(agent_options), remote=remote, concurrency=concurrency)
              for i, text in enumerate(texts)]
+    rows = run_specs(root, specs, concurrency=concurrency, client=client, progress=progress)
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame.attrs["batch_id"] = batch_id
+    return frame
+
+
+def run_specs(root: Path, specs: list[TaskSpec], *, concurrency: int = 4, client: Any = None,
+              progress: Callable[[int, int, dict], None] | bool | None = None) -> list[dict[str, Any]]:
+    """Run tasks already described (one batch: the same ``batch_id`` and ``workspace``, each with its
+    own source and options), then clean up; their rows, sorted by task. What ``batch`` runs, and what
+    ``nbagent.eval`` runs with a task's own workspace and check per spec."""
+    if not specs:
+        return []
+    batch_id, remote = specs[0].batch_id, specs[0].remote
     report = _progress(progress, len(specs))
     try:
         if client is not None:
@@ -80,9 +94,7 @@ def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concu
     for row in rows:
         import_session(root, row)
     rows.sort(key=lambda r: r["task"])
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    frame.attrs["batch_id"] = batch_id
-    return frame
+    return rows
 
 
 def prompts_from(tasks: Any, template: str | None) -> list[str]:

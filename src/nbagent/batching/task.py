@@ -7,6 +7,7 @@ row whose ``error`` says what went wrong, so a batch never loses the tasks that 
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import os
@@ -19,8 +20,9 @@ import uuid
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from .. import events as ev
 from ..errors import StoreError
 from ..workspace.state_dir import state_dir
 from ..store.db import workspace_db_path
@@ -51,6 +53,12 @@ class TaskSpec:
     session then travels back in its row (compressed) instead of being written to ``workspace``."""
     concurrency: int = 1
     """How many tasks of the batch may run at once: with the copy's size, whether copies fit in RAM."""
+    time_limit: float | None = None
+    """Seconds the task's turn may take; then it is aborted and its row's reason is "timeout"."""
+    after: Callable[[Path, dict[str, Any]], dict[str, Any]] | None = None
+    """Called with the copy's workspace and the row once the agent is done, before the copy goes;
+    what it returns is added to the row (nbagent.eval runs a task's check here). A top-level
+    function (or a partial of one), so that it travels to a Dask worker."""
 
     def copy_dir(self, source: Source, *, ram: bool = True) -> Path:
         """A fresh folder for one attempt: a task rerun after its worker died must not meet the
@@ -72,9 +80,9 @@ def batch_dir(workspace: Path, batch_id: str) -> Path:
 
 def empty_row(spec: TaskSpec) -> dict[str, Any]:
     return {"task": spec.index, "prompt": spec.prompt, "text": "", "reason": "error", "tool_calls": 0,
-            "input_tokens": 0, "output_tokens": 0, "cost": None, "files_changed": [], "diff": "",
-            "session_id": None, "error": None, "seconds": 0.0, "host": socket.gethostname(),
-            "pid": os.getpid()}
+            "steps": 0, "input_tokens": 0, "cached_tokens": 0, "output_tokens": 0, "cost": None,
+            "files_changed": [], "diff": "", "session_id": None, "error": None, "seconds": 0.0,
+            "host": socket.gethostname(), "pid": os.getpid()}
 
 
 def deny_approval(request: Any) -> str:
@@ -97,6 +105,8 @@ def run_task(spec: TaskSpec) -> dict[str, Any]:
             seed_repo_map(source, copy)
         row.update(_run_agent(spec, copy.workspace))
         row["files_changed"], row["diff"] = copy.changes()
+        if spec.after is not None:
+            row.update(spec.after(copy.workspace, dict(row)))
     except Exception as exc:  # one task's failure is its row, never the batch's end
         row["error"] = f"{type(exc).__name__}: {exc}"
         row["traceback"] = traceback.format_exc(limit=8)
@@ -187,13 +197,18 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
     options.setdefault("telemetry", False)
     agent = Agent(workspace=workspace, approver=deny_approval, session="new", **options)
     try:
-        result = agent.run(spec.prompt)
+        result, timed_out = _run_turn(agent, spec.prompt, spec.time_limit)
         persisted = bool(agent.config.persist)
     finally:
         agent.close()
+    usages = [e for e in result.events if isinstance(e, ev.Usage)]
     out: dict[str, Any] = {
-        "text": result.text, "reason": result.reason, "tool_calls": len(result.tool_calls),
+        "text": result.text, "reason": "timeout" if timed_out else result.reason,
+        "tool_calls": len(result.tool_calls), "steps": len(usages),
         "input_tokens": result.usage.get("input_tokens", 0), "output_tokens": result.usage.get("output_tokens", 0),
+        # The adapters read cached tokens (model.base) but the usage event may not carry them yet:
+        # counted from the events that do, else 0.
+        "cached_tokens": sum(int(getattr(e, "cached_tokens", 0) or 0) for e in usages),
         "cost": result.usage.get("cost"), "session_id": result.session_id,
         "error": "; ".join(result.errors) or None,
     }
@@ -211,6 +226,20 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
             out["session_id"] = store.import_json(exported)
     return out
 
+
+def _run_turn(agent: Any, prompt: str, time_limit: float | None) -> tuple[Any, bool]:
+    """The turn's RunResult, and whether it ran out of time (then it was aborted: its result is
+    what it had done by then, and its session keeps it)."""
+    future = agent.submit(prompt)
+    try:
+        return future.result(time_limit), False
+    except concurrent.futures.TimeoutError:
+        agent.abort()
+        return future.result(ABORT_GRACE), True
+
+
+ABORT_GRACE = 30.0
+"""Seconds an aborted turn has to end (its stream closed, its command killed) before the task fails."""
 
 _STORES: dict[str, SessionStore] = {}
 """By batch id: a batch has one workspace."""

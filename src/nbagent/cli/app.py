@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     from .batch import add_batch_parser
 
     add_batch_parser(sub, parents=[shared])
+    from .eval import add_eval_parser
+
+    add_eval_parser(sub, parents=[shared])
     return parser
 
 

@@ -1,0 +1,78 @@
+"""``nbagent eval [SUITE] --model M [--model M2] [--repeat N] [--tasks PATTERN] [--out DIR]``: run a task suite and report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import ConfigError
+
+
+def add_eval_parser(sub, parents=()) -> None:
+    # Not the shared --workspace: every task brings its own workspace, and the sessions go to --out.
+    p = sub.add_parser("eval", help="run a suite of tasks with checks and report the pass rate per model",
+                       description="Each task of SUITE (a folder of task folders; default: the built-in suite) "
+                                   "runs in its own copy of its workspace, then its check decides. Results "
+                                   "and report.html go to --out.")
+    p.add_argument("suite", nargs="?", help="a folder of task folders (default: the built-in suite)")
+    p.add_argument("--model", "-m", action="append", dest="models",
+                   help="model name; repeat it to compare models (default: NBAGENT_MODEL or the offline model)")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
+    p.add_argument("--repeat", "-n", type=int, default=1, help="runs of every task per model (default 1)")
+    p.add_argument("--tasks", "-t", help="task names or tags to run (globs, comma-separated)")
+    p.add_argument("--out", "-o", help="folder for results.csv, report.html and the sessions "
+                                       "(default ./nbagent-eval/<time>)")
+    p.add_argument("--config", action="append", default=[], metavar="NAME:KEY=VALUE,...",
+                   help="a configuration to compare, e.g. 'small:profile=small'; repeat it for more")
+    p.add_argument("--concurrency", "-j", type=int, default=4, help="tasks at once (default 4)")
+    p.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786) to run the tasks on")
+    p.add_argument("--toolsets", help="comma-separated tool sets (default: each task's own)")
+    p.add_argument("--max-steps", type=int, help="model calls per task (default: each task's own)")
+    p.add_argument("--time-limit", type=float, help="seconds per task (default: each task's own)")
+    p.set_defaults(handler=run_eval_command)
+
+
+def parse_config(text: str) -> tuple[str, dict[str, Any]]:
+    """``"name:key=value,key=value"`` as a name and its options (values stay strings: the agent's
+    configuration converts them as it does environment variables)."""
+    name, sep, rest = text.partition(":")
+    if not sep or not name.strip():
+        raise ConfigError(f"--config {text!r}: write it as NAME:KEY=VALUE,... (e.g. small:profile=small)")
+    options: dict[str, Any] = {}
+    key = None
+    for piece in filter(None, (p.strip() for p in rest.split(","))):
+        name_part, eq, value = piece.partition("=")
+        if eq and name_part.strip():
+            key = name_part.strip().replace("-", "_")
+            options[key] = value.strip()
+        elif key is not None:  # a list value goes on: toolsets=core,notebook
+            options[key] += "," + piece
+        else:
+            raise ConfigError(f"--config {text!r}: {piece!r} is not KEY=VALUE")
+    return name.strip(), options
+
+
+def run_eval_command(args: argparse.Namespace) -> int:
+    from ..evals.run import run_suite
+    from ..evals.stats import summary
+
+    configs = dict(parse_config(c) for c in args.config) or None
+    options = {k: v for k, v in dict(base_url=args.base_url, toolsets=args.toolsets, max_steps=args.max_steps,
+                                      time_limit=args.time_limit).items() if v is not None}
+    client = None
+    if args.scheduler:
+        from dask.distributed import Client
+
+        client = Client(args.scheduler)
+    try:
+        frame = run_suite(args.suite, args.models, args.repeat, tasks=args.tasks, configs=configs, out=args.out,
+                          concurrency=args.concurrency, client=client, **options)
+    finally:
+        if client is not None:
+            client.close()
+    for r in summary(frame).itertuples():
+        print(f"{r.model}: {r.passed} of {r.runs * r.tasks} passed ({r.pass_rate:.0%}, 95% interval "
+              f"{r.ci_low:.0%} to {r.ci_high:.0%} {r.interval})")
+    print(f"report: {frame.attrs['out']}/report.html", file=sys.stderr)
+    return 0

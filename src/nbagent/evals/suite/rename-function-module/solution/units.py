@@ -1,0 +1,3 @@
+def to_fahrenheit(celsius):
+    """Celsius to Fahrenheit."""
+    return celsius * 9 / 5 + 32

@@ -1,0 +1,3 @@
+from pathlib import Path
+
+assert Path("done.txt").is_file(), "done.txt was not written"
