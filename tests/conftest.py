@@ -40,3 +40,11 @@ def make_agent(agent_workspace, agent_defaults):
     make, close_all = agent_factory(agent_workspace, **agent_defaults)
     yield make
     close_all()
+
+
+import os  # noqa: E402  (kept beside the one statement that needs them)
+import tempfile  # noqa: E402
+
+# No test (nor a kernel or CLI it starts) reads or writes the developer's own config folder: the trust
+# record of approved commands (nbagent.workspace.trust), mcp.json and the global instructions live there.
+os.environ["NBAGENT_CONFIG_DIR"] = tempfile.mkdtemp(prefix="nbagent-tests-config-")

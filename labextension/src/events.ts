@@ -243,6 +243,8 @@ export interface Usage {
   total_input_tokens: number;
   total_output_tokens: number;
   cost: number | null;
+  cached_tokens: number;
+  total_cached_tokens: number;
   turn_id: string;
 }
 /**
@@ -465,4 +467,5 @@ export interface Counters {
   input_tokens: number;
   output_tokens: number;
   cost: number | null;
+  cached_tokens: number;
 }

@@ -28,6 +28,7 @@ import {
 import { CheckpointBar } from './checkpoints';
 import { NOTHING_SPOKEN, nextSpoken, Spoken } from './announce';
 import { SessionControls } from './controls';
+import { Visible } from './hiddenChars';
 import { MemoryTab } from './memoryTab';
 import { isOutsideRequest, SettingsTab } from './settingsTab';
 import { ContextChip } from './openContext';
@@ -221,8 +222,12 @@ function Header({ model }: { model: PanelModel }): React.ReactElement {
       <button className="jp-nbagent-delete" title="Delete this session" onClick={() => void confirmDelete(model)}>
         Delete
       </button>
-      <span className="jp-nbagent-counters" title="Tokens in / out, and cost of this session">
-        {formatTokens(c.input_tokens)} in · {formatTokens(c.output_tokens)} out
+      <span
+        className="jp-nbagent-counters"
+        title="Tokens in (of which read from the provider's prompt cache) / out, and cost of this session"
+      >
+        {formatTokens(c.input_tokens)} in
+        {c.cached_tokens > 0 && ` (${formatTokens(c.cached_tokens)} cached)`} · {formatTokens(c.output_tokens)} out
         {c.cost !== null && ` · $${c.cost.toFixed(c.cost < 1 ? 4 : 2)}`}
       </span>
     </div>
@@ -381,7 +386,7 @@ function Diff({ diff }: { diff: string }): React.ReactElement {
     <pre className="jp-nbagent-diff">
       {diffLines(diff).map((line, i) => (
         <div key={i} className={`jp-nbagent-diff-${line.kind}`}>
-          {line.text || ' '}
+          <Visible text={line.text || ' '} />
         </div>
       ))}
     </pre>
@@ -459,12 +464,12 @@ function ApprovalCard({ approval, model }: { approval: PendingApproval; model: P
     >
       <div className="jp-nbagent-approval-title" id={titleId}>
         {outside && <span className="jp-nbagent-approval-origin">An outside agent (over MCP) asks: </span>}
-        Allow <b>{approval.name}</b>?
+        Allow <b><Visible text={approval.name} /></b>?
       </div>
-      {approval.diff ? <Diff diff={approval.diff} /> : <pre className="jp-nbagent-tool-args">{JSON.stringify(approval.arguments, null, 2)}</pre>}
+      {approval.diff ? <Diff diff={approval.diff} /> : <pre className="jp-nbagent-tool-args"><Visible text={JSON.stringify(approval.arguments, null, 2)} /></pre>}
       {approval.annotations ? (
         <div className="jp-nbagent-approval-hints" title="What the MCP server says about this tool; nbagent does not rely on it">
-          {"server's hints (unverified): " + Object.entries(approval.annotations).map(([k, v]) => `${k}=${String(v)}`).join(', ')}
+          <Visible text={"server's hints (unverified): " + Object.entries(approval.annotations).map(([k, v]) => `${k}=${String(v)}`).join(', ')} />
         </div>
       ) : null}
       <div className="jp-nbagent-approval-buttons">

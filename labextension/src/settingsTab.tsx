@@ -11,6 +11,7 @@
 import * as React from 'react';
 
 import { api, request } from './api';
+import { HIDDEN } from './hiddenChars';
 import type { PanelModel } from './model';
 import { APPROVAL_MODES, ApprovalMode } from './protocol';
 
@@ -38,9 +39,10 @@ export const mcpApi = {
 
 /** Text from a hostile source, safe to show on one line: control characters escaped, cut to ``limit``. */
 export function plain(text: unknown, limit = 200): string {
-  const shown = String(text ?? '').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, c =>
-    c === '\n' ? ' ' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
-  );
+  const shown = String(text ?? '')
+    .replace(/\n/g, ' ')
+    .replace(/\t/g, '\\u0009')
+    .replace(HIDDEN, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return shown.length <= limit ? shown : `${shown.slice(0, limit - 1)}…`;
 }
 

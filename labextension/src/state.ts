@@ -39,7 +39,7 @@ export function initialState(sessionId: string | null = null): AgentState {
     approvals: [],
     todos: [],
     memory: [],
-    counters: { input_tokens: 0, output_tokens: 0, cost: null },
+    counters: { input_tokens: 0, output_tokens: 0, cost: null, cached_tokens: 0 },
     transcript: [],
     notices: [],
     undo_turn: null,
@@ -131,7 +131,15 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
         ? { ...initialState(), ...(e.state as unknown as AgentState) }
         : { ...initialState(e.session_id), settings: s.settings };
     case 'usage': {
-      const next = { ...s, counters: { input_tokens: e.total_input_tokens, output_tokens: e.total_output_tokens, cost: e.cost } };
+      const next = {
+        ...s,
+        counters: {
+          input_tokens: e.total_input_tokens,
+          output_tokens: e.total_output_tokens,
+          cost: e.cost,
+          cached_tokens: e.total_cached_tokens
+        }
+      };
       return withTurn(next, e.turn_id, t => ({
         ...t,
         input_tokens: t.input_tokens + e.input_tokens,

@@ -15,14 +15,15 @@ from typing import Any
 
 from . import moved
 from .config import DEFAULT, AgentConfig
+from .errors import ToolError
 from .events import Event
 from .tools.base import Tool, ToolSet, function_tool, tool
 
 __version__ = "0.1.0"
 
 moved.install()  # old import paths (nbagent.agent_state, ...) keep working: see nbagent.moved
-__all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolSet", "batch", "eval", "function_tool", "tool",
-           "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
+__all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolError", "ToolSet", "batch", "eval",
+           "function_tool", "tool", "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -57,8 +57,9 @@ class AgentConfig:
     (comma separated)."""
 
     approval: str = "ask"
-    """"ask" (approval_request events), "auto" (approve all) or "read-only" (deny all changes).
-    Env: NBAGENT_APPROVAL."""
+    """The approval mode: "ask" (a call whose policy is "ask" or "always_ask" waits for an answer to its
+    approval_request), "auto" (it runs, except an "always_ask" one, which asks) or "read-only" (it is
+    denied). Modes and policies side by side: docs/tools.md, "Approvals". Env: NBAGENT_APPROVAL."""
 
     max_steps: int = 50
     """Model calls per turn before the turn ends with reason "max_steps". Env: NBAGENT_MAX_STEPS."""
@@ -79,7 +80,8 @@ class AgentConfig:
     """First backoff delay in seconds; doubles on each retry (a Retry-After header wins)."""
 
     compact_threshold: int = 120_000
-    """Estimated tokens on the wire above which older tool results are pruned. Env: NBAGENT_COMPACT_THRESHOLD."""
+    """Estimated tokens of the history on the wire (the tools and system prompt not counted) above which
+    older tool results are pruned. Env: NBAGENT_COMPACT_THRESHOLD."""
 
     memory: bool = True
     """Load and write project memory. Env: NBAGENT_MEMORY=0 switches it off."""
@@ -114,8 +116,8 @@ class AgentConfig:
     ``tool_approvals={"kernel_run": "ask"}``.)"""
 
     tool_approvals: dict[str, str] = field(default_factory=dict)
-    """Approval policy per tool name, over the tool's own: "never", "ask" or "always_ask" (see
-    nbagent.tools.approvals), such as ``{"bash": "always_ask"}``. Env: NBAGENT_TOOL_APPROVALS ("bash=always_ask,kernel_run=ask")."""
+    """Approval policy per tool name, over the tool's own: "never", "ask" or "always_ask" (docs/tools.md,
+    "Approvals"), such as ``{"bash": "always_ask"}``. Env: NBAGENT_TOOL_APPROVALS ("bash=always_ask,kernel_run=ask")."""
 
     extra_instructions: str = ""
     """Appended to the system prompt."""
@@ -301,3 +303,13 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
             value = tuple(value)
         out[name] = value
     return out
+
+
+def user_config_dir() -> Path:
+    """The user's nbagent config folder (platformdirs), or ``$NBAGENT_CONFIG_DIR``: never inside a workspace."""
+    override = os.environ.get("NBAGENT_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("nbagent", appauthor=False))

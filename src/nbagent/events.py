@@ -175,6 +175,9 @@ class Usage(Event):
     total_input_tokens: int = 0
     total_output_tokens: int = 0
     cost: float | None = None
+    cached_tokens: int = 0
+    """Of input_tokens, those the provider read from its prompt cache (0 when it does not say)."""
+    total_cached_tokens: int = 0
 
 
 @_event("compacted")

@@ -11,6 +11,7 @@ import pytest
 from nbagent.attached.fetch import read_watched, refresh, run_command
 from nbagent.attached.records import Source, SourceError
 from nbagent.workspace.root import Workspace
+from nbagent.workspace.trust import trust
 
 
 def test_a_command_over_its_time_is_killed_with_its_whole_group(tmp_path):
@@ -28,8 +29,21 @@ def test_output_over_the_cap_is_refused_and_the_command_killed(tmp_path):
 
 
 def test_a_failing_command_reports_its_exit_and_last_lines(tmp_path):
-    fetched = refresh(Source(name="x", kind="command", spec="echo first; echo boom >&2; exit 3"), Workspace(tmp_path))
+    command = "echo first; echo boom >&2; exit 3"
+    trust(tmp_path, command)  # the user's own source: approved when attached
+    fetched = refresh(Source(name="x", kind="command", spec=command), Workspace(tmp_path))
     assert fetched.output is None and fetched.error == "exit 3: first | boom"
+
+
+def test_a_command_not_approved_for_this_workspace_is_not_run(tmp_path):
+    command = "touch ran"
+    fetched = refresh(Source(name="x", kind="command", spec=command), Workspace(tmp_path))
+    assert fetched.needs_approval and fetched.output is None and not (tmp_path / "ran").exists()
+    trust(tmp_path, command)
+    assert refresh(Source(name="x", kind="command", spec=command + " "), Workspace(tmp_path)).needs_approval
+    assert refresh(Source(name="x", kind="command", spec=command), Workspace(tmp_path)).error == \
+        "the source's output is empty"
+    assert (tmp_path / "ran").exists()
 
 
 def test_watched_files_must_be_regular_files_inside_the_workspace(tmp_path):

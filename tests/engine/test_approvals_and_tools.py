@@ -64,6 +64,16 @@ def test_always_approves_that_tool_for_the_rest_of_the_session(make_agent):
     assert NOTES == ["n0", "n1", "n2"] and len(asked) == 1
 
 
+def test_read_only_wins_over_an_always_given_before_the_switch(make_agent):
+    first, second = _script(1), [Reply(tool_calls=[Call("write_note", {"text": "n1"})]), "done"]
+    agent = make_agent(*first, *second, tools=[write_note], approver=lambda r: "always")
+    agent.run("first")
+    assert NOTES == ["n0"]
+    agent.reconfigure(approval="read-only")
+    result = agent.run("second")
+    assert NOTES == ["n0"] and result.tool_calls[0]["status"] == "denied"
+
+
 def test_decide_from_another_thread_answers_a_waiting_request(make_agent):
     agent = make_agent(*_script(), tools=[write_note])
     requests: list[Any] = []
@@ -120,3 +130,23 @@ def test_schema_is_derived_from_the_signature_and_docstring():
     assert props["limit"]["type"] == "integer" and props["limit"]["default"] == 10
     assert t.parameters["required"] == ["query"]
     assert t.validate({"query": "x"}) == {"query": "x"}
+
+
+def test_a_tool_raises_nbagent_tool_error_for_a_message_written_for_the_model(make_agent):
+    """``from nbagent import ToolError``, as the docs tell tool authors (issue 25, "Names")."""
+    import nbagent
+    from nbagent import ToolError
+
+    def lookup(key: str) -> str:
+        """Look a key up.
+
+        Args:
+            key: the key
+        """
+        raise ToolError(f"no key {key!r}: keys are lower case")
+
+    assert "ToolError" in nbagent.__all__ and ToolError is nbagent.errors.ToolError
+    agent = make_agent(Reply(tool_calls=[Call("lookup", {"key": "K"})]), "done",
+                       tools=[function_tool(lookup, read_only=True)])
+    (call,) = agent.run("look").tool_calls
+    assert call["status"] == "failed" and call["output"] == "no key 'K': keys are lower case"

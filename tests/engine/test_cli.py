@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -30,6 +31,11 @@ def test_run_streams_the_answer_and_tool_activity(tmp_path):
     assert "I wrote hello.txt." in out.stdout
     assert "write_file" in out.stderr and "done" in out.stderr
     assert (tmp_path / "hello.txt").read_text() == "hi\n"
+    # The turn's summary: the second request found the first one's prefix in the (scripted) cache.
+    summary = re.search(r"tokens: ([\d,]+) in \(([\d,]+) cached\), ([\d,]+) out", out.stderr)
+    assert summary, out.stderr
+    total, cached = (int(g.replace(",", "")) for g in summary.groups()[:2])
+    assert 1024 <= cached < total
 
 
 def test_without_a_terminal_ask_mode_denies_changes(tmp_path):

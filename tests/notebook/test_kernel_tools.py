@@ -104,6 +104,15 @@ def test_inspect_never_evaluates(kctx, shell):
     assert "os" not in shell.user_ns
 
 
+def test_inspect_reads_the_users_variables_not_the_shells_own_objects(kctx, shell):
+    shell.run_cell("sh = get_ipython()\nclass Box: pass\nbox = Box(); box._secret = 'k'; box.shell = sh")
+    for expr in ("exit._ip", "exit", "get_ipython", "sh", "sh.config", "box._secret", "box.shell.kernel", "_ih",
+                 "In"):
+        with pytest.raises(ToolError, match="kernel's own|private|not one of the user's"):
+            kt.kernel_inspect(kctx, expr)
+    assert "Box" in kt.kernel_inspect(kctx, "box")
+
+
 def test_run_code_from_a_worker_thread(kctx, shell):
     count = shell.execution_count
     text = asyncio.run(asyncio.to_thread(kt.kernel_run, kctx, "print('rows:', len(sales))\ntotal = sum(readings)\ntotal"))

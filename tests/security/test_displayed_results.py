@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import html
+import re
+
+from ada_url import URL
+
 from nbagent import events as ev
 from nbagent.engine.result import RunResult
-from nbagent.render.markdown import markdown_to_html
+from nbagent.render.markdown import loads_on_its_own, markdown_to_html
 
 
 def _result(text: str, tool_name: str, arguments: dict) -> RunResult:
@@ -34,3 +39,34 @@ def test_remote_images_are_links_not_loaded_images():
     assert '<img src="data:image/png;base64,AA=="' in out
     for url in ("//evil.example/x.png", "HTTP://evil.example/x.png"):
         assert "<img" not in markdown_to_html(f"![x]({url})")
+
+
+# Finding 5 of "Trust": spellings a browser accepts for a remote URL, parsed as a browser parses them.
+REMOTE_SPELLINGS = ["https:evil.example/x.png", "http:evil.example/x.png", "//evil.example/x.png",
+                    "\\\\evil.example/x.png", "/\\evil.example/x.png", "\\/evil.example/x.png",
+                    "https:\\\\evil.example/x.png", "ht\ttps://evil.example/x.png", "HtTpS://evil.example/x.png",
+                    " https://evil.example/x.png", "ftp://evil.example/x.png", "https:x.png", "data:text/html,hi",
+                    "file:///etc/passwd"]
+
+
+def test_every_spelling_of_a_remote_image_is_a_link_not_an_img():
+    for url in REMOTE_SPELLINGS:
+        assert not loads_on_its_own(url), url
+        out = markdown_to_html(f"![i](<{url}>)".replace("\\", "\\\\"))  # Markdown unescapes a backslash
+        for src in re.findall(r'<img src="([^"]*)"', out):  # an <img> left must load from the page itself
+            for page in ("http://jupyter.test/lab/tree/a.ipynb", "https://jupyter.test/lab/tree/a.ipynb"):
+                assert URL(html.unescape(src), page).host == "jupyter.test", (url, src)
+    assert "nbagent-remote-image" in markdown_to_html("![i](https:evil.example/x.png)")
+
+
+def test_same_origin_relative_and_inline_data_images_still_load():
+    for url in ("plot.png", "files/plot.png", "../up/plot.png", "/files/plot.png", "data:image/png;base64,AA=="):
+        assert f'<img src="{url}"' in markdown_to_html(f"![i]({url})"), url
+
+
+# Finding 12 of "Trust": hidden characters are shown, marked up, wherever the model's text is rendered.
+def test_markdown_shows_bidi_zero_width_and_line_separators():
+    out = markdown_to_html("run `rm\u202e -rf` now\u200b, then\u2028this\n\n```\nls\u202e\n```")
+    for code in ("U+202E", "U+200B", "U+2028"):
+        assert f"&lt;{code}&gt;</span>" in out
+    assert "\u202e" not in out and "\u200b" not in out and "\u2028" not in out

@@ -79,3 +79,30 @@ def test_kernel_inspect_refuses_modules_contents_and_the_environment(ctx):
             kernel_inspect(ctx, expr)
     assert "module" in kernel_inspect(ctx, "os")  # the module itself: its name, not its contents
     assert "2" in kernel_inspect(ctx, "data['a']")
+
+
+def test_kernel_inspect_reaches_the_users_variables_not_the_kernels_key(ctx):
+    """Issue 26, finding 6: ``exit._ip.kernel.session.key`` was the kernel's HMAC key, shown without asking."""
+    from jupyter_client.session import Session
+    from traitlets.config import Config
+
+    from nbagent.tools.kernel import KernelBridge, kernel_inspect
+
+    class Kernel:  # stands where ipykernel's kernel stands: the session is jupyter_client's real one
+        def __init__(self):
+            self.session = Session(key=b"hmac-secret-key")
+
+    class Holder:
+        def __init__(self):
+            self.session = Session(key=b"hmac-secret-key")
+            self.settings = Config({"Session": {"key": "hmac-secret-key"}})
+            self._ip = type("Shell", (), {"kernel": Kernel()})()
+            self.rows = [1, 2]
+
+    ctx.kernel = KernelBridge({"exit": Holder(), "holder": Holder(), "_": Holder(), "__builtins__": {}})
+    for expr in ("exit._ip.kernel.session.key", "exit", "holder._ip.kernel", "holder.session.key",
+                 "holder.session", "holder.settings", "holder.settings.Session", "_.rows", "__builtins__"):
+        with pytest.raises(ToolError, match="kernel's own|private|not one of the user's"):
+            kernel_inspect(ctx, expr)
+    assert "[1, 2]" in kernel_inspect(ctx, "holder.rows")
+    assert "hmac-secret-key" not in kernel_inspect(ctx, "holder")

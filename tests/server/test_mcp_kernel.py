@@ -60,6 +60,10 @@ async def test_mcp_serve_runs_code_in_a_named_kernel(jp_fetch, jp_root_dir, serv
         assert "answer" in _text(listed) and "int" in _text(listed), _text(listed)
         inspected = await client.call_tool("kernel_inspect", {"name": "answer"})
         assert "42" in _text(inspected)
+        for name in ("exit._ip.kernel.session.key", "get_ipython"):  # issue 26, finding 6: the kernel's own
+            refused = await client.call_tool("kernel_inspect", {"name": name})
+            assert refused.is_error and "hmac" not in _text(refused).lower(), _text(refused)
+            assert "private" in _text(refused) or "kernel's own" in _text(refused), _text(refused)
         failed = await client.call_tool("kernel_run", {"code": "1 / 0"})
         assert failed.is_error and "ZeroDivisionError" in _text(failed)
         slow = await client.call_tool("kernel_run", {"code": "import time\nprint('start')\ntime.sleep(60)",

@@ -89,7 +89,8 @@ async def test_the_panel_lists_the_configured_servers(jp_fetch, jp_root_dir):
         {"mcpServers": {"repo": {"command": "mcp-server-git", "trust": "read"}}}))
     response = await jp_fetch("nbagent", "api", "mcp")
     (row,) = json.loads(response.body)["servers"]
-    assert row["name"] == "repo" and row["source"] == "workspace" and row["status"] == "stopped"
+    # not approved on this machine for this workspace: listed, never started (issue 26, finding 1)
+    assert row["name"] == "repo" and row["source"] == "workspace" and row["status"] == "needs approval"
     assert row["enabled"] is False and row["trust"] == {"*": "ask"}  # a workspace's own trust is ignored
 
 
@@ -178,10 +179,14 @@ async def test_the_panel_lists_a_live_sessions_servers_as_they_are(api, connect,
     await api("PUT", "settings", body={"toolsets": ["notebook", "mcp:toy"]})
     sid = (await api("POST", "sessions"))["id"]
     (configured,) = (await api("GET", "mcp", params={"session": sid}))["servers"]
-    assert configured["status"] == "stopped"  # the session is not open: the configuration only
+    assert configured["status"] == "needs approval"  # the session is not open: the configuration only
     panel = await connect(sid)
     model.enqueue(Reply(text="hello"))
     await panel.send(type="prompt", text="hi")
+    # The panel shows the workspace server's whole launch on a card before anything starts.
+    request = await panel.until("approval_request", timeout=60, name="mcp_server")
+    assert request["arguments"]["command"] == sys.executable and request["arguments"]["args"] == [str(toy)]
+    await panel.send(type="approval", call_id=request["call_id"], decision="approve")
     await panel.until("turn_end", timeout=60)
     (live,) = (await api("GET", "mcp", params={"session": sid}))["servers"]
     assert live["status"] == "running" and {"echo", "grow"} <= set(live["tools"])

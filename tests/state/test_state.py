@@ -73,7 +73,10 @@ def test_agent_todos_reach_the_next_step_and_resume_sends_the_exact_history(work
         history = [dict(m) for m in agent.session.messages]
     finally:
         agent.close()
-    assert "[~] inspect" in model.requests[1].system  # a change on step one is visible on step two
+    # A change on step one is visible on step two, in the history (todo_write's result), while the
+    # system prompt stays byte-identical (the provider's cached prefix).
+    assert "[~] inspect" in model.requests[1].messages[-1]["content"]
+    assert model.requests[1].system == model.requests[0].system
 
     resumed_model = ScriptedModel([Reply(text="resumed")])
     resumed = Agent(workspace=workspace, model=resumed_model, origin="nb.ipynb", session="continue")
@@ -83,7 +86,10 @@ def test_agent_todos_reach_the_next_step_and_resume_sends_the_exact_history(work
     finally:
         resumed.close()
     sent = resumed_model.requests[0].messages
-    assert sent[:len(history)] == history and sent[len(history)] == {"role": "user", "content": "go on"}
+    # The unfinished list rides on the new prompt, after the history, which is sent exactly as stored.
+    assert sent[:len(history)] == history
+    assert sent[len(history)] == {"role": "user", "content": "go on\n\n<context>\nTask list (0/1 done):\n"
+                                                            "[~] inspect\n</context>"}
     assert history[1]["tool_calls"][0]["id"] == "call_todo"
     with SessionStore(workspace) as store:
         info = store.info(session_id)

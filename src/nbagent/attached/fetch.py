@@ -19,6 +19,7 @@ from ..errors import ToolError
 from ..workspace.procs import ProcessRef, kill_tree, start_shell
 from ..workspace.root import Workspace
 from .records import TEXT_MAX_BYTES, Output, SourceError, Source, parse_output
+from ..workspace.trust import is_trusted
 
 COMMAND_TIMEOUT = 20.0
 FILE_TAIL_BYTES = 64 * 1024
@@ -26,16 +27,22 @@ FILE_TAIL_BYTES = 64 * 1024
 
 @dataclass(frozen=True)
 class Fetched:
-    """A refresh's outcome: ``output`` when it worked, else ``error`` (the last good text stays)."""
+    """A refresh's outcome: ``output`` when it worked, else ``error`` (the last good text stays), or
+    ``needs_approval``: the command was not run, the user here has not approved it for this workspace."""
 
     output: Output | None = None
     error: str | None = None
+    needs_approval: bool = False
 
 
 def refresh(source: Source, workspace: Workspace, *, timeout: float = COMMAND_TIMEOUT,
             cap: int = TEXT_MAX_BYTES, env: dict[str, str] | None = None) -> Fetched:
+    """Fetch a source's text now. A command runs only when the trust record holds it for this workspace:
+    the database it comes from may have arrived with the repository (issue 26, finding 1)."""
     try:
         if source.kind == "command":
+            if not is_trusted(workspace.root, source.spec):
+                return Fetched(needs_approval=True)
             return Fetched(output=parse_output(run_command(source.spec, workspace.root, timeout=timeout, cap=cap,
                                                            env={"NBAGENT_CONTEXT_NAME": source.name, **(env or {})})))
         if source.kind == "file":

@@ -6,17 +6,21 @@ is reported once as an error event and the turn goes on without notes: context n
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any, Callable
 
 from .. import events as ev
+from ..workspace.root import Workspace
+from ..workspace.trust import trust
 from . import poller as pollers
+from ..render.redaction import logger
 from .absorber import absorb, pending
+from .fetch import refresh
+from .records import Source, SourceError
 from .store import ContextStore
 
-log = logging.getLogger("nbagent.context")
+log = logger("nbagent.context")
 WAKE_WINDOW = 600.0
 """Seconds before one source may wake the agent again (a source that changes every 30 s must not
 start a turn every 30 s)."""
@@ -28,7 +32,7 @@ class LiveContext:
         self.config = config
         self.emit = emit
         self.state = state
-        self.store = ContextStore(store_db(state))
+        self.store = ContextStore(store_db(state), root=config.workspace)
         self.poller = None
         if config.persist and state.store is not None and config.context_poll:
             self.poller = pollers.acquire(config.workspace, tick=config.context_tick,
@@ -43,7 +47,7 @@ class LiveContext:
         self.state = state
         db = store_db(state)
         if db is not self.store.db:
-            self.store = ContextStore(db)
+            self.store = ContextStore(db, root=self.config.workspace)
 
     @property
     def session_id(self) -> str:
@@ -68,6 +72,27 @@ class LiveContext:
         if from_session == self.session_id:
             return 0
         return self.store.move(from_session, self.session_id)
+
+    # ----- fetching now ---------------------------------------------------------------------------
+    def fetch_now(self, source: Source) -> None:
+        """A command or file source's text now (after an attach or an approval), or its error."""
+        fetched = refresh(source, Workspace(self.config.workspace), timeout=self.config.context_timeout)
+        if fetched.needs_approval:
+            return
+        if fetched.output is not None:
+            self.store.record(source.scope, source.name, fetched.output)
+        else:
+            self.store.record_error(source.scope, source.name, fetched.error or "failed")
+
+    def approve(self, name: str) -> Source:
+        """The user approves a stored command source this session sees: its exact command is recorded as
+        trusted for this workspace (nbagent.workspace.trust) and its first text fetched now."""
+        source = self.store.find(name, self.session_id)
+        if source.kind != "command":
+            raise SourceError(f"{name!r} is a {source.kind} source: only command sources need approval")
+        trust(self.config.workspace, source.spec, what=f"context source {name}")
+        self.fetch_now(source)
+        return self.store.find(name, self.session_id)
 
     # ----- wake --------------------------------------------------------------------------------
     def start_waker(self, wake: Callable[[list[str]], bool]) -> None:

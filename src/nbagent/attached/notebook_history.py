@@ -7,14 +7,14 @@ the newest error with its traceback. The same shape as the kernel's own history 
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from ..render.escape import strip_ansi, truncate
 
 CELLS = 5
 CODE_MAX = 1_500
 OUT_MAX = 300
 TRACEBACK_MAX = 4_000
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
 def notebook_history(nb: dict[str, Any], path: str = "") -> str:
@@ -35,28 +35,28 @@ def notebook_history(nb: dict[str, Any], path: str = "") -> str:
 
 def _cell(cell: dict[str, Any]) -> str:
     count = cell["execution_count"]
-    text = f"In [{count}]:\n{_clip(_joined(cell.get('source')), CODE_MAX)}"
+    text = f"In [{count}]:\n{truncate(_joined(cell.get('source')), CODE_MAX)}"
     for output in cell.get("outputs") or []:
         if not isinstance(output, dict):
             continue
         kind = output.get("output_type")
         if kind == "error":
-            text += f"\nError: {_clip(str(output.get('ename', '')) + ': ' + str(output.get('evalue', '')), OUT_MAX)}"
+            text += f"\nError: {truncate(str(output.get('ename', '')) + ': ' + str(output.get('evalue', '')), OUT_MAX)}"
         elif kind == "execute_result":
             plain = _joined((output.get("data") or {}).get("text/plain"))
-            text += f"\nOut[{count}]: {_clip(' '.join(plain.split()), OUT_MAX)}"
+            text += f"\nOut[{count}]: {truncate(' '.join(plain.split()), OUT_MAX)}"
         elif kind == "stream":
             tail = _joined(output.get("text")).strip().splitlines()[-3:]
             if tail:
-                text += f"\n({output.get('name', 'stdout')}) " + _clip(" | ".join(tail), OUT_MAX)
-    return _ANSI.sub("", text)
+                text += f"\n({output.get('name', 'stdout')}) " + truncate(" | ".join(tail), OUT_MAX)
+    return strip_ansi(text)
 
 
 def _newest_error(cells: list[dict[str, Any]]) -> str:
     for cell in reversed(cells):
         for output in cell.get("outputs") or []:
             if isinstance(output, dict) and output.get("output_type") == "error":
-                trace = _ANSI.sub("", "\n".join(str(line) for line in output.get("traceback") or []))
+                trace = strip_ansi("\n".join(str(line) for line in output.get("traceback") or []))
                 if len(trace) > TRACEBACK_MAX:
                     trace = "…\n" + trace[-TRACEBACK_MAX:]
                 return f"Newest error (in cell In [{cell['execution_count']}]):\n{trace}"
@@ -69,5 +69,3 @@ def _joined(value: Any) -> str:
     return str(value or "")
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -3,7 +3,8 @@
 Every ``tick`` seconds (5) it tries a non-blocking ``flock`` on ``.nbagent/context-poller.lock``; the
 process holding it keeps it while its poller lives, so two kernels on one workspace run commands once.
 When the holder exits, the OS frees the lock and the next tick of another process takes over. A command
-source runs when its last try is older than its interval (``every``, floored at ``min_every``, 30 s);
+source runs (only once the user approved its command for this workspace: nbagent.workspace.trust) when
+its last try is older than its interval (``every``, floored at ``min_every``, 30 s);
 a watched file is read every tick. A session's own sources are polled while the session is in use
 (used in the last day), the workspace's always. The poller writes only snapshots: it emits no events, holds no
 agent busy and never waits for a turn, nor a turn for it.
@@ -12,19 +13,19 @@ agent busy and never waits for a turn, nor a turn for it.
 from __future__ import annotations
 
 import fcntl
-import logging
 import os
 import threading
 import time
 from pathlib import Path
 
+from ..render.redaction import logger
 from ..store.db import Database, workspace_db_path
 from ..workspace.root import Workspace
 from .fetch import COMMAND_TIMEOUT, refresh
 from .records import Source
 from .store import ContextStore
 
-log = logging.getLogger("nbagent.context")
+log = logger("nbagent.context")
 TICK = 5.0
 MIN_EVERY = 30.0
 LOCK_NAME = "context-poller.lock"
@@ -101,7 +102,8 @@ class Poller:
         return self._store
 
     def poll_once(self, now: float | None = None) -> dict[str, str]:
-        """Refresh every due source; returns name -> "new", "same", "error" or "gone" for those run."""
+        """Refresh every due source; returns name -> "new", "same", "error", "gone" or "needs approval" (a
+        command the user has not approved for this workspace: not run) for those due."""
         store, done = self.store(), {}
         moment = time.time() if now is None else now
         for source in store.polled(active_since=moment - ACTIVE_SESSION_SECONDS):
@@ -122,6 +124,8 @@ class Poller:
     def _refresh(self, store: ContextStore, source: Source) -> str:
         fetched = refresh(source, self.workspace, timeout=self.timeout,
                           env={"NBAGENT_CONTEXT_POLLER": str(os.getpid())})
+        if fetched.needs_approval:  # stored, never run: the source's status says "needs approval"
+            return "needs approval"
         if fetched.output is not None:
             return store.record(source.scope, source.name, fetched.output)
         store.record_error(source.scope, source.name, fetched.error or "failed")

@@ -12,6 +12,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..render.escape import strip_controls, truncate
+
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KINDS = ("command", "push", "file", "variable", "kernel", "cell")
 """command: run by the poller; push: written by someone else; file: a watched file (the poller reads
@@ -20,7 +22,6 @@ history; cell: the output of a long-running cell."""
 TEXT_MAX_BYTES = 256 * 1024
 """A snapshot's text is capped: the model reads it on demand, and a runaway source must not fill the DB."""
 SUMMARY_MAX = 160
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x1b]")
 
 
 class SourceError(ValueError):
@@ -43,13 +44,18 @@ class Source:
     muted: bool = False
     created: float = 0.0
     snapshot: "Snapshot | None" = None
+    trusted: bool = True
+    """False for a command source whose command the user on this machine has not approved for this
+    workspace (nbagent.workspace.trust): it is stored, shown and never run."""
 
     @property
     def status(self) -> str:
-        """What a list or a chip shows: muted, waiting (no text yet), failing or ok."""
+        """What a list or a chip shows: muted, needs approval, waiting (no text yet), failing or ok."""
         snap = self.snapshot
         if self.muted:
             return "muted"
+        if not self.trusted:
+            return "needs approval"
         if snap is not None and snap.error:
             return "failing"
         if snap is None or snap.text is None:
@@ -119,5 +125,4 @@ def first_line(text: str) -> str:
 
 def one_line(text: str, limit: int = SUMMARY_MAX) -> str:
     """One line without control characters (a summary is third-party text), at most ``limit`` characters."""
-    line = " ".join(_CONTROL.sub(" ", text).split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return truncate(strip_controls(text, " "), limit, one_line=True)

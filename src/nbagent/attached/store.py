@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Iterable
 
 from ..store.db import Database
+from ..workspace.trust import is_trusted
 from .records import KINDS, Output, Snapshot, Source, SourceError, check_name
 
 _COLUMNS = ("scope, name, kind, spec, why, every, wake, muted, created, text, revision, serial, summary, "
@@ -32,8 +34,18 @@ class Seen:
 
 
 class ContextStore:
-    def __init__(self, db: Database):
+    """``root``: the workspace whose trust record marks command sources trusted or not (None: unmarked,
+    for readers that never run a command; the poller and fetch check the record themselves)."""
+
+    def __init__(self, db: Database, root: str | Path | None = None):
         self.db = db
+        self.root = root
+
+    def _source(self, row: tuple) -> Source:
+        source = _source(row)
+        if self.root is not None and source.kind == "command" and not is_trusted(self.root, source.spec):
+            return replace(source, trusted=False)
+        return source
 
     # ----- reading ---------------------------------------------------------------------------
     def sources(self, session_id: str | None) -> list[Source]:
@@ -43,7 +55,7 @@ class ContextStore:
                                 "ORDER BY scope = '', name", (session_id or "",)).fetchall()
         found: dict[str, Source] = {}
         for row in rows:
-            found.setdefault(row[1], _source(row))
+            found.setdefault(row[1], self._source(row))
         return sorted(found.values(), key=lambda s: s.name)
 
     def get(self, name: str, session_id: str | None) -> Source | None:
@@ -67,7 +79,7 @@ class ContextStore:
                 f"SELECT {columns} FROM context_sources s LEFT JOIN sessions ss ON ss.id = s.scope "
                 "WHERE s.kind IN ('command', 'file') AND s.muted = 0 AND (s.scope = '' OR ss.updated >= ?)",
                 (active_since,)).fetchall()
-        return [_source(r) for r in rows]
+        return [self._source(r) for r in rows]
 
     def seen(self, session_id: str) -> list[Seen]:
         with self.db.read() as conn:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import logging
 import os
 import shutil
 import socket
@@ -24,6 +23,7 @@ from typing import Any, Callable
 
 from .. import events as ev
 from ..errors import StoreError
+from ..render.redaction import logger
 from ..workspace.state_dir import state_dir
 from ..store.db import workspace_db_path
 from ..store.sessions import SessionStore
@@ -32,7 +32,7 @@ from . import scratch
 from .isolation import IsolatedCopy, IsolationError, Source, make_copy
 from .remote import RemoteSource, batch_copies
 
-log = logging.getLogger("nbagent.batch")
+log = logger("nbagent.batch")
 
 BATCH_APPROVALS = ("auto", "read-only")
 
@@ -206,9 +206,7 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
         "text": result.text, "reason": "timeout" if timed_out else result.reason,
         "tool_calls": len(result.tool_calls), "steps": len(usages),
         "input_tokens": result.usage.get("input_tokens", 0), "output_tokens": result.usage.get("output_tokens", 0),
-        # The adapters read cached tokens (model.base) but the usage event may not carry them yet:
-        # counted from the events that do, else 0.
-        "cached_tokens": sum(int(getattr(e, "cached_tokens", 0) or 0) for e in usages),
+        "cached_tokens": result.usage.get("cached_tokens", 0),
         "cost": result.usage.get("cost"), "session_id": result.session_id,
         "error": "; ".join(result.errors) or None,
     }

@@ -11,16 +11,16 @@ crash left unrecorded and which files changed since the last checkpoint.
 from __future__ import annotations
 
 import asyncio
-import logging
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import events as ev
 from . import DEFAULT_MAX_BYTES, CheckpointError, Checkpoints, Restored
+from ..render.redaction import logger
 from .manifest import ref_safe
 from .journal import RecoveryJournal, path_argument
 
-log = logging.getLogger("nbagent.checkpoints")
+log = logger("nbagent.checkpoints")
 
 
 def mutates(tool: Any) -> bool:

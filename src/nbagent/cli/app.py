@@ -96,13 +96,18 @@ def _run(args: argparse.Namespace) -> int:
     approver = TerminalApprover(ask_on_stderr if sys.stdin.isatty() else None,
                                 unattended="run with --yes to approve, or --approval read-only")
     reason = "error"
+    usage: list[ev.Usage] = []
     try:
         for event in agent.stream(prompt):
             _print(renderer.render(event))
             if isinstance(event, ev.ApprovalRequest):
                 agent.decide(event.call_id, approver(event))
+            if isinstance(event, ev.Usage):
+                usage.append(event)
             if isinstance(event, ev.TurnEnd):
                 reason = event.reason
+                if usage and not args.quiet:
+                    print(usage_summary(usage), file=sys.stderr)
     except KeyboardInterrupt:
         agent.abort()
         print("\naborted", file=sys.stderr)
@@ -110,6 +115,13 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         agent.close()
     return 0 if reason == "done" else 1
+
+
+def usage_summary(usage: list[ev.Usage]) -> str:
+    """The turn's tokens (how many of them the provider read from its cache) and the session's cost."""
+    cost = usage[-1].cost
+    return (f"tokens: {sum(u.input_tokens for u in usage):,} in ({sum(u.cached_tokens for u in usage):,} cached), "
+            f"{sum(u.output_tokens for u in usage):,} out" + ("" if cost is None else f", session ${cost:.4f}"))
 
 
 def _print(rendered: Rendered) -> None:

@@ -1,7 +1,10 @@
-"""``nbagent context list|attach|push|mute|unmute|remove``: attached context sources from a terminal.
+"""``nbagent context list|attach|approve|push|mute|unmute|remove``: attached context sources from a terminal.
 
 Sources are the workspace's unless ``--session ID`` names a session. ``push`` reads the text from
 standard input, so a script or a cron job can feed a source: ``make test 2>&1 | nbagent context push tests``.
+A command source stored in the workspace's database that this user never approved here (one that came
+with a clone) runs only after ``nbagent context approve NAME``, which shows the command in full and
+records the approval outside the workspace (nbagent.workspace.trust).
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..attached.fetch import COMMAND_TIMEOUT, check_watchable, refresh
-from ..attached.records import SourceError, one_line, parse_output
+from ..attached.records import Source, SourceError, one_line, parse_output
 from ..attached.store import ContextStore
 from ..errors import StoreError
 from ..store.sessions import SessionStore
+from ..events import ApprovalRequest
+from .terminal import approval_card
 from ..workspace.root import Workspace
+from ..workspace.trust import TrustFileRefused, trust
 
 
 def add_context_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
@@ -53,7 +59,8 @@ def add_context_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParse
     p.add_argument("--why", default="", help="why it is attached, when it is new")
     p.set_defaults(handler=run_context, context_handler=cmd_push)
 
-    for name, helptext in (("mute", "stop notes and polling for a source (its text stays)"),
+    for name, helptext in (("approve", "show a stored command source's command and ask to approve it here"),
+                           ("mute", "stop notes and polling for a source (its text stays)"),
                            ("unmute", "undo mute"), ("remove", "detach a source")):
         p = command(name, helptext)
         p.add_argument("name")
@@ -83,7 +90,7 @@ def run_context(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args, store: ContextStore, session: str | None, root: Path) -> int:
-    found = store.sources(session)
+    found = ContextStore(store.db, root=root).sources(session)  # root: "needs approval" where it does
     if args.json:
         for s in found:
             snap = s.snapshot
@@ -110,15 +117,49 @@ def cmd_attach(args, store: ContextStore, session: str | None, root: Path) -> in
         check_watchable(spec, Workspace(root))
     source = store.attach(args.name, kind, scope=session or "", spec=spec, why=args.why or "attached from the CLI",
                           every=args.every, wake=args.wake)
+    if kind == "command":  # attaching it from this terminal is the user's approval of this command here
+        _trust(root, spec, args.name)
+    return _fetch_now(store, source, root, "attached")
+
+
+def _fetch_now(store: ContextStore, source: Source, root: Path, done: str) -> int:
     fetched = refresh(source, Workspace(root), timeout=COMMAND_TIMEOUT)
     if fetched.output is not None:
         store.record(source.scope, source.name, fetched.output)
-        print(f"attached {args.name}: {fetched.output.summary}")
+        print(f"{done} {source.name}: {fetched.output.summary}")
         return 0
     store.record_error(source.scope, source.name, fetched.error or "failed")
-    print(f"attached {args.name}, but its first fetch failed: {one_line(fetched.error or 'failed', 200)}",
+    print(f"{done} {source.name}, but its first fetch failed: {one_line(fetched.error or 'failed', 200)}",
           file=sys.stderr)
     return 1
+
+
+def cmd_approve(args, store: ContextStore, session: str | None, root: Path) -> int:
+    """Show the stored command whole (the terminal's approval card), ask, and record the approval in the
+    trust record. ``yes | nbagent context approve NAME`` answers for a script."""
+    source = ContextStore(store.db, root=root).find(args.name, session)
+    if source.kind != "command":
+        raise SourceError(f"{args.name!r} is a {source.kind} source: only command sources need approval")
+    if source.trusted:
+        print(f"{args.name} is already approved for this workspace")
+        return 0
+    request = ApprovalRequest(name="context_command", call_id="", arguments={
+        "command": source.spec, "source": source.name, "workspace": str(root),
+        "runs": f"in the workspace, every {max(source.every or 30, 30):g} s at most, until removed"})
+    sys.stderr.write(approval_card(request) + "approve this command for this workspace? [y/N]: ")
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        print("not approved: the source stays stored and does not run", file=sys.stderr)
+        return 1
+    _trust(root, source.spec, args.name)
+    return _fetch_now(store, source, root, "approved")
+
+
+def _trust(root: Path, command: str, name: str) -> None:
+    try:
+        trust(root, command, what=f"context source {name}")
+    except TrustFileRefused as exc:  # said as the other errors of the command are: one line, exit 1
+        raise SourceError(str(exc)) from None
 
 
 def cmd_push(args, store: ContextStore, session: str | None, root: Path) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..checkpoints import CheckpointError, Checkpoints
-from ..render.text import escape_controls
+from ..render.escape import escape_controls
 from ..errors import StoreError
 from ..store.sessions import SessionStore
 from ..checkpoints.turn_guard import undo_note

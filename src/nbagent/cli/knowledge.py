@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any, Sequence
 
-from ..render.text import escape_controls
+from ..render.escape import escape_controls, truncate
 
 
 
@@ -84,7 +84,7 @@ def _list(args: argparse.Namespace) -> int:
         print("no memory entries")
     for row in frame.to_dict(orient="records"):
         tags = f" [{row['tags']}]" if row["tags"] else ""
-        print(f"{row['id']:>5}  {row['source']:<9} {_clean(row['category']):<10} {_clean(_short(row['text']))}"
+        print(f"{row['id']:>5}  {row['source']:<9} {_clean(row['category']):<10} {_clean(truncate(str(row['text']), 90, one_line=True))}"
               f"{_clean(tags)}")
     return 0
 
@@ -99,7 +99,7 @@ def _search(args: argparse.Namespace) -> int:
     if frame.empty:
         print("nothing found")
     for row in frame.to_dict(orient="records"):
-        print(f"{row['id']:>5}  {row['score']:5.2f}  {_clean(row['category']):<10} {_clean(_short(row['text']))}\n"
+        print(f"{row['id']:>5}  {row['score']:5.2f}  {_clean(row['category']):<10} {_clean(truncate(str(row['text']), 90, one_line=True))}\n"
               f"       {_clean(row['why'])} ({row['source']})")
     return 0
 
@@ -111,7 +111,7 @@ def _forget(args: argparse.Namespace) -> int:
         print(f"nothing matched {_clean(args.what)!r}; nothing removed", file=sys.stderr)
         return 1
     for row in removed.to_dict(orient="records"):
-        print(f"forgot {row['id']}: {_clean(_short(row['text']))}")
+        print(f"forgot {row['id']}: {_clean(truncate(str(row['text']), 90, one_line=True))}")
     return 0
 
 
@@ -138,7 +138,8 @@ def _stats(args: argparse.Namespace) -> int:
     cost = "-" if totals["cost"] is None else f"${totals['cost']:.4f}"
     duration = "-" if totals["mean_duration_s"] is None else f"{totals['mean_duration_s']:.1f} s"
     deny = "-" if totals["deny_rate"] is None else f"{totals['deny_rate']:.0%}"
-    print(f"turns {totals['turns']}, tokens {totals['input_tokens']:,} in / {totals['output_tokens']:,} out, "
+    print(f"turns {totals['turns']}, tokens {totals['input_tokens']:,} in ({totals['cached_tokens']:,} cached) / "
+          f"{totals['output_tokens']:,} out, "
           f"cost {cost}, mean duration {duration}, tool calls {totals['tool_calls']}, denied {deny}")
     if tools:
         print(f"{'tool':<22}{'calls':>7}{'failed':>8}{'denied':>8}{'deny rate':>11}{'mean ms':>10}")
@@ -146,11 +147,6 @@ def _stats(args: argparse.Namespace) -> int:
         print(f"{_clean(row['tool'])[:21]:<22}{row['calls']:>7}{row['failed']:>8}{row['denied']:>8}"
               f"{row['deny_rate']:>11.0%}{row['mean_ms']:>10.1f}")
     return 0
-
-
-def _short(text: str, limit: int = 90) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _clean(text: Any) -> str:

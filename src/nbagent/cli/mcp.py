@@ -82,7 +82,7 @@ def format_status(rows: list[dict]) -> str:
 
 
 def plain(text: str) -> str:
-    from ..render.text import escape_controls
+    from ..render.escape import escape_controls
 
     return escape_controls(str(text), keep_newlines=False)
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..render.text import escape_controls
+from ..render.escape import escape_controls, truncate
 from ..errors import StoreError
 from ..store.sessions import SessionInfo, SessionStore
 
@@ -117,7 +117,7 @@ def cmd_show(args, store: SessionStore) -> int:
           f"model    {_safe(str(s['model']))} ({s['provider']})")
     cost = "unknown" if s["cost"] is None else f"${s['cost']:.4f}"
     print(f"origin   {s['origin']}\nturns    {s['turns']}   tokens in/out {s['input_tokens']}/"
-          f"{s['output_tokens']}   cost {cost}")
+          f"{s['output_tokens']} ({s.get('cached_tokens') or 0} in read from the provider's cache)   cost {cost}")
     if s["parent_id"]:
         print(f"forked   from {s['parent_id']} at turn {s['forked_at_turn']}")
     if detail["todos"]:
@@ -137,8 +137,7 @@ def _message_line(message: dict[str, Any], width: int = 160) -> str:
     else:
         calls = ", ".join(c.get("name", "?") for c in message.get("tool_calls") or [])
         text = (message.get("content") or "") + (f" -> {calls}" if calls else "")
-    text = " ".join(str(text).split())
-    cut = f"{text[:width - 12]}{'…' if len(text) > width - 12 else ''}"
+    cut = truncate(str(text), width - 11, one_line=True)
     return f"{role:>9}: {escape_controls(cut, keep_newlines=False)}"
 
 

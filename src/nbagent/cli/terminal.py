@@ -8,7 +8,7 @@ rendered for the terminal by ``rich``; otherwise the answer streams as the model
 
 ``TerminalApprover`` asks for a decision on an approval request whose card (``approval_card``: the
 whole call, every argument in full, and the diff) was shown first. Everything that nbagent did not
-write itself goes through ``display.escape_controls`` before it reaches the terminal.
+write itself goes through ``render.escape.escape_controls`` before it reaches the terminal.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Any, Callable, TextIO
 
 from .. import events as ev
 from ..engine.agent_state import (AgentState, NoticeItem, PendingApproval, ReasoningItem, TextItem, ToolItem, Turn, reduce)
-from ..render.text import (STATUS_MARKS, TODO_MARKS, counts_line_for, escape_controls, key_argument, shorten, summarize_arguments)
+from ..render.escape import escape_controls, truncate
+from ..render.text import STATUS_MARKS, TODO_MARKS, counts_line_for, key_argument, summarize_arguments
 
 
 @dataclass(frozen=True)
@@ -304,7 +305,7 @@ def _entry_text(entry: dict[str, Any]) -> str:
 
 
 def _one_line(text: str, limit: int) -> str:
-    return escape_controls(shorten(text, limit), keep_newlines=False)
+    return escape_controls(truncate(text, limit, one_line=True), keep_newlines=False)
 
 
 # ----- the answer's text -------------------------------------------------------------------------

@@ -16,13 +16,13 @@ import asyncio
 import atexit
 import concurrent.futures
 import dataclasses
-import logging
 import queue
 import threading
 import weakref
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from .. import events as ev
+from ..render.redaction import logger
 from .agent_state import AgentState, Counters, NoticeItem, reduce, turns_from_messages
 from ..tools.approvals import check_decision
 from ..config import AgentConfig
@@ -32,7 +32,7 @@ from .result import RunResult
 from .runtime import AgentRuntime
 from ..workers import shared_pool
 
-log = logging.getLogger("nbagent")
+log = logger("nbagent")
 
 
 class Agent:
@@ -379,7 +379,8 @@ class Agent:
         session = self.runtime.session
         return AgentState(session_id=session.id, title=session.title, settings=self.runtime.settings(),
                           todos=tuple(session.todos),
-                          counters=Counters(session.input_tokens, session.output_tokens, session.cost))
+                          counters=Counters(session.input_tokens, session.output_tokens, session.cost,
+                                            session.cached_tokens))
 
     def _stored_transcript(self, session_id: str | None) -> tuple[tuple, tuple[NoticeItem, ...]]:
         """The turns stored before this agent opened the session (rebuilt once per session), and

@@ -23,6 +23,7 @@ from typing import Any, Literal, Union
 
 from .. import events as ev
 from ..attached.notes import note_line
+from .request_context import without_note
 
 MAX_NOTICES = 20
 """Notices outside any turn (a compaction, an error answered to a request) kept in the state."""
@@ -123,6 +124,8 @@ class Counters:
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float | None = None
+    cached_tokens: int = 0
+    """Of input_tokens, those read from the provider's prompt cache."""
 
 
 @dataclass(frozen=True)
@@ -306,7 +309,7 @@ def _session_changed(s: AgentState, e: ev.SessionChanged) -> AgentState:
 
 def _usage(s: AgentState, e: ev.Usage) -> AgentState:
     s = replace(s, counters=Counters(input_tokens=e.total_input_tokens, output_tokens=e.total_output_tokens,
-                                     cost=e.cost))
+                                     cost=e.cost, cached_tokens=e.total_cached_tokens))
     return _with_turn(s, e, lambda t: replace(t, input_tokens=t.input_tokens + e.input_tokens,
                                               output_tokens=t.output_tokens + e.output_tokens))
 
@@ -403,7 +406,7 @@ def turns_from_messages(messages: list[dict[str, Any]]) -> tuple[Turn, ...]:
         role = message.get("role")
         if role == "user":
             close()
-            prompt, items = str(message.get("content") or ""), []
+            prompt, items = without_note(str(message.get("content") or "")), []
             if message.get("summary"):
                 items.append(NoticeItem(level="info", text="the conversation before this was summarised"))
         elif role == "assistant":
@@ -427,6 +430,7 @@ def _assistant_items(message: dict[str, Any], results: dict[Any, dict[str, Any]]
         items.append(ToolItem(call_id=str(call.get("id", "")), name=str(call.get("name", "")), status=status,
                               input_text=str(call.get("arguments") or ""),
                               # No content: a damaged row left in the store (the snapshot's notice names it).
-                              output=None if result is None or "content" not in result else str(result["content"]),
+                              output=None if result is None or "content" not in result
+                              else without_note(str(result["content"])),
                               is_error=bool(result and result.get("is_error"))))
     return items

@@ -1,4 +1,4 @@
-"""``agent.context``: the Python handle on an agent's attached sources (push, attach, mute, remove, sources).
+"""``agent.context``: the Python handle on an agent's attached sources (push, attach, approve, mute, remove, sources).
 
 Sources attached here belong to the agent's current session (they move with it on fork); pass
 ``workspace=True`` to share one with every session of the workspace. In a notebook the handle shows
@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..tools.kernel import describe
 from ..attached.capture import Capture
-from ..attached.fetch import check_watchable, refresh
+from ..attached.fetch import check_watchable
 from ..attached.records import Source, SourceError, one_line, parse_output
 from ..attached.store import ContextStore
+from ..workspace.trust import trust
 
 if TYPE_CHECKING:
     from .runtime import AgentRuntime
 
-COLUMNS = ["name", "kind", "scope", "status", "serial", "summary", "changed", "error", "why"]
+COLUMNS = ["name", "kind", "scope", "status", "serial", "summary", "changed", "error", "why", "spec"]
 
 
 class ContextHandle:
@@ -64,6 +65,8 @@ class ContextHandle:
         scope = "" if workspace else self._session
         source = self.store.attach(name, kind, scope=scope, spec=spec, why=why or f"attached by hand ({kind})",
                                    every=every, wake=wake)
+        if kind == "command":  # attaching it here is the user's approval of this command for this workspace
+            trust(self._runtime.workspace.root, spec, what=f"context source {name}")
         self._first_text(source)
         return self.store.find(name, scope or None)
 
@@ -71,12 +74,13 @@ class ContextHandle:
         if source.kind == "variable":
             self._refresh_variable(source)
             return
-        config = self._runtime.config
-        fetched = refresh(source, self._runtime.workspace, timeout=config.context_timeout)
-        if fetched.output is not None:
-            self.store.record(source.scope, source.name, fetched.output)
-        else:
-            self.store.record_error(source.scope, source.name, fetched.error or "failed")
+        self._runtime.context.fetch_now(source)
+
+    def approve(self, name: str) -> Source:
+        """Approve a stored command source that ``sources()`` shows as "needs approval" (one that came
+        with the workspace's database, or was attached elsewhere): its exact command is recorded as
+        trusted for this workspace in your config folder, and it runs now and at each poll after."""
+        return self._runtime.context.approve(name)
 
     def mute(self, name: str) -> Source:
         """Stop notes (and polling) for a source; its snapshot stays. ``unmute`` brings it back."""
@@ -149,7 +153,7 @@ def _row(source: Source) -> dict[str, Any]:
         "name": source.name, "kind": source.kind, "scope": "session" if source.scope else "workspace",
         "status": source.status, "serial": snap.serial if snap else 0, "summary": snap.summary if snap else "",
         "changed": _when(snap.fetched_at if snap else None), "error": (snap.error or "") if snap else "",
-        "why": source.why,
+        "why": source.why, "spec": source.spec,
     }
 
 

@@ -110,16 +110,20 @@ go on from the summary alone. Use these headings: Goal; Files touched; Decisions
 outcomes; What remains. Be specific (paths, names, numbers). Answer with the summary only."""
 
 
-async def summarize_session(model, session, emit: Callable[[ev.Event], None]) -> list[ev.Event]:
+async def summarize_session(model, session, emit: Callable[[ev.Event], None], *, system: str = "",
+                            tools: list[dict[str, Any]] | None = None) -> list[ev.Event]:
     """Replace the transcript on the wire by a model-written summary; a failure changes nothing.
 
+    Given the session's ``system`` prompt and ``tools`` (with calls switched off), the request is the
+    last one plus the summary prompt: the provider reads all of it but that prompt from its cache.
     Returns the events it emitted, the last being a turn_end (reason done or error) whose text is
     the summary.
     """
     from ..model.base import ModelRequest, ResponseDone
 
     messages = [*session.wire_messages(), {"role": "user", "content": SUMMARY_PROMPT}]
-    request = ModelRequest(system="You summarise coding sessions.", messages=messages, tools=[])
+    request = ModelRequest(system=system or "You summarise coding sessions.", messages=messages, tools=tools or [],
+                           tool_choice="none" if tools else None, cache_key=session.id)
     summary = ""
     try:
         async for chunk in model.stream(request):

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
+
+import orjson
 
 from .. import events as ev
 from ..errors import ModelError
 from ..model.base import (Model, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo)
 from ..model.cost import cost_of
 from .profiles import FULL, Profile
-from .prompt import system_prompt
 from .compaction import cut_index, message_chars, prune_at
+from .request_context import RequestContext, with_note
+from ..model.served_context import ServedContext
 from ..tools.runner import ToolRunner
 
 
@@ -38,9 +41,12 @@ class TurnState:
 class Loop:
     """Runs turns for one session. Owned by an Agent; runs on the agent's event loop."""
 
+    before_request: Callable[[str], Awaitable[None]] | None = None
+    """Awaited with the turn id inside the turn, before its first request: the runtime asks the user
+    about stored commands there (nbagent.engine.stored_commands), and Abort cancels the wait."""
+
     def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
-                 runner: ToolRunner, prompt_parts: Callable[[], tuple[str, str, str]],
-                 before_steps: Callable[[str], None] = lambda turn_id: None, guard=None,
+                 runner: ToolRunner, context: RequestContext, guard=None,
                  before_prompt: Callable[[str], list[dict[str, Any]]] | None = None, profile: Profile = FULL):
         self.model = model
         self.profile = profile
@@ -50,9 +56,8 @@ class Loop:
         self.config = config
         self.emit = emit
         self.runner = runner
-        self.prompt_parts = prompt_parts
-        self.before_steps = before_steps
-        """Called with the turn id after turn_start, before the first request (memory injection)."""
+        self.context = context
+        """The stable system prompt, and the live notes that go on the newest message."""
         self.guard = guard
         """nbagent.checkpoints.turn_guard.TurnGuard: checkpoints and the recovery journal (None: neither)."""
         self.before_prompt = before_prompt
@@ -62,6 +67,14 @@ class Loop:
         self._last_input_tokens: int | None = None
         self._chars_since_usage = 0
         self._pruned_to: int | None = None
+        self.served: ServedContext | None = None
+        """The context the server really serves (nbagent.model.served_context), once it said."""
+        self._warned_fit: int | None = None
+        self._fixed: tuple[tuple[str, tuple[str, ...]], int] | None = None
+        self._cut: int | None = None
+        """Where the last automatic pruning cut the wire history: kept until the request overflows
+        again, so the pruned request stays a prefix of the next one (pruning anew at every step would
+        rewrite the history each time and defeat the provider's prompt cache)."""
 
     async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
         state = TurnState(turn_id)
@@ -73,9 +86,8 @@ class Loop:
         if self.before_prompt is not None:
             self._count(self.before_prompt(turn_id))
         self.session.defer_records = True  # records ride along with each step's commit
-        self._append([{"role": "user", "content": prompt}])
+        self._append([{"role": "user", "content": with_note(prompt, self.context.turn_note(prompt, turn_id))}])
         try:
-            self.before_steps(turn_id)
             reason = await self._steps(state)
         except asyncio.CancelledError:
             self._keep_partial(state)
@@ -87,6 +99,8 @@ class Loop:
         return self._end(state, reason)
 
     async def _steps(self, state: TurnState) -> str:
+        if self.before_request is not None:
+            await self.before_request(state.turn_id)
         while state.steps < self.config.max_steps:
             state.steps += 1
             message = await self._call_model(state)
@@ -97,6 +111,9 @@ class Loop:
             state.partial = message
             results = await self.runner.run_calls(calls, state.turn_id)
             state.partial = None
+            note = self.context.step_note(state.turn_id)
+            if note and results:
+                results[-1] = {**results[-1], "content": with_note(results[-1].get("content") or "", note)}
             self._append([message, *results])
         return "max_steps"
 
@@ -132,24 +149,65 @@ class Loop:
         return done.message
 
     def _request(self, turn_id: str, step: int = 1) -> ModelRequest:
-        static, todos, memory = self.prompt_parts()
         offer_tools = self.profile.tool_steps is None or step <= self.profile.tool_steps
-        if self._estimate_tokens() > self.config.compact_threshold:
-            messages = self._pruned(turn_id)
+        system, tools = self.context.system(), self.registry.specs() if offer_tools else []
+        fixed = self._fixed_tokens(system, tools)
+        budget = self._history_budget(fixed)
+        # Usage counts the whole request; the budget is the history's, so the tools and system prompt
+        # are taken out (else a pruned history still "overflows" and is cut again at every step).
+        estimate = self._estimate_tokens()
+        if self._last_input_tokens is not None:
+            estimate -= fixed
+        if estimate > budget:
+            messages = self._pruned(turn_id, budget, fixed)
+        elif self._cut is not None:
+            messages = prune_at(self.session.wire_messages(loaded_from=self._cut), self._cut)
         else:
             messages = list(self.session.wire_messages())
+        self._check_fit(fixed + sum(message_chars(m) for m in messages) // 4, turn_id)
         return ModelRequest(
-            system=system_prompt(static, todos, memory), messages=messages,
-            tools=self.registry.specs() if offer_tools else [], max_tokens=self.profile.max_tokens,
+            system=system, messages=messages, tools=tools, max_tokens=self.profile.max_tokens,
             temperature=self.config.temperature, reasoning_effort=self.config.reasoning_effort,
+            cache_key=self.session.id,
         )
 
-    def _pruned(self, turn_id: str) -> list[dict]:
+    def _fixed_tokens(self, system: str, tools: list[dict[str, Any]]) -> int:
+        """The system prompt's and the tools' share of a request (about four characters a token);
+        computed again only when they change, which within a session is rare."""
+        key = (system, tuple(t["name"] for t in tools))
+        if self._fixed is None or self._fixed[0] != key:
+            self._fixed = (key, (len(system) + len(orjson.dumps(tools))) // 4)
+        return self._fixed[1]
+
+    def _history_budget(self, fixed: int) -> int:
+        """Tokens the history may take before pruning: the configured threshold, and below the
+        context the server serves, with room for the tools, the system prompt and the answer."""
+        if self.served is None:
+            return self.config.compact_threshold
+        room = int(self.served.tokens * 0.8) - fixed - (self.profile.max_tokens or 0)
+        return max(256, min(self.config.compact_threshold, room))
+
+    def _check_fit(self, tokens: int, turn_id: str) -> None:
+        """Say once, before sending, that a request will not fit the context the server serves."""
+        served = self.served
+        if served is None or tokens <= served.tokens or self._warned_fit == served.tokens:
+            return
+        self._warned_fit = served.tokens
+        self.emit(ev.Error(
+            message=f"this request is about {tokens:,} tokens but {served.server} serves {served.model} with a "
+                    f"context of {served.tokens:,} tokens: the start of the request (instructions, tools) "
+                    f"would be cut off. Fix: {served.fix(tokens)}",
+            kind="context_fit", turn_id=turn_id))
+
+    def _pruned(self, turn_id: str, budget: int, fixed: int) -> list[dict]:
         # compaction.prune, sized without reading what a resume left in the store: before the cut,
         # messages are cut down to what their heads hold, so only the kept ones are read whole.
         sizes = self.session.wire_sizes()
-        cut = cut_index(sizes, self.config.compact_threshold)
+        cut = self._cut = cut_index(sizes, budget)
         wire = prune_at(self.session.wire_messages(loaded_from=cut), cut)
+        # Until the server reports the pruned request's size, estimate it, or the next step would
+        # measure the whole history again and cut anew.
+        self._last_input_tokens, self._chars_since_usage = fixed + sum(message_chars(m) for m in wire) // 4, 0
         before = len(sizes)
         if len(wire) < before and len(wire) != self._pruned_to:
             self._pruned_to = len(wire)
@@ -179,12 +237,14 @@ class Loop:
     def _usage(self, usage: UsageInfo, turn_id: str) -> None:
         self._last_input_tokens = usage.input_tokens + usage.output_tokens
         self._chars_since_usage = 0
-        cost = cost_of(self.session.model, self.session.provider, usage.input_tokens, usage.output_tokens)
-        self.session.add_usage(usage.input_tokens, usage.output_tokens, cost)
+        cached = min(usage.cached_tokens, usage.input_tokens)
+        cost = cost_of(self.session.model, self.session.provider, usage.input_tokens, usage.output_tokens,
+                       cached_tokens=cached)
+        self.session.add_usage(usage.input_tokens, usage.output_tokens, cost, cached)
         self.emit(ev.Usage(
-            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cached_tokens=cached,
             total_input_tokens=self.session.input_tokens, total_output_tokens=self.session.output_tokens,
-            cost=self.session.cost, turn_id=turn_id,
+            total_cached_tokens=self.session.cached_tokens, cost=self.session.cost, turn_id=turn_id,
         ))
 
     def _keep_partial(self, state: TurnState) -> None:
@@ -219,6 +279,7 @@ class Loop:
         self._wire_chars = sum(self.session.wire_sizes())
         self._last_input_tokens = None
         self._chars_since_usage = 0
+        self._cut = None
 
     def _interrupted(self, call: dict[str, Any], turn_id: str) -> dict[str, Any]:
         """The result of a call cut by Abort: in the history for the model, and as its tool_result."""

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import NbagentError
+from ..render.escape import strip_controls
 
 MAX_SELECTION = 4000
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -42,7 +42,7 @@ class OpenContext:
         for key in ("notebook", "cell_id", "selection"):
             if data.get(key) is not None and not isinstance(data[key], str):
                 raise BadContext(f"context.{key} must be a string")
-        notebook = _CONTROL.sub("", data.get("notebook") or "")[:500] or None
+        notebook = strip_controls(data.get("notebook") or "")[:500] or None
         cell_id = data.get("cell_id") or None
         if cell_id is not None and not _ID.match(cell_id):
             raise BadContext("context.cell_id is not a notebook cell id")
@@ -64,7 +64,7 @@ class OpenContext:
             else:
                 lines.append(f"active cell: {self.cell_id} (\"this cell\" means it; notebook_read shows it)")
         if self.selection:
-            lines += ["selected text:", _CONTROL.sub("", self.selection)]
+            lines += ["selected text:", strip_controls(self.selection)]
         return "\n".join(lines + ["</open_in_jupyter>"])
 
 

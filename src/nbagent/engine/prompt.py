@@ -1,13 +1,16 @@
-"""The system prompt: who the agent is, the tools it can call, and the live state (todos, memory).
+"""The static system prompt: who the agent is and how to use the tools it can call.
 
 It describes only tools that are in the request: a prompt naming an absent
-tool teaches the model calls that cannot succeed. ``short_prompt`` is the small
+tool teaches the model calls that cannot succeed. Every request repeats it, so it says each thing
+once: the tools' names and arguments are in their schemas, how the tools of a set work together is
+in the set's guide here, and a tool's own hint is added only when its set's guide does not name it. ``short_prompt`` is the small
 profile's (nbagent.engine.profiles): a few lines a 135M-parameter model reads in a second.
 """
 
 from __future__ import annotations
 
 import platform
+import re
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
@@ -18,17 +21,17 @@ _IDENTITY = """You are nbagent, a coding agent working inside Jupyter on the use
 Work in small verified steps: look before you change, change only what the task needs, check the
 result. Paths are relative to the workspace root. Answer in Markdown; be brief and concrete."""
 
+# How the tools of a set work together; what one tool does is in its schema's description.
 _GUIDES = {
-    "core": "Read files with read_file before editing them; edit with edit_file (exact, unique "
-            "old_string); run commands with bash; search with grep and glob.",
-    "edit-plus": "read_many_files reads up to 20 files at once; multi_edit applies several edits to one "
-                 "file atomically; list_dir shows the tree.",
-    "git": "The git_* tools are read-only views of the repository (status, diff, log, show, blame).",
+    "core": "read_file before you edit_file; write_file only for new files or complete rewrites; grep "
+            "finds text, glob finds files; bash runs commands; start servers and watchers with task_create "
+            "and follow them with task_wait.",
+    "edit-plus": "Prefer read_many_files for related files and multi_edit for several changes to one file; "
+                 "list_dir shows a project's layout.",
+    "git": "Prefer the read-only git_* tools to git in bash.",
     "tasks": "A bash command that outlives its timeout becomes a background task: follow it with task_wait.",
-    "todos": "For work of more than two steps keep a todo list with todo_write: exactly one item "
-             "in_progress at a time; mark items completed as soon as they are.",
-    "memory": "remember stores durable project facts, decisions, gotchas and commands for later "
-              "sessions; recall searches them; forget removes wrong ones.",
+    "todos": "For work of three steps or more keep a task list with todo_write.",
+    "memory": "remember what later sessions should know; recall searches it; forget removes wrong entries.",
     "notebook": "Edit notebooks only with the notebook_* tools, by cell id, after notebook_read.",
     "kernel": "The kernel_* tools see the user's live Python session: kernel_variables lists it, "
               "kernel_inspect describes one object, kernel_run runs code there (the user approves it).",
@@ -46,14 +49,21 @@ def static_prompt(config: "AgentConfig", tools: Iterable["Tool"]) -> str:
         if t.toolset not in sets:
             sets.append(t.toolset)
     lines = [_IDENTITY, "", f"Workspace: {config.workspace}", f"Platform: {platform.system()}", ""]
-    lines.append("Tools you can call: " + ", ".join(t.name for t in tools) + ".")
     lines += [f"- {_GUIDES[s]}" for s in sets if s in _GUIDES]
     if any(s.startswith("mcp:") for s in sets):
         lines.append(f"- {_MCP_GUIDE}")
-    lines += [f"- {t.name}: {t.prompt_hint}" for t in tools if t.prompt_hint]
+    lines += [f"- {t.prompt_hint}" for t in tools if t.prompt_hint and not _guided(t)]
     if config.extra_instructions:
         lines += ["", config.extra_instructions]
     return "\n".join(lines)
+
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _guided(tool: "Tool") -> bool:
+    """True when the guide of the tool's set names it: its hint would say it twice."""
+    return tool.name in _NAME.findall(_GUIDES.get(tool.toolset, ""))
 
 
 _SHORT = """You are nbagent, a helpful assistant inside Jupyter. You answer questions about the user's
@@ -69,13 +79,3 @@ def short_prompt(config: "AgentConfig", tools: Iterable["Tool"]) -> str:
     if config.extra_instructions:
         lines += ["", config.extra_instructions]
     return "\n".join(lines)
-
-
-def system_prompt(static: str, todos_block: str = "", memory_block: str = "") -> str:
-    """Rebuilt on every step so a todo change on step one is visible on step two."""
-    parts = [static]
-    if memory_block:
-        parts.append(memory_block)
-    if todos_block:
-        parts.append(todos_block)
-    return "\n\n".join(parts)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import events as ev
+from ..render.escape import escape_html, truncate
 
 
 @dataclass
@@ -21,7 +21,7 @@ class RunResult:
     @classmethod
     def from_events(cls, events: list[ev.Event], end: ev.TurnEnd, session_id: str) -> "RunResult":
         calls: dict[str, dict[str, Any]] = {}
-        usage = {"input_tokens": 0, "output_tokens": 0, "cost": None}
+        usage = {"input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "cost": None}
         for e in events:
             if isinstance(e, ev.ToolCall):
                 calls[e.call_id] = {"call_id": e.call_id, "name": e.name, "arguments": e.arguments,
@@ -32,6 +32,7 @@ class RunResult:
             elif isinstance(e, ev.Usage):
                 usage["input_tokens"] += e.input_tokens
                 usage["output_tokens"] += e.output_tokens
+                usage["cached_tokens"] += e.cached_tokens
                 usage["cost"] = e.cost
         return cls(text=end.text, reason=end.reason, session_id=session_id, events=list(events),
                    tool_calls=list(calls.values()), usage=usage)
@@ -60,12 +61,12 @@ class RunResult:
         rendered by nbagent's safe Markdown renderer, never handed to the front end's renderer raw."""
         from ..render.markdown import markdown_to_html
 
-        reason = html.escape(str(self.reason))
+        reason = escape_html(str(self.reason))
         parts = [markdown_to_html(self.text) if self.text else f"<p><em>(no answer: turn ended with {reason})</em></p>"]
         if self.tool_calls:
             rows = "".join(
-                f"<tr><td><code>{html.escape(str(c['name']))}</code></td><td>{html.escape(_one_line(c['arguments']))}"
-                f"</td><td>{html.escape(str(c['status']))}</td><td>{float(c['duration_ms']):.0f}</td></tr>"
+                f"<tr><td><code>{escape_html(str(c['name']))}</code></td><td>{escape_html(_one_line(c['arguments']))}"
+                f"</td><td>{escape_html(str(c['status']))}</td><td>{float(c['duration_ms']):.0f}</td></tr>"
                 for c in self.tool_calls
             )
             parts.append("<table><thead><tr><th>tool</th><th>arguments</th><th>status</th><th>ms</th></tr>"
@@ -78,4 +79,4 @@ class RunResult:
 def _one_line(arguments: Any, limit: int = 60) -> str:
     items = arguments.items() if isinstance(arguments, dict) else [("arguments", arguments)]
     text = ", ".join(f"{k}={v!r}" for k, v in items).replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return truncate(text, limit)

@@ -15,18 +15,19 @@ from ..config import DEFAULT, AgentConfig
 from ..errors import ConfigError
 from ..attached.live import LiveContext
 from .loop import Loop
+from .stored_commands import StoredCommands
 from ..mcp.manager import MCPManager
 from ..model.factory import default_model_name, make_model
 from ..workspace.procs import ProcessTracker
 from .profiles import PROFILES, Profile, apply as apply_profile, choose as choose_profile
 from .prompt import short_prompt, static_prompt
+from .request_context import RequestContext
 from ..session.model import Session
 from ..session.state import SessionState, open_state
 from ..tools import build_registry
 from ..tools.context import ToolContext
 from ..tools.limits import limit_output
 from ..tools.runner import ToolRunner
-from ..tools.todos import render_todos
 from ..checkpoints.turn_guard import TurnGuard, diverged_note, undo_note
 from ..checkpoints import Restored
 from ..workspace.tempfiles import sweep_in_background
@@ -40,7 +41,6 @@ class AgentRuntime:
     def __init__(self, config: AgentConfig, *, emit: Callable[[ev.Event], None], model=None,
                  extra_tools=(), approver=None, kernel=None):
         self.emit = self._tracking(emit)
-        self._memory_block: str | None = None
         self.kernel = kernel
         self.extra_tools = list(extra_tools)
         self.workspace = Workspace(config.workspace)
@@ -56,13 +56,14 @@ class AgentRuntime:
         if config.sweep_temp_files:
             sweep_in_background(self.workspace.root)  # temporary files a killed write left behind
         self.context = LiveContext(self.state, config, self.emit)
+        self.stored_commands = StoredCommands(self)
         self._static_prompt = self._render_static()
         from ..knowledge.turn import TurnKnowledge
 
         self.knowledge = TurnKnowledge(config, state=lambda: self.state, emit=self.emit,
                                        workspace_root=self.workspace.root)
-        self._knowledge_block = ""
-        self._turn_id = ""
+        self.request_context = RequestContext(static=lambda: self._static_prompt, knowledge=self.knowledge,
+                                              state=lambda: self.state, profile=self.profile, emit=self.emit)
         self._build_loop()
         if (config.session or "new") != "new":
             self._recover()
@@ -82,9 +83,9 @@ class AgentRuntime:
                                  emit=self.emit, session=self.session, output_limit=self._limit,
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
-                         emit=self.emit, runner=self.runner, prompt_parts=self._prompt_parts,
-                         before_steps=self._inject_memory, guard=self.guard, before_prompt=self.context.absorb,
-                         profile=self.profile)
+                         emit=self.emit, runner=self.runner, context=self.request_context, guard=self.guard,
+                         before_prompt=self.context.absorb, profile=self.profile)
+        self.request_context.reset()  # a new loop is another session (or a fork, which starts a new one)
 
     def _render_static(self) -> str:
         render = short_prompt if self.profile.short_prompt else static_prompt
@@ -97,39 +98,17 @@ class AgentRuntime:
 
     def _tracking(self, emit: Callable[[ev.Event], None]) -> Callable[[ev.Event], None]:
         def tracked(event: ev.Event) -> None:
-            if isinstance(event, ev.MemoryChanged):
-                self._memory_block = None  # re-read before the next step
             emit(event)
             self.knowledge.observe(event)
 
         return tracked
 
-    def _prompt_parts(self) -> tuple[str, str, str]:
-        if not self.profile.knowledge:
-            return self._static_prompt, render_todos(self.session.todos), ""
-        # Memory is read from the database once per turn (and after this agent changes it),
-        # not on every step: it is the same block unless a memory tool ran.
-        if self._memory_block is None:
-            self._memory_block = self.state.memory_block()
-        # Instructions and the repo map are read once per turn; relevant memory is searched per step.
-        static = "\n\n".join(p for p in (self._static_prompt, self._knowledge_block) if p)
-        relevant = self.knowledge.relevant_block(self._turn_id)
-        memory = "\n\n".join(p for p in (self._memory_block, relevant) if p)
-        return static, render_todos(self.session.todos), memory
-
-    def _inject_memory(self, turn_id: str) -> None:
-        """Read this turn's memory block (another kernel may have changed it) and say what it holds."""
-        if not self.profile.knowledge:
-            return  # the profile's prompt carries no memory
-        memory = self.state.memory
-        entries = memory.top() if memory is not None else []
-        self._memory_block = memory.render_memory() if memory is not None else ""
-        if entries:
-            self.emit(ev.MemoryInjected(entries=[e.to_dict() for e in entries], turn_id=turn_id))
-
     _problems_reported = False
 
     async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+        # Inside the turn, before the model is called, the user is asked about the commands the workspace's
+        # stored state names (set here: a session switch builds a new loop).
+        self.loop.before_request = self.stored_commands.confirm
         if not self._problems_reported:
             # A corrupt or newer database leaves the session in memory: say so once, plainly.
             self._problems_reported = True
@@ -139,12 +118,25 @@ class AgentRuntime:
                 self.emit(ev.Checkpoint(action="diverged", files=self._diverged, turn_id=turn_id))
                 self._diverged = []
         self.state.remember_prompt(prompt)
-        self._turn_id = turn_id
         self.knowledge.begin_turn(prompt, turn_id)
         if self.profile.knowledge:
-            self._knowledge_block = await self.knowledge.static_block_for_turn()
+            await self.knowledge.prepare_turn()
         await self.start_mcp(turn_id)
+        self.request_context.begin_turn()
+        self.loop.served = await self._served_context()
         return await self.loop.run_turn(prompt, turn_id)
+
+    _ask_served = True
+
+    async def _served_context(self) -> Any:
+        """The context a local server serves (nbagent.model.served_context): asked at each turn's start
+        while the server answers (it may be restarted with another size), never again once it did not."""
+        probe = getattr(self.model, "served_context", None)
+        if probe is None or not self._ask_served:
+            return None
+        served = await probe()
+        self._ask_served = served is not None
+        return served
 
     # ----- settings ----------------------------------------------------------------------------
     def reconfigure(self, changes: dict[str, Any]) -> dict[str, Any]:
@@ -187,6 +179,7 @@ class AgentRuntime:
     def _set_model(self, name: str | None) -> None:
         if name and hasattr(self.model, "set_name"):
             self.model.set_name(name)
+            self._ask_served = True  # another model may be served with another context
         self.session.model = name or ""
         self.session.backend.update_session(self.session.id, model=name or "")
 
@@ -199,7 +192,7 @@ class AgentRuntime:
             self.state.memory = self.state.open_memory()
         elif not self.config.memory:
             self.state.memory = None
-        self._memory_block = None
+        self.request_context.invalidate()
 
     def settings(self) -> dict[str, Any]:
         """What ``reconfigure`` can change, as front ends show it."""
@@ -264,11 +257,14 @@ class AgentRuntime:
         return self.session.id
 
     async def compact(self) -> list[ev.Event]:
-        events = await summarize_session(self.model, self.session, self.emit)
+        # The session's own system prompt and tools, so the request shares the cached prefix.
+        events = await summarize_session(self.model, self.session, self.emit, system=self.request_context.system(),
+                                         tools=self.registry.specs() if self.profile.tool_steps is None else None)
         end = events[-1]
         if isinstance(end, ev.TurnEnd) and end.reason == "done":
             self.knowledge.save_summary(end.text)
             self.loop.reset_estimates()
+            self.request_context.reset()  # the summary replaced the notes sent so far
         return events
 
     async def aclose(self) -> None:

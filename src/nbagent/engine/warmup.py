@@ -11,9 +11,10 @@ failure here only means the first turn imports the usual way. Whoever builds the
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import threading
+
+from ..render.redaction import logger
 
 MODULES = (
     "openai", "pydantic", "nbagent.engine.agent", "nbagent.engine.runtime", "nbagent.engine.loop", "nbagent.model.factory",
@@ -61,7 +62,7 @@ def _warm() -> None:
 
         builtin_toolsets()
     except Exception:  # warming is an optimisation: the first turn imports what is missing itself
-        logging.getLogger("nbagent").debug("warm-up failed", exc_info=True)
+        logger("nbagent").debug("warm-up failed", exc_info=True)
     finally:
         _done.set()
 

@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from ..render.text import escape_controls, shorten
+from ..render.escape import escape_controls, truncate
 from . import stats
 
 HARNESS_NOTE = ("A pass rate measures one model with this harness on this suite. A scripted or offline "
@@ -161,7 +161,7 @@ def _grid_cell(runs: Any, info: dict[str, Any], link_sessions: bool) -> str:
     failures = []
     for row in runs[~runs["passed"]].itertuples():
         command = f"nbagent sessions show {row.session_id} -w {info.get('out')}" if isinstance(row.session_id, str) else ""
-        reason = _e(shorten(str(row.reason), 240))
+        reason = _e(truncate(str(row.reason), 240, one_line=True))
         if command and link_sessions:
             failures.append(f"<br><a href='sessions/{_e(row.session_id)}.txt' title='{_e(command)}'>run {row.run}</a>: "
                             f"{reason}")
@@ -179,7 +179,7 @@ def _bars(summary: Any) -> str:
     for i, r in enumerate(summary.itertuples()):
         y = 8 + i * (bar_h + gap)
         x0, x1, x2 = label_w + r.ci_low * span, label_w + r.pass_rate * span, label_w + r.ci_high * span
-        items.append(f"<text x='0' y='{y + 13}'>{_e(shorten(str(r.model), 28))}</text>"
+        items.append(f"<text x='0' y='{y + 13}'>{_e(truncate(str(r.model), 28, one_line=True))}</text>"
                      f"<rect x='{label_w}' y='{y}' width='{r.pass_rate * span:.1f}' height='{bar_h}' fill='#7aa6d6'/>"
                      f"<line x1='{x0:.1f}' x2='{x2:.1f}' y1='{y + bar_h / 2}' y2='{y + bar_h / 2}' stroke='#222'/>"
                      f"<line x1='{x0:.1f}' x2='{x0:.1f}' y1='{y + 4}' y2='{y + bar_h - 4}' stroke='#222'/>"

@@ -24,7 +24,6 @@ one background thread, never on the caller's event loop.
 from __future__ import annotations
 
 import concurrent.futures
-import logging
 import math
 import re
 import sqlite3
@@ -35,10 +34,11 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ..render.redaction import logger
 from ..store.db import Database
 from .embeddings import ANCHORS, Calibration, Embedder, redundancy_floor
 
-log = logging.getLogger("nbagent.memory")
+log = logger("nbagent.memory")
 
 CATEGORIES = ("fact", "decision", "preference", "snippet", "summary")
 OLD_KINDS = {"gotcha": ("fact", "gotcha"), "command": ("snippet", "command")}

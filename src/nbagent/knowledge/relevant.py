@@ -1,7 +1,7 @@
 """Relevant memory for one turn: search the memory scopes, render the block, say what was injected.
 
-The query is the user's prompt on a turn's first step and the todo in progress on later
-steps. Its embedding is computed on the memory's background thread and never awaited: a
+The query is the user's prompt at a turn's start, and a todo when it comes in progress (see
+nbagent.engine.request_context: what the history holds is not sent again). Its embedding is computed on the memory's background thread and never awaited: a
 step whose query vector is not ready yet searches by keywords (so the first token is
 never held up); later steps use the vector once it is there.
 """
@@ -9,16 +9,17 @@ never held up); later steps use the vector once it is there.
 from __future__ import annotations
 
 import concurrent.futures
-import logging
 import os
 from pathlib import Path
 from typing import Any, Callable
 
 import platformdirs
 
+from ..render.escape import truncate
+from ..render.redaction import logger
 from .memory_index import Hit, MemoryIndex
 
-log = logging.getLogger("nbagent.memory")
+log = logger("nbagent.memory")
 
 HEADER = ("Relevant memory (found by searching project memory for this request; it may be stale, so "
           "verify it against the code):")
@@ -39,8 +40,7 @@ def render(hits: list[Hit], *, show_source: bool) -> str:
         return ""
     lines, used = [HEADER], len(HEADER)
     for hit in hits:
-        text = " ".join(hit.row.text.split())
-        text = text if len(text) <= ENTRY_CHARS else text[: ENTRY_CHARS - 1] + "…"
+        text = truncate(hit.row.text, ENTRY_CHARS, one_line=True)
         label = hit.row.category + (f", {hit.row.source}" if show_source else "")
         line = f"- ({label}) {text}"
         if used + len(line) > BLOCK_CHARS:
@@ -57,14 +57,12 @@ class RelevantMemory:
         self._indexes = indexes
         self.k = k
         self._vectors: dict[str, concurrent.futures.Future] = {}
-        self._last: tuple[tuple[str, int], ...] | None = None
         self._counted = False
         self.last_hits: list[Hit] = []
 
     def begin_turn(self, prompt: str) -> None:
         """Start embedding the prompt in the background; forget the last turn's queries."""
         self._vectors = {}
-        self._last = None
         self._counted = False
         self._start(prompt)
 
@@ -102,18 +100,15 @@ class RelevantMemory:
         hits.sort(key=lambda h: -h.score)
         return hits[: self.k]
 
-    def block(self, query: str) -> tuple[str, list[Hit] | None]:
-        """(the prompt block, the hits when they differ from the previous step's, else None)."""
-        hits = self.search(query) if query.strip() else []
-        ids = tuple((h.row.source, h.row.id) for h in hits)
-        changed = ids != self._last
-        self._last = ids
-        if changed and hits or not self._counted:
-            self._record(hits if changed else [])
+    def fresh(self, query: str, sent: set[tuple[str, int]]) -> tuple[str, list[Hit]]:
+        """(the prompt block, its hits) for ``query``, leaving out the entries in ``sent``: what the
+        history already holds is not sent again (it would only make the request longer)."""
+        hits = [h for h in self.search(query) if (h.row.source, h.row.id) not in sent]
+        if hits or not self._counted:
+            self._record(hits)
         self.last_hits = hits
         scopes = {h.row.source for h in hits}
-        return render(hits, show_source=len(self._indexes()) > 1 or scopes != {"workspace"}), (
-            hits if changed else None)
+        return render(hits, show_source=len(self._indexes()) > 1 or scopes != {"workspace"}), hits
 
     def _record(self, hits: list[Hit]) -> None:
         by_index: dict[str, list[int]] = {}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import posixpath
 import re
@@ -25,10 +24,12 @@ from typing import Any
 
 import orjson
 
+from ..render.escape import truncate
+from ..render.redaction import logger
 from ..store.db import workspace_db_path
 from ..workspace.walker import list_files
 
-log = logging.getLogger("nbagent.repomap")
+log = logger("nbagent.repomap")
 
 BUDGET_CHARS = 2_500
 MAX_FILES = 60
@@ -90,7 +91,7 @@ def _signature(node, source: bytes) -> str:
         end = comment.start_byte
     text = source[node.start_byte:end].decode("utf-8", "replace")
     text = " ".join(text.split()).rstrip(":{ ").strip()
-    return text if len(text) <= 110 else text[:109] + "…"
+    return truncate(text, 110)
 
 
 def extract_symbols(tree, source: bytes, max_symbols: int = 40) -> list[str]:

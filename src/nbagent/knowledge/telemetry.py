@@ -1,8 +1,8 @@
 """Local telemetry: one JSON line per turn in .nbagent/traces.jsonl, and the statistics read from it.
 
 A line holds the turn's tokens, steps, cost, duration, each tool call with its outcome,
-and the denials; the prompt is kept only scrubbed of secrets (API keys, tokens, passwords
-in URLs, private keys) and cut short. The file is created with mode 0600 and rotated to
+and the denials; the prompt is kept only scrubbed of secrets (render/redaction.py's scrub: API keys,
+tokens, passwords in URLs, private keys) and cut short. The file is created with mode 0600 and rotated to
 traces.jsonl.1 past 1,000 lines. Nothing is ever sent anywhere. Off with the telemetry
 setting or NBAGENT_TELEMETRY=0.
 """
@@ -11,39 +11,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from .. import events as ev
+from ..render.redaction import preload, scrub
 from ..workspace.state_dir import state_dir
 
 FILE_NAME = "traces.jsonl"
 MAX_LINES = 1_000
 PROMPT_CHARS = 500
-
-_SECRETS = [
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S),
-     "[private key]"),
-    (re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-]{16,}"), "[api key]"),
-    (re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), "[token]"),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), "[token]"),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "[aws key]"),
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+"), "[jwt]"),
-    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._\-]{12,}"), r"\1 [token]"),
-    (re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+):[^\s@/]+@"), r"\1:[password]@"),
-    (re.compile(r"(?i)\b(api[_-]?key|secret|token|password|passwd|pwd)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)"),
-     r"\1\2[redacted]"),
-]
-
-
-def scrub(text: str) -> str:
-    """``text`` with secrets replaced by a marker saying what was there."""
-    for pattern, replacement in _SECRETS:
-        text = pattern.sub(replacement, text)
-    return text
 
 
 def telemetry_enabled(config) -> bool:
@@ -67,6 +46,7 @@ class TraceRecorder:
     def for_workspace(cls, root: Path, config) -> "TraceRecorder | None":
         if not telemetry_enabled(config):
             return None
+        preload()  # the secret patterns, so that the first turn's end does not wait for them
         return cls(Path(root) / ".nbagent" / FILE_NAME)
 
     def observe(self, event: ev.Event) -> None:
@@ -74,8 +54,8 @@ class TraceRecorder:
         if isinstance(event, ev.TurnStart):
             self._turns[event.turn_id] = {
                 "ts": round(self.clock(), 3), "turn_id": event.turn_id, "session_id": event.session_id,
-                "prompt": scrub(event.prompt)[:PROMPT_CHARS], "input_tokens": 0, "output_tokens": 0,
-                "cost": None, "tool_calls": [], "denials": [], "_start": time.monotonic(),
+                "prompt": event.prompt, "input_tokens": 0, "output_tokens": 0,
+                "cached_tokens": 0, "cost": None, "tool_calls": [], "denials": [], "_start": time.monotonic(),
                 "_cost_before": self._cost_seen,
             }
         elif turn is None:
@@ -83,6 +63,7 @@ class TraceRecorder:
         elif isinstance(event, ev.Usage):
             turn["input_tokens"] += event.input_tokens
             turn["output_tokens"] += event.output_tokens
+            turn["cached_tokens"] += event.cached_tokens
             if event.cost is not None:
                 before = turn["_cost_before"] or 0.0
                 turn["cost"] = round(event.cost - before, 6)
@@ -98,6 +79,7 @@ class TraceRecorder:
             turn["reason"] = event.reason
             turn["duration_s"] = round(time.monotonic() - turn.pop("_start"), 3)
             turn.pop("_cost_before", None)
+            turn["prompt"] = scrub(turn["prompt"])[:PROMPT_CHARS]  # scrubbed before it is cut or kept
             self.write(turn)
 
     def write(self, record: dict[str, Any]) -> None:

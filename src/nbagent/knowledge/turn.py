@@ -1,25 +1,25 @@
-"""TurnKnowledge: what the runtime asks for on each turn and step (instructions, map, relevant memory).
+"""TurnKnowledge: what the runtime asks for on each turn (instructions, map, relevant memory).
 
 It also saves /compact's summary into memory and feeds the telemetry recorder, so
-the runtime needs one object and a few calls: ``begin_turn``, ``static_block``,
-``relevant_block``, ``observe`` and ``save_summary``.
+the runtime needs one object and a few calls: ``begin_turn``, ``instructions_block``,
+``map_block``, ``relevant_note``, ``observe`` and ``save_summary``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import events as ev
+from ..render.redaction import logger
 from ..workers import shared_pool
 from .instructions import InstructionFile, Instructions
 from .memory_index import MemoryIndex
 from .relevant import RelevantMemory
 
-log = logging.getLogger("nbagent.knowledge")
+log = logger("nbagent.knowledge")
 
 SUMMARY_CHARS = 1_200
 MAP_FIRST_WAIT = 1.0
@@ -35,8 +35,6 @@ class TurnKnowledge:
         self.instructions = Instructions(workspace_root, _start_dir(workspace_root, config.origin))
         self._global: MemoryIndex | None = None
         self.relevant = RelevantMemory(self.memory_indexes)
-        self._prompt = ""
-        self._steps = 0
         self._repo_map = None
         self._map_text: str | None = None
         self._map_future: concurrent.futures.Future | None = None
@@ -74,14 +72,13 @@ class TurnKnowledge:
 
     # ----- per turn and per step -----------------------------------------------------------
     def begin_turn(self, prompt: str, turn_id: str) -> None:
-        self._prompt, self._steps = prompt, 0
         if self.config.instructions:
             self.instructions.refresh()
         if self.config.memory:
             self.relevant.begin_turn(prompt)
 
-    async def static_block_for_turn(self) -> str:
-        """Instruction layers and the repo map (they change between turns, not between steps).
+    async def prepare_turn(self) -> None:
+        """Refresh the repo map for this turn (instruction files were re-read by begin_turn).
 
         The map is rebuilt in a thread each turn; a turn uses the newest finished one. Only the
         first turn waits for it, at most MAP_FIRST_WAIT seconds (a cold map of a big repository
@@ -94,15 +91,13 @@ class TurnKnowledge:
                     await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), MAP_FIRST_WAIT)
                 except (asyncio.TimeoutError, Exception):
                     pass
-        return self.static_block()
 
-    def static_block(self) -> str:
-        parts = []
-        if self.config.instructions:
-            parts.append(self.instructions.block())
-        if self.config.repo_map and self._map_text:
-            parts.append(self._map_text)
-        return "\n\n".join(p for p in parts if p)
+    def instructions_block(self) -> str:
+        return self.instructions.block() if self.config.instructions else ""
+
+    def map_block(self) -> str:
+        """The newest finished repo map ("" before the first one, or with the map off)."""
+        return (self._map_text or "") if self.config.repo_map else ""
 
     def _refresh_map(self) -> concurrent.futures.Future:
         if self._map_future is not None and not self._map_future.done():
@@ -124,23 +119,14 @@ class TurnKnowledge:
             self._map_text = self._map_text or ""
         return self._map_text
 
-    def step_query(self) -> str:
-        """The prompt on the first step; the todo in progress later (the prompt when there is none)."""
-        if self._steps <= 1:
-            return self._prompt
-        todos = getattr(self._state(), "todos", None) or []
-        current = [t.get("content", "") for t in todos if t.get("status") == "in_progress"]
-        return current[0] if current and current[0] else self._prompt
-
-    def relevant_block(self, turn_id: str = "") -> str:
-        self._steps += 1
-        if not self.config.memory:
-            return ""
-        query = self.step_query()
-        block, changed = self.relevant.block(query)
-        if changed:
-            self._announce(query, changed, turn_id)
-        return block
+    def relevant_note(self, query: str, sent: set[tuple[str, int]], turn_id: str = "") -> tuple[str, list]:
+        """(the block of memory relevant to ``query`` that is not in ``sent``, its hits)."""
+        if not self.config.memory or not query.strip():
+            return "", []
+        block, hits = self.relevant.fresh(query, sent)
+        if hits:
+            self._announce(query, hits, turn_id)
+        return block, hits
 
     def _announce(self, query: str, hits, turn_id: str) -> None:
         """A ``memory_injected`` event: the entries this step's prompt carries, with score and why."""

@@ -4,18 +4,19 @@ Sources, later ones winning per server name: the user's config dir
 (``<platformdirs user_config_dir>/nbagent/mcp.json``, or ``$NBAGENT_CONFIG_DIR/mcp.json``), the
 workspace's ``.nbagent/mcp.json``, then ``AgentConfig.mcp_servers`` (the Python API and
 ``c.NbAgent.mcp_servers``). The workspace is not trusted: a server it defines starts only when the
-user switches its tool set ``mcp:<name>`` on by name, and its ``trust`` is ignored (a cloned repository
-must not be able to mark its own tools as safe).
+user switches its tool set ``mcp:<name>`` on by name AND approved its exact command (or URL) for this
+workspace (nbagent.workspace.trust); its ``trust`` is ignored (a cloned repository must not be able to
+mark its own tools as safe), and it never replaces a server of the user's with the same name.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..config import user_config_dir as _user_config_dir
 from ..errors import ConfigError
 
 TRUST_LEVELS = ("ask", "always", "read")
@@ -56,6 +57,16 @@ class MCPServerConfig:
             return "ask"
         return self.trust.get(tool, self.trust.get("*", "ask"))
 
+    def launch_key(self) -> str:
+        """Exactly what starting this server runs (or reaches): a workspace server starts only once the user
+        approved this text for the workspace (nbagent.workspace.trust); any change to it asks again."""
+        if self.command:
+            launch: dict[str, Any] = {"command": self.command, "args": list(self.args), "env": dict(self.env),
+                                      "cwd": self.cwd}
+        else:
+            launch = {"url": self.url, "headers": dict(self.headers)}
+        return "mcp server " + json.dumps(launch, sort_keys=True, ensure_ascii=False)
+
     def describe(self) -> str:
         if self.command:
             return " ".join([self.command, *self.args])
@@ -63,21 +74,25 @@ class MCPServerConfig:
 
 
 def user_config_dir() -> Path:
-    override = os.environ.get("NBAGENT_CONFIG_DIR")
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("nbagent", appauthor=False))
+    """The user's config folder, where ``mcp.json`` is (nbagent.config.user_config_dir)."""
+    return _user_config_dir()
 
 
-def load_servers(workspace: Path, settings: Mapping[str, Any] | None = None) -> dict[str, MCPServerConfig]:
-    """Every configured server by name: user file, then workspace file, then settings."""
+def load_servers(workspace: Path, settings: Mapping[str, Any] | None = None,
+                 problems: list[str] | None = None) -> dict[str, MCPServerConfig]:
+    """Every configured server by name: user file, then workspace file, then settings. A workspace server
+    named like one of the user's is ignored (and said so in ``problems``): a cloned repository must not
+    replace the user's own server with its program."""
     servers: dict[str, MCPServerConfig] = {}
     for source, raw in (("user", _read_file(user_config_dir() / "mcp.json")),
                         ("workspace", _read_file(workspace / ".nbagent" / "mcp.json")),
                         ("api", settings)):
         for name, entry in _server_entries(raw, source).items():
+            if source == "workspace" and name in servers:
+                if problems is not None:
+                    problems.append(f"the workspace's .nbagent/mcp.json defines an MCP server {name!r}, as your "
+                                    "own configuration does: yours is used, the workspace's is ignored")
+                continue
             servers[name] = parse_server(name, entry, source)
     return servers
 

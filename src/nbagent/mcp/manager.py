@@ -9,7 +9,9 @@ A server that fails to start is reported as an ``error`` event (kind "mcp")
 and tried again on the next turn. A server that crashes later keeps its tool
 list: the next call restarts it. A server that sends notifications/tools/list_changed
 is listed again before the next turn; its tool set then holds the new tools, and a
-``settings_changed`` event (``mcp_tools``: each server's tool names) tells front ends.
+``settings_changed`` event (``mcp_tools``: each server's tool names) tells front ends. A server from the
+workspace's ``.nbagent/mcp.json`` starts only once the user approved its command for this workspace
+(nbagent.workspace.trust; nbagent.engine.stored_commands asks at the start of a turn).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..errors import ConfigError
 from .config import USER_SOURCES, MCPServerConfig, load_servers, parse_server
 from .connection import MCPConnection, MCPServerError
 from .tools import make_tools, result_text, run_cancellable
+from ..workspace.trust import is_trusted
 
 if TYPE_CHECKING:
     from ..config import AgentConfig
@@ -59,7 +62,7 @@ class MCPManager:
         for name, entry in entries.items():
             parse_server(name, entry, "api")
         try:
-            return load_servers(self.workspace.root, settings)
+            return load_servers(self.workspace.root, settings, self.problems)
         except ConfigError as exc:
             self.problems.append(str(exc))
             return {n: parse_server(n, e, "api") for n, e in entries.items()}
@@ -72,6 +75,15 @@ class MCPManager:
             return False
         toolsets = self.config.toolsets
         return f"mcp:{name}" in toolsets or ("mcp" in toolsets and cfg.source in USER_SOURCES)
+
+    def trusted(self, name: str) -> bool:
+        """A server of the user's (or the code's) is; a workspace server once its launch is approved here."""
+        cfg = self.servers[name]
+        return cfg.source != "workspace" or is_trusted(self.workspace.root, cfg.launch_key())
+
+    def awaiting_approval(self) -> list[str]:
+        """Enabled workspace servers whose command (or URL) the user has not approved for this workspace."""
+        return [n for n in self.servers if self.enabled(n) and n not in self.listed and not self.trusted(n)]
 
     def install(self, registry: "Registry", config: "AgentConfig | None" = None) -> None:
         """Put a tool set in the registry for every enabled server: its tools once listed, else empty.
@@ -92,7 +104,8 @@ class MCPManager:
         for problem in self.problems:
             emit(ev.Error(message=problem, kind="mcp", turn_id=turn_id))
         self.problems = []
-        pending = [n for n in self.servers if self.enabled(n) and n not in self.listed]
+        # A workspace server not approved here waits (nbagent.engine.stored_commands asks, then calls this again).
+        pending = [n for n in self.servers if self.enabled(n) and n not in self.listed and self.trusted(n)]
         relist = [n for n in self.servers if self.enabled(n) and n in self.listed
                   and self.connections[n].tools_changed]
         if not pending and not relist:
@@ -142,14 +155,18 @@ class MCPManager:
             conn = self.connections[name]
             rows.append({
                 "name": name, "source": cfg.source, "transport": cfg.transport, "target": cfg.describe(),
-                "enabled": self.enabled(name), "status": conn.status, "error": conn.error,
+                "enabled": self.enabled(name), "status": conn.status if self.trusted(name) else "needs approval",
+                "error": conn.error,
                 "trust": dict(cfg.trust) if cfg.source in USER_SOURCES else {"*": "ask"},
                 "tools": [t.name for t in conn.tools or []],
             })
         return rows
 
     async def list_now(self, name: str) -> list[Any]:
-        """Start ``name`` (even when its tool set is off) and return its tools: for ``nbagent mcp list``."""
+        """Start ``name`` (even when its tool set is off) and return its tools: for ``nbagent mcp list``.
+        A workspace server not approved here is not started: listing runs nothing untrusted."""
+        if not self.trusted(name):
+            return []
         return await self.connections[name].ensure_started()
 
     async def aclose(self) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from ..errors import CommandKilled, ToolError
+from ..render.escape import truncate
 from ..tools.base import Tool, _clean_schema
 
 Call = Callable[[str, str, dict[str, Any], Any], Awaitable[str]]
@@ -68,8 +69,7 @@ def make_tools(config: Any, call: Call, server: str, listed: list[Any], taken: s
         trust = config.trust_for(remote.name)
         schema = _input_schema(getattr(remote, "input_schema", None))
         description = (remote.description or remote.name).strip()
-        if len(description) > MAX_DESCRIPTION:
-            description = description[:MAX_DESCRIPTION] + "…"
+        description = truncate(description, MAX_DESCRIPTION + 1)  # MAX_DESCRIPTION kept, then "…"
         tools.append(MCPTool(
             name=name, description=f"{description}\n(MCP server {server!r}, tool {remote.name!r})",
             parameters=schema, fn=_caller(call, server, remote.name), toolset=f"mcp:{server}",

@@ -25,6 +25,9 @@ class ModelRequest:
     temperature: float | None = None
     reasoning_effort: str | None = None
     stream: bool = True
+    cache_key: str | None = None
+    """Groups requests that share a prefix (the session id): sent as ``prompt_cache_key`` only to
+    providers that document it (nbagent.model.openai_common.takes_cache_key)."""
 
 
 @dataclass

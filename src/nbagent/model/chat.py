@@ -21,8 +21,11 @@ from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaTool
 from .base import (
     ModelChunk, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
 )
-from .openai_common import guarded, make_client, open_chunk_stream, split_heavy, tool_param, with_retries
+from .openai_common import (
+    guarded, make_client, open_chunk_stream, split_heavy, takes_cache_key, tool_param, with_retries,
+)
 from .parts import split_content
+from .served_context import ServedContext, served_context
 from .provider_data import attach, call_fields, merge_delta, message_fields, origin_of
 
 _fallback_ids = itertools.count(1)
@@ -69,6 +72,10 @@ class ChatModel:
     async def aclose(self) -> None:
         await self.client.close()
 
+    async def served_context(self) -> ServedContext | None:
+        """The context a local Ollama or llama.cpp server serves this model with (None: it does not say)."""
+        return await served_context(self.client, self.base_url, self.name)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         if request.tools and not self.stream_with_tools and request.stream:
             from dataclasses import replace
@@ -103,6 +110,8 @@ class ChatModel:
             value = getattr(request, key)
             if value is not None:
                 params[key] = value
+        if request.cache_key and takes_cache_key(self.base_url):
+            params["prompt_cache_key"] = request.cache_key
         return params
 
     def _wire(self, request: ModelRequest) -> list[dict[str, Any]]:
@@ -167,8 +176,7 @@ class _Assembler:
             return out
         u = chunk.get("usage")
         if isinstance(u, dict) and u:
-            self.usage = UsageInfo(input_tokens=u.get("prompt_tokens") or 0,
-                                   output_tokens=u.get("completion_tokens") or 0)
+            self.usage = chat_usage(u, chunk.get("timings"))
         for choice in chunk.get("choices") or ():
             if not isinstance(choice, dict):
                 continue
@@ -238,6 +246,26 @@ class _Assembler:
         return out
 
 
+def chat_usage(u: dict[str, Any], timings: Any = None) -> UsageInfo:
+    """A Chat Completions ``usage`` object; cached prompt tokens as each server reports them: OpenAI,
+    vLLM and others in ``prompt_tokens_details.cached_tokens``, DeepSeek in ``prompt_cache_hit_tokens``,
+    llama.cpp's server in ``timings.cache_n`` (the prompt tokens its KV cache already held)."""
+    details = u.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if not cached:
+        cached = u.get("prompt_cache_hit_tokens")
+    if not cached and isinstance(timings, dict):
+        cached = timings.get("cache_n")
+    completion = u.get("completion_tokens_details")
+    reasoning = completion.get("reasoning_tokens") if isinstance(completion, dict) else None
+    return UsageInfo(input_tokens=_count(u.get("prompt_tokens")), output_tokens=_count(u.get("completion_tokens")),
+                     cached_tokens=_count(cached), reasoning_tokens=_count(reasoning))
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
 async def _from_completion(completion, origin: str = "") -> AsyncIterator[ModelChunk]:
     """A non-streamed completion as the same chunks (llama.cpp needs this for auto tool choice)."""
     choice = completion.choices[0]
@@ -259,8 +287,7 @@ async def _from_completion(completion, origin: str = "") -> AsyncIterator[ModelC
         yield ToolCallBegin(index=index, call_id=call["id"], name=call["name"])
         yield ToolCallArgs(index=index, text=call["arguments"])
     if completion.usage:
-        yield UsageInfo(input_tokens=completion.usage.prompt_tokens or 0,
-                        output_tokens=completion.usage.completion_tokens or 0)
+        yield chat_usage(completion.usage.model_dump(), (completion.model_extra or {}).get("timings"))
     message: dict[str, Any] = {"role": "assistant", "content": text}
     if reasoning:
         message["reasoning"] = reasoning

@@ -16,11 +16,13 @@ _NOT_PRICED = {"", "scripted", "local"}
 
 
 def cost_of(model: str | None, provider_or_base_url: str | None, input_tokens: int,
-            output_tokens: int) -> float | None:
+            output_tokens: int, *, cached_tokens: int = 0) -> float | None:
     """US dollars for one call, or None when genai-prices does not know this model at this provider.
 
     ``provider_or_base_url`` is a base URL (http://..., matched against known endpoints) or a
     provider id ("openai", "anthropic", ...); None lets genai-prices pick the provider from the model.
+    ``cached_tokens`` (part of ``input_tokens``) are priced as cache reads, at the model's cache-read
+    price (input price where the model has none).
     """
     if not model:
         return None
@@ -29,7 +31,7 @@ def cost_of(model: str | None, provider_or_base_url: str | None, input_tokens: i
     if where in _NOT_PRICED - {""} or (model, where) in _UNPRICED:
         return None
     try:
-        price = _calc(model, where, int(input_tokens), int(output_tokens))
+        price = _calc(model, where, int(input_tokens), int(output_tokens), min(int(cached_tokens), int(input_tokens)))
     except LookupError:
         _UNPRICED.add((model, where))
         return None
@@ -42,8 +44,9 @@ _UNPRICED: set[tuple[str, str]] = set()
 change while the process runs."""
 
 
-def _calc(model: str, where: str, input_tokens: int, output_tokens: int):
-    usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+def _calc(model: str, where: str, input_tokens: int, output_tokens: int, cached_tokens: int = 0):
+    # genai-prices counts cache reads inside input_tokens and prices the rest as uncached input.
+    usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, cache_read_tokens=cached_tokens or None)
     if not where:
         return calc_price(usage, model).total_price
     if urlparse(where).scheme in ("http", "https"):

@@ -15,6 +15,7 @@ import random
 import re
 import ssl
 from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable
+from urllib.parse import urlparse
 
 import openai
 import orjson
@@ -24,7 +25,17 @@ from ..errors import ModelError
 from ..render.redaction import public_url
 
 RETRYABLE = {"rate_limit", "server", "connection"}
+CACHE_KEY_HOSTS = frozenset({"api.openai.com", "api.mistral.ai"})
+"""Providers that document ``prompt_cache_key``: OpenAI (it routes requests with the same key to the
+same cache) and Mistral. Other servers may answer 400 to a field they do not know, so they never get it."""
 _CONTEXT = re.compile(r"context (length|window)|maximum context|too many tokens|context_length", re.I)
+
+
+def takes_cache_key(base_url: str | None) -> bool:
+    """True for the official OpenAI endpoint (no base_url) and the hosts in CACHE_KEY_HOSTS."""
+    if not base_url:
+        return True
+    return (urlparse(base_url).hostname or "").lower() in CACHE_KEY_HOSTS
 
 
 def make_client(config) -> openai.AsyncOpenAI:

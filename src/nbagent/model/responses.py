@@ -15,7 +15,7 @@ from ..errors import ModelError
 from .base import (
     ModelChunk, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
 )
-from .openai_common import guarded, make_client, split_heavy, with_retries
+from .openai_common import guarded, make_client, split_heavy, takes_cache_key, with_retries
 from .provider_data import mark_origin, origin_of, same_origin
 
 
@@ -68,6 +68,8 @@ class ResponsesModel:
             params["temperature"] = request.temperature
         if request.max_tokens is not None:
             params["max_output_tokens"] = request.max_tokens
+        if request.cache_key and takes_cache_key(self.base_url):
+            params["prompt_cache_key"] = request.cache_key
         return params
 
 
@@ -154,7 +156,7 @@ class _ResponseState:
         self.completed = True
         usage = getattr(event.response, "usage", None)
         if usage is not None:
-            self.usage = UsageInfo(input_tokens=usage.input_tokens or 0, output_tokens=usage.output_tokens or 0)
+            self.usage = responses_usage(usage)
         return []
 
     def _failed(self, event) -> list[ModelChunk]:
@@ -174,6 +176,14 @@ class _ResponseState:
         out: list[ModelChunk] = [self.usage] if self.usage else []
         out.append(ResponseDone(message=message, finish_reason="tool_calls" if self.calls else "stop"))
         return out
+
+
+def responses_usage(usage: Any) -> UsageInfo:
+    """A Responses ``usage`` object; cached input tokens are ``input_tokens_details.cached_tokens``."""
+    cached = getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", None)
+    reasoning = getattr(getattr(usage, "output_tokens_details", None), "reasoning_tokens", None)
+    return UsageInfo(input_tokens=usage.input_tokens or 0, output_tokens=usage.output_tokens or 0,
+                     cached_tokens=cached or 0, reasoning_tokens=reasoning or 0)
 
 
 _HANDLERS = {

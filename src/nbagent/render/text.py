@@ -1,4 +1,4 @@
-"""Plain-text summaries every front end shares: a call in one line, todo marks and counts, escaping.
+"""Plain-text summaries every front end shares: a call in one line, todo marks and counts.
 
 The widgets (HTML), the terminal (terminal.py) and the slash commands all describe a call, a todo list
 or a status with these, so the same call reads the same everywhere. Nothing here imports a front end.
@@ -7,8 +7,9 @@ or a status with these, so the same call reads the same everywhere. Nothing here
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
+
+from .escape import truncate
 
 # The argument that says most about a call, per tool; other tools show their first arguments.
 _KEY_ARGUMENT = {
@@ -31,7 +32,7 @@ def summarize_arguments(name: str, arguments: dict[str, Any], limit: int = 80) -
         text = str(arguments[key]) + (f"  ({_pairs(rest)})" if rest else "")
     else:
         text = _pairs(arguments)
-    return shorten(text, limit)
+    return truncate(text, limit, one_line=True)
 
 
 def _pairs(arguments: dict[str, Any]) -> str:
@@ -44,12 +45,6 @@ def _value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def shorten(text: str, limit: int) -> str:
-    """``text`` on one line, cut with "…" past ``limit`` characters (for summaries, never for approvals)."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 TODO_MARKS = {"completed": "✔", "in_progress": "▶", "pending": "○", "blocked": "⚠"}
 STATUS_MARKS = {"done": "✓", "failed": "✗", "denied": "⊘", "killed": "■", "interrupted": "■"}
 
@@ -59,26 +54,3 @@ def counts_line_for(todos: list[dict[str, Any]]) -> str:
     done = sum(t.get("status") == "completed" for t in todos)
     blocked = sum(t.get("status") == "blocked" for t in todos)
     return f"{done} of {len(todos)} done" + (f", {blocked} blocked" if blocked else "")
-
-
-# C0 and C1 control characters and DEL (newline and tab are kept where a caller keeps lines), and the
-# invisible characters that reorder or hide text (bidi overrides and isolates, zero-width marks): a
-# terminal would obey them, so text that nbagent did not write shows them as escapes instead.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-
-
-def escape_controls(text: str, *, keep_newlines: bool = True) -> str:
-    """``text`` with every control or invisible formatting character shown as ``\\xNN`` / ``\\uNNNN``.
-
-    Newlines and tabs stay as they are when ``keep_newlines`` (multi-line commands and diffs keep
-    their lines); otherwise they are escaped too, so the result is one line.
-    """
-    escaped = _CONTROLS.sub(_escape_one, text)
-    if not keep_newlines:
-        escaped = escaped.replace("\n", "\\n").replace("\t", "\\t")
-    return escaped
-
-
-def _escape_one(match: re.Match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -10,11 +10,11 @@ agent goes on in memory.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
+from ..render.redaction import logger
 from .model import Session, fork_in_memory
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..store.memory import ProjectMemory
     from ..store.sessions import SessionStore
 
-log = logging.getLogger("nbagent.session")
+log = logger("nbagent.session")
 
 
 @dataclass

@@ -221,6 +221,14 @@ def m004_message_heads(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE messages ADD COLUMN omitted_chars INTEGER")
 
 
+@migration
+def m005_cached_tokens(conn: sqlite3.Connection) -> None:
+    """Prompt tokens the provider read from its cache (billed at a fraction of the input price), per
+    model call and per session; calls made before this count none."""
+    conn.execute("ALTER TABLE usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE sessions ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from .. import events as ev
 from ..knowledge.memory_index import CATEGORIES, MAX_ROWS, MemoryIndex, normalise_category
+from ..render.escape import truncate
 from .db import Database
 
 KINDS = (*CATEGORIES, "gotcha", "command")
@@ -93,7 +94,7 @@ class ProjectMemory:
         entries = self.top(n)
         if not entries:
             return ""
-        return "\n".join([HEADER, *(f"- ({e.kind}) {_clip(e.text)}" for e in entries)])
+        return "\n".join([HEADER, *(f"- ({e.kind}) {truncate(e.text, MAX_TEXT)}" for e in entries)])
 
     def remember(self, kind: str, text: str, tags: tuple[str, ...] | list[str] = ()) -> MemoryEntry:
         """Store a note (chunked past 2,000 characters); the least used rows go past the row cap."""
@@ -161,10 +162,6 @@ class ProjectMemory:
                 )
         self.index.schedule_embedding()
         return self.entries()
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
 def ttl_seconds(category: str) -> float:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import logging
 import os
 import sqlite3
 import threading
@@ -22,6 +21,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..ids import new_id
+from ..render.redaction import logger
 from ..session.message_log import MessageLog
 from ..session.model import Session
 from . import transfer
@@ -31,14 +31,14 @@ from .messages import backfill_heads, read_messages, read_whole
 
 __all__ = ["SessionStore", "SessionInfo", "SessionList", "SqliteBackend", "normalize_origin"]
 
-log = logging.getLogger("nbagent.store")
+log = logger("nbagent.store")
 
 INFO_COLUMNS = (
     "id", "title", "model", "provider", "origin", "workspace", "created", "updated", "turns",
-    "input_tokens", "output_tokens", "cost", "parent_id", "forked_at_turn",
+    "input_tokens", "output_tokens", "cost", "parent_id", "forked_at_turn", "cached_tokens",
 )
 LOAD_COLUMNS = ("id", "title", "origin", "provider", "model", "todos", "turns", "input_tokens",
-                "output_tokens", "cost", "summary_index")
+                "output_tokens", "cost", "summary_index", "cached_tokens")
 
 
 @dataclass
@@ -59,6 +59,8 @@ class SessionInfo:
     cost: float | None
     parent_id: str | None = None
     forked_at_turn: int | None = None
+    cached_tokens: int = 0
+    """Of input_tokens, those the provider read from its prompt cache."""
 
     @property
     def tokens(self) -> int:
@@ -216,7 +218,7 @@ class SessionStore:
         try:
             backfill_heads(self._database(), session_id)
         except (sqlite3.Error, StoreError) as exc:  # closed meanwhile, or locked: the next resume tries again
-            logging.getLogger("nbagent.store").debug("heads of %s not backfilled: %s", session_id, exc)
+            log.debug("heads of %s not backfilled: %s", session_id, exc)
 
     def _read_whole(self, session_id: str, indexes: list[int]) -> dict[int, dict[str, Any]]:
         """A loaded session's outputs left in the store; read even after this store was closed."""
@@ -357,7 +359,7 @@ def _info_from_row(row: tuple) -> SessionInfo:
     values = dict(zip(INFO_COLUMNS, row))
     if not isinstance(values["id"], str) or not values["id"]:
         raise ValueError("no id")
-    for name in ("turns", "input_tokens", "output_tokens"):
+    for name in ("turns", "input_tokens", "output_tokens", "cached_tokens"):
         if not isinstance(values[name], int):
             raise ValueError(f"{name} is {values[name]!r}, not a whole number")
     for name in ("created", "updated"):

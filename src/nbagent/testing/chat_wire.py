@@ -11,6 +11,7 @@ from nbagent.testing.replies import Reply
 from nbagent.testing.wire_common import (
     SSE,
     WireOptions,
+    cached_count,
     calls_with_ids,
     finish_reason,
     new_id,
@@ -108,7 +109,7 @@ def chat_usage(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
         "prompt_tokens": input_tokens,
         "completion_tokens": output_tokens,
         "total_tokens": input_tokens + output_tokens,
-        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": cached_count(reply, input_tokens), "audio_tokens": 0},
         "completion_tokens_details": {
             "reasoning_tokens": reasoning_tokens,
             "audio_tokens": 0,

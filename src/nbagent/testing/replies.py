@@ -40,6 +40,8 @@ class Reply:
     input_tokens: int | None = None
     output_tokens: int | None = None
     """Usage to report; None lets the double estimate it (about four characters a token)."""
+    cached_tokens: int | None = None
+    """Cached prompt tokens to report; None lets the server's prompt cache decide (ScriptedServer)."""
 
 
 @dataclass

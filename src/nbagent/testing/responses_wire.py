@@ -17,6 +17,7 @@ from nbagent.testing.replies import Call, Reply
 from nbagent.testing.wire_common import (
     SSE,
     WireOptions,
+    cached_count,
     calls_with_ids,
     finish_reason,
     new_id,
@@ -219,7 +220,7 @@ def responses_usage(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
     input_tokens, output_tokens, reasoning_tokens = usage_counts(reply, prompt)
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "input_tokens_details": {"cached_tokens": cached_count(reply, input_tokens), "cache_write_tokens": 0},
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
         "total_tokens": input_tokens + output_tokens,

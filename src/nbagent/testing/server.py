@@ -2,7 +2,9 @@
 
 It serves POST /v1/chat/completions and POST /v1/responses (streamed as SSE over chunked HTTP/1.1,
 or as one JSON object) and GET /v1/models, so tests run the real `openai` client, its retries and
-its error types included. Each request takes the next scripted item (see nbagent.testing.replies)::
+its error types included. Like OpenAI it reports the cached part of each prompt (the byte-identical
+prefix it shares with an earlier request, see wire_common.prompt_text), and it can answer as Ollama
+(/api/show, /api/ps, /api/generate) or llama.cpp's server (/props) do about the context they serve. Each request takes the next scripted item (see nbagent.testing.replies)::
 
     with ScriptedServer() as server:
         server.enqueue(Reply(reasoning="...", text="Hi", tool_calls=[Call("ls", {})]), Fail(429))
@@ -31,7 +33,8 @@ from nbagent.testing.chat_wire import chat_completion, chat_stream
 from nbagent.testing.error_wire import error_response
 from nbagent.testing.replies import BreakStream, Fail, Recorded, Reply, Scripted, Slow, Stall, as_scripted
 from nbagent.testing.responses_wire import responses_object, responses_stream
-from nbagent.testing.wire_common import SSE, WireOptions, now
+from nbagent.testing.served import ServedContext
+from nbagent.testing.wire_common import SSE, WireOptions, common_prefix, now, openai_cached_tokens, prompt_text
 
 Streamer = Callable[[Reply, dict[str, Any], WireOptions], list[SSE]]
 Completer = Callable[[Reply, dict[str, Any], WireOptions], dict[str, Any]]
@@ -116,6 +119,8 @@ class ScriptedServer:
         reasoning_field: Literal["reasoning_content", "reasoning"] = "reasoning_content",
         model: str = "scripted-model",
         responder: Callable[[dict[str, Any]], Scripted | str] | None = None,
+        prompt_cache: bool = True,
+        serves: ServedContext | None = None,
     ):
         if chunk_size < 1:
             raise ValueError("chunk_size must be at least 1")
@@ -130,6 +135,11 @@ class ScriptedServer:
         self.responder = responder
         """Answers requests that find the queue empty, from the request body: for concurrent sessions,
         whose requests come in no fixed order (``responder(body) -> Reply``, a Fail, Stall, ...)."""
+        self.prompt_cache = prompt_cache
+        """Report cached prompt tokens as OpenAI does (False: always 0)."""
+        self.serves = serves
+        """Answer Ollama's or llama.cpp's context endpoints (nbagent.testing.served); None: 404 them."""
+        self._prompts: deque[str] = deque(maxlen=64)
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -176,6 +186,14 @@ class ScriptedServer:
         problems += [f"server error: {e}" for e in self.errors]
         if problems:
             raise AssertionError("; ".join(problems))
+
+    def cached_tokens(self, body: dict[str, Any]) -> int:
+        """What this request finds in the prompt cache, which then holds its prompt too."""
+        text = prompt_text(body)
+        with self._lock:
+            shared = max((common_prefix(text, p) for p in self._prompts), default=0)
+            self._prompts.append(text)
+        return openai_cached_tokens(shared, len(text) // 4) if self.prompt_cache else 0
 
     def _next(self, body: dict[str, Any]) -> Scripted | None:
         with self._lock:
@@ -269,7 +287,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         self._record(None, None)
-        if path == "/v1/models":
+        served = self.owner.serves.answer("GET", path, None) if self.owner.serves else None
+        if served is not None:
+            self._send_json(*served)
+        elif path == "/v1/models":
             model = {"id": self.owner.options.model, "object": "model", "created": now(),
                      "owned_by": "nbagent-testing"}
             self._send_json(200, {"object": "list", "data": [model]})
@@ -294,6 +315,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         record = self._record(body, route[0] if route else None, raw)
+        served = self.owner.serves.answer("POST", path, body) if self.owner.serves else None
+        if served is not None:
+            return self._send_json(*served)
         if route is None:
             return self._send_error(Fail(404, f"Invalid URL (POST {path})", code="unknown_url"), body)
         if not isinstance(body, dict):
@@ -309,6 +333,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_recorded(item)
         _, stream, complete = route
         reply, plan = _unwrap(item)
+        cached = self.owner.cached_tokens(body)
+        if reply.cached_tokens is None:
+            reply = replace(reply, cached_tokens=cached)
+        if self.owner.serves is not None:
+            self.owner.serves.loaded = True
         if body.get("stream"):
             self._send_stream(stream(reply, body, self.owner.options), plan)
         else:

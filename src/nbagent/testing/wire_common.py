@@ -55,6 +55,38 @@ def estimate_tokens(value: Any) -> int:
     return max(1, math.ceil(len(text) / 4)) if text else 0
 
 
+def prompt_text(body: dict[str, Any]) -> str:
+    """A request's prompt in the order a provider lays it out before tokenizing: the tools, then the
+    instructions (system prompt), then the conversation, each part as stable JSON. A provider's cache
+    hit is the part of this that is a byte-identical prefix of an earlier request's."""
+    parts: list[Any] = [body.get("tools") or [], body.get("instructions") or ""]
+    conversation = body.get("messages") if "messages" in body else body.get("input")
+    parts += conversation if isinstance(conversation, list) else [conversation]
+    return "\n".join(json.dumps(p, sort_keys=True, ensure_ascii=False) for p in parts)
+
+
+def common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of two strings."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    low, high = 0, n  # a[:low] == b[:low], a[:high] != b[:high]
+    while high - low > 1:
+        mid = (low + high) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def openai_cached_tokens(shared_chars: int, prompt_tokens: int) -> int:
+    """What OpenAI reports as cached for a prefix of ``shared_chars``: nothing under 1,024 tokens,
+    then whole 128-token blocks (at about four characters a token, as the rest of this double)."""
+    shared = min(shared_chars // 4, prompt_tokens)
+    return 0 if shared < 1024 else shared - (shared - 1024) % 128
+
+
 def finish_reason(reply: Reply) -> str:
     if reply.finish_reason:
         return reply.finish_reason
@@ -74,6 +106,10 @@ def usage_counts(reply: Reply, prompt: Any) -> tuple[int, int, int]:
         spoken = reply.text + "".join(c.name + c.arguments_json() for c in reply.tool_calls)
         output_tokens = estimate_tokens(spoken) + reasoning
     return input_tokens, output_tokens, min(reasoning, output_tokens)
+
+
+def cached_count(reply: Reply, input_tokens: int) -> int:
+    return min(reply.cached_tokens or 0, input_tokens)
 
 
 def calls_with_ids(reply: Reply) -> list[tuple[Call, str]]:

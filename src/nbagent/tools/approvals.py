@@ -7,12 +7,13 @@ Each tool has one policy (``Tool.approval``), which the configuration can overri
 - ``always_ask``: asks in "ask" and "auto" mode (code in the user's live kernel), denied in "read-only".
 The mode is read when the decision is made, not when the turn started: a change made while a turn runs
 or a prompt waits applies to the very next decision. "always" given to a request approves the same tool
-for the rest of the session.
+for the rest of the session, except in "read-only" mode, which denies it all the same.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from .. import events as ev
@@ -57,7 +58,7 @@ class Approvals:
         policy = self.policy_of(tool)
         if policy == "never":
             return "approve"
-        if tool.name in self.always:
+        if tool.name in self.always and self.config().approval != "read-only":  # read-only wins over "always"
             return self._record(tool, ctx, "approve", "always")
         mode = self.config().approval
         if mode == "read-only":
@@ -106,6 +107,27 @@ class Approvals:
     @property
     def pending(self) -> list[str]:
         return list(self._pending)
+
+    async def confirm(self, name: str, call_id: str, turn_id: str, arguments: dict[str, Any]) -> bool:
+        """Ask the user about something that is not a model's tool call (a command the workspace's stored
+        state names): the same approval_request and approval_decision, so the same card in every front
+        end and the same ``decide``. True when approved. The caller decides whether the mode lets it ask."""
+        return await self._ask(_Asked(name), _Call(call_id, turn_id), arguments) != "deny"
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What ``confirm`` asks about, in the place of a tool: a name, no preview, no hints."""
+
+    name: str
+    preview: None = None
+    annotations: None = None
+
+
+@dataclass(frozen=True)
+class _Call:
+    call_id: str
+    turn_id: str
 
 
 async def _call_approver(approver, request: ev.ApprovalRequest) -> str:

@@ -44,7 +44,5 @@ def _when(stamp: float | None) -> str:
 
 
 CONTEXT = ToolSet("context", [
-    function_tool(context_read, read_only=True,
-                  prompt_hint="Context notes ([context note ...]) say an attached source changed; "
-                              "context_read gives its text."),
+    function_tool(context_read, read_only=True),
 ], description="Attached context: context_read.", always_on=True)

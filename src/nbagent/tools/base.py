@@ -127,9 +127,9 @@ def _build_tool(func, name, toolset, read_only, approval, preview, prompt_hint) 
     validator = pydantic.create_model(
         f"{tool_name}_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields_
     )
-    schema = _clean_schema(validator.model_json_schema())
+    schema = lean_schema(_clean_schema(validator.model_json_schema()))
     return Tool(
-        name=tool_name, description=summary, parameters=schema, fn=func, toolset=toolset,
+        name=tool_name, description=one_paragraph_lines(summary), parameters=schema, fn=func, toolset=toolset,
         read_only=read_only, approval=approval, preview=preview,
         takes_context=takes_context, is_async=inspect.iscoroutinefunction(func),
         validator=validator, prompt_hint=prompt_hint,
@@ -164,6 +164,29 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
         return node
 
     return clean(schema, frozenset())
+
+
+def lean_schema(node: Any) -> Any:
+    """A built-in tool's schema without what tells the model nothing, since every request repeats it:
+    an optional argument is ``{"type": "string"}``, not ``anyOf`` the type and null with a null
+    default (it is optional because it is not required), and no ``additionalProperties: false`` (the
+    validator refuses unknown arguments with a message the model can act on)."""
+    if isinstance(node, list):
+        return [lean_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: lean_schema(v) for k, v in node.items() if not (k == "additionalProperties" and v is False)}
+    variants = out.get("anyOf")
+    if isinstance(variants, list) and len(variants) == 2 and {"type": "null"} in variants and out.get("default", 0) is None:
+        (kept,) = [v for v in variants if v != {"type": "null"}]
+        rest = {k: v for k, v in out.items() if k not in ("anyOf", "default")}
+        out = {**kept, **rest}
+    return out
+
+
+def one_paragraph_lines(text: str) -> str:
+    """A docstring's lines joined into paragraphs: its line wraps are for the source, not the model."""
+    return "\n".join(" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip())
 
 
 _ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$", re.M)

@@ -63,11 +63,8 @@ def read_file(
 ) -> str:
     """Read a text file as numbered lines (like cat -n), a window at a time.
 
-    A closing note says when lines were left out and which offset reads on.
-    Files saved under .nbagent/outputs/ (whole outputs that were cut) can be paged too.
-
     Args:
-        path: File path, relative to the workspace root.
+        path: File path.
         offset: Line number to start at (1 is the first line).
         limit: Most lines to show.
     """
@@ -77,10 +74,8 @@ def read_file(
 def write_file(ctx: ToolContext, path: str, content: str) -> str:
     """Create a file or replace its whole content; parent directories are created.
 
-    Prefer edit_file for changing part of an existing file. Returns the diff of the change.
-
     Args:
-        path: File path, relative to the workspace root.
+        path: File path.
         content: The complete new content of the file.
     """
     real, shown, before = _before_write(ctx, path)
@@ -100,10 +95,10 @@ def edit_file(ctx: ToolContext, path: str, old_string: str, new_string: str, rep
     """Replace exact text in a file. old_string must occur exactly once unless replace_all is true.
 
     Quote old_string exactly as the file has it (indentation included), with enough
-    surrounding lines to make it unique. Returns the diff of the change.
+    surrounding lines to make it unique.
 
     Args:
-        path: File path, relative to the workspace root.
+        path: File path.
         old_string: The exact text to replace.
         new_string: The text to put in its place.
         replace_all: Replace every occurrence instead of requiring exactly one.
@@ -121,15 +116,15 @@ def preview_edit_file(
 
 
 def glob(ctx: ToolContext, pattern: str, path: str = ".") -> str:
-    """Find files by name pattern, e.g. "**/*.py", "src/**/test_*.py", "*.{md,txt}".
+    """Find files by name pattern, e.g. "src/**/test_*.py" or "*.{md,txt}".
 
     "*" stays within one directory and "**" spans any number; a pattern without "**"
     only matches at its own level. Files ignored by .gitignore are left out.
-    Returns paths relative to the workspace root, sorted.
+    Returns the paths, sorted.
 
     Args:
         pattern: Glob pattern, relative to path.
-        path: Directory to search from, relative to the workspace root.
+        path: Directory to search from.
     """
     real = ctx.workspace.resolve(path)
     if not real.is_dir():
@@ -165,11 +160,8 @@ async def read_many_files(
 ) -> str:
     """Read up to 20 files at once, each as numbered lines from the same window.
 
-    Each file gets its own block; a file that cannot be read is reported in its
-    block and the others are still shown.
-
     Args:
-        paths: File paths, relative to the workspace root (at most 20).
+        paths: File paths.
         offset: Line number to start at in each file.
         limit: Most lines to show of each file.
     """
@@ -187,16 +179,12 @@ async def read_many_files(
 
 
 def multi_edit(ctx: ToolContext, path: str, edits: Annotated[list[Edit], Field(min_length=1)]) -> str:
-    """Make several replacements in one file, all or nothing.
-
-    Edits apply in order, each to the result of the one before. Every edit is
-    checked in memory first; if any fails, the file is left untouched.
-    Returns the diff of the change.
+    """Make several replacements in one file, all or nothing: edits apply in order, each to the
+    result of the one before, and if any fails the file is left untouched.
 
     Args:
-        path: File path, relative to the workspace root.
-        edits: Replacements, each {old_string, new_string, replace_all?}; old_string must
-            occur exactly once unless replace_all is true.
+        path: File path.
+        edits: The replacements, in order.
     """
     return _edit(ctx, path, edits)
 
@@ -209,11 +197,8 @@ def preview_multi_edit(ctx: ToolContext, path: str, edits: list[Edit]) -> str:
 def list_dir(ctx: ToolContext, path: str = ".", depth: Annotated[int, Field(ge=1, le=10)] = 2) -> str:
     """Show a directory as a tree, a few levels deep, leaving out what .gitignore ignores.
 
-    Directories below the depth show how many files they hold; a closing note
-    counts what was left out.
-
     Args:
-        path: Directory, relative to the workspace root.
+        path: Directory.
         depth: Levels to show (1 = only the directory's own entries).
     """
     real = ctx.workspace.resolve(path)

@@ -149,7 +149,7 @@ def _ref(ref: str) -> str:
 
 
 def git_status(ctx: ToolContext) -> str:
-    """Show the branch and the changed, staged and untracked files (git status --short --branch)."""
+    """Show the branch and the changed, staged and untracked files."""
     with _Repo(ctx) as repo:
         out = repo.run("status", "--short", "--branch", "--untracked-files=normal", "--ignore-submodules=all",
                        *repo.scope(None))
@@ -229,7 +229,7 @@ def git_blame(ctx: ToolContext, path: str, start_line: int | None = None, end_li
 GIT = ToolSet(
     "git",
     [
-        function_tool(git_status, read_only=True, prompt_hint="git_status: what changed in the working tree."),
+        function_tool(git_status, read_only=True),
         function_tool(git_diff, read_only=True),
         function_tool(git_log, read_only=True),
         function_tool(git_show, read_only=True),

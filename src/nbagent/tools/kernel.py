@@ -24,6 +24,7 @@ from collections import deque
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import CommandKilled, ToolError
+from ..render.escape import truncate
 from .limits import limit_output
 from .nbshrink import human_size
 from .base import ToolSet, function_tool
@@ -83,6 +84,9 @@ class KernelBridge:
         if name not in self.namespace:
             raise ToolError(f"no variable {name!r} in the kernel; kernel_variables lists them")
         value, pos, rest = self.namespace[name], match.end(), expr.rstrip()
+        if not (isinstance(value, types.ModuleType) or self.is_user_name(name, value)):
+            raise ToolError(f"{name!r} is the kernel's own name, not one of the user's variables: "
+                            "kernel_inspect reads only those (kernel_variables lists them)")
         while pos < len(rest):
             _refuse_secrets(value, expr, within=True)
             step = _STEP.match(rest, pos)
@@ -95,9 +99,19 @@ class KernelBridge:
         return value
 
 
+KERNEL_PACKAGES = frozenset({"IPython", "ipykernel", "jupyter_client", "traitlets", "zmq", "comm", "tornado"})
+"""Objects of these packages are the kernel's own: the shell, the kernel, its session and connection
+key, its configuration. kernel_inspect neither shows nor walks into them (issue 26, finding 6)."""
+
+
 def _refuse_secrets(value: Any, expr: str, *, within: bool) -> None:
     """Modules hold settings and keys (``os.environ``, a client's token): their contents, and the
-    process environment however it is reached, are not read without the user's approval."""
+    process environment however it is reached, are not read without the user's approval. Nor are the
+    kernel's own objects (``exit._ip.kernel.session.key`` is the kernel's HMAC key)."""
+    package = type(value).__module__.split(".")[0]
+    if package in KERNEL_PACKAGES and not isinstance(value, types.ModuleType):
+        raise ToolError(f"{expr!r} reaches the kernel's own objects ({type_name(value)}), which hold its "
+                        "configuration and keys: kernel_inspect reads only the user's variables")
     if within and isinstance(value, types.ModuleType):
         raise ToolError(f"{expr!r} reaches into the module {value.__name__}: kernel_inspect does not read "
                         "modules' contents (they can hold secrets); kernel_run can, with the user's approval")
@@ -110,8 +124,9 @@ _STEP = re.compile(r"\s*(?:\.\s*([A-Za-z_]\w*)|\[([^\[\]]+)\])")
 
 
 def _attribute(value: Any, attr: str, expr: str) -> Any:
-    if attr.startswith("__"):
-        raise ToolError(f"{expr!r}: dunder attributes are not inspected")
+    if attr.startswith("_"):  # private and dunder: the way from a user's object to the kernel's internals
+        raise ToolError(f"{expr!r}: private attributes (._name) are not inspected; kernel_run can, with the "
+                        "user's approval")
     try:
         return getattr(value, attr)
     except AttributeError:
@@ -153,7 +168,7 @@ def shape_of(value: Any) -> str:
     """"1000x5", "len 3", "(a, b=1)" for callables, or "" when unknown (never calls a dynamic __getattr__)."""
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
         try:
-            return _short(str(inspect.signature(value)), 60)
+            return truncate(str(inspect.signature(value)), 60)
         except (TypeError, ValueError):
             return ""
     if hasattr(type(value), "shape"):  # declared on the class, so not an arbitrary __getattr__
@@ -196,10 +211,6 @@ def _container_size(value: Any) -> int:
     return int(sys.getsizeof(value) + per_item * len(value))
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 # ----- full descriptions --------------------------------------------------------------------------
 
 _REPR = reprlib.Repr()
@@ -225,7 +236,7 @@ def _section(title: str, make: Callable[[], str]) -> str:
     try:
         return f"{title}:\n{make()}"
     except Exception as exc:
-        return f"{title}: unavailable ({type(exc).__name__}: {_short(str(exc), 200)})"
+        return f"{title}: unavailable ({type(exc).__name__}: {truncate(str(exc), 200)})"
 
 
 def _describe_frame(name: str, df: Any) -> str:
@@ -322,7 +333,7 @@ def kernel_variables(ctx) -> str:
         return "the kernel's namespace holds no user variables yet"
     rows = [("name", "type", "shape / len", "size")]
     for name, value in items[:MAX_VARIABLES]:
-        rows.append((_short(name, 30), _short(type_name(value), 30), shape_of(value), size_of(value)))
+        rows.append((truncate(name, 30), truncate(type_name(value), 30), shape_of(value), size_of(value)))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = [f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}".rstrip() for r in rows]
     more = f"\n… {len(items) - MAX_VARIABLES} more (kernel_inspect takes any name)" if len(items) > MAX_VARIABLES else ""

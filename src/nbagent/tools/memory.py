@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic.json_schema import SkipJsonSchema
+
 from ..errors import ToolError
 from ..events import MemoryChanged
 from ..store.memory import ProjectMemory
@@ -21,16 +23,17 @@ def _memory(ctx: ToolContext) -> ProjectMemory:
 def remember(ctx: ToolContext, text: str,
              category: Literal["fact", "decision", "preference", "snippet", "summary"] | None = None,
              tags: list[str] | None = None,
-             kind: Literal["fact", "decision", "gotcha", "command"] | None = None) -> str:
+             kind: SkipJsonSchema[Literal["fact", "decision", "gotcha", "command"] | None] = None) -> str:
     """Save a durable note about this project for later sessions: how something is (fact), what was
     chosen and why (decision), how the user wants things (preference), a command or code that works
     (snippet), or a summary of work done. Relevant notes are shown to you in later turns.
 
     Args:
         text: Self-contained; one line for a fact, longer for a snippet (long texts are split).
-        category: fact (default), decision, preference, snippet or summary.
+        category: fact when omitted.
         tags: A few words to find it by, e.g. ["tests", "ci"].
-        kind: Older name for the category (gotcha and command are still accepted).
+        kind: Older name for the category, still accepted but left out of the schema (it would cost
+            every request tokens for a name the model no longer needs).
     """
     chosen = category or kind or "fact"
     try:

@@ -17,10 +17,10 @@ import struct
 from html.parser import HTMLParser
 from typing import Any
 
+from ..render.escape import strip_ansi
 from .limits import limit_output
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]")
 _DATA_URI = re.compile(r"data:([\w.+-]+/[\w.+-]+);base64,([A-Za-z0-9+/=\s]{200,})")
 _TEXT_MIMES = ("text/markdown", "text/latex", "application/json")
 
@@ -46,7 +46,7 @@ def as_text(value: Any) -> str:
 
 def clean_text(text: str) -> str:
     """Drop ANSI colours and keep what a terminal would show of carriage-return progress bars."""
-    text = _ANSI.sub("", text.replace("\r\n", "\n"))
+    text = strip_ansi(text.replace("\r\n", "\n"))
     if "\r" not in text:
         return text
     return "\n".join(_last_segment(line) for line in text.split("\n"))

@@ -156,11 +156,10 @@ def notebook_read(ctx, path: str, cells: list[str] | None = None, include_output
     """Read a Jupyter notebook: each cell's id, type, version and source, and its outputs when asked.
 
     When the notebook is open in JupyterLab this reads what is there now, unsaved typing included.
-    Outputs are shrunk: long text keeps its head and tail, images become one line, HTML is reduced to
-    its text. Each cell's v= is its version; the edit tools check it.
+    Each cell's v= is its version; the edit tools check it.
 
     Args:
-        path: The .ipynb file, relative to the workspace root.
+        path: The .ipynb file.
         cells: Only these cell ids (in notebook order); all cells when omitted.
         include_outputs: Show the cells' outputs too (default: only a one-line list of them).
     """
@@ -195,13 +194,13 @@ def notebook_edit(ctx, path: str, cell_id: str, source: str, cell_type: CellType
     """Replace the source of one notebook cell (by id), or one range of it; stale outputs are cleared.
 
     Args:
-        path: The .ipynb file, relative to the workspace root.
+        path: The .ipynb file.
         cell_id: The cell's id from notebook_read.
         source: The cell's complete new source; with old_text, the text that replaces old_text.
-        cell_type: Change the cell's type too: code, markdown or raw.
+        cell_type: Change the cell's type too.
         version: The cell's v= from notebook_read; by default the one you last read of this cell.
-        old_text: Replace only this exact text (it must occur once in the cell); the rest of the cell
-            is kept as it is now, even if the user changed it since you read it.
+        old_text: Replace only this exact text (once in the cell); the rest of the cell stays as it is
+            now, even if the user changed it.
     """
     return _change(ctx, path, lambda p, n, s: plan_edit(ctx, p, n, s, cell_id, source, cell_type, version, old_text))
 
@@ -213,12 +212,10 @@ def notebook_edit_preview(ctx, path: str, cell_id: str, source: str, cell_type: 
 
 def notebook_insert(ctx, path: str, cell_type: CellType, source: str, after_cell_id: str | None = None,
                     version: str | None = None) -> str:
-    """Insert a new cell after the cell with the given id (at the top when none is given).
-
-    On a path with no file yet, this creates a new notebook holding the one cell.
+    """Insert a new cell after a given cell; on a new path this creates the notebook.
 
     Args:
-        path: The .ipynb file, relative to the workspace root.
+        path: The .ipynb file.
         cell_type: code, markdown or raw.
         source: The new cell's source.
         after_cell_id: The id of the cell to insert after; omit to insert at the top.
@@ -238,7 +235,7 @@ def notebook_delete(ctx, path: str, cell_id: str, version: str | None = None) ->
     """Delete one notebook cell by id.
 
     Args:
-        path: The .ipynb file, relative to the workspace root.
+        path: The .ipynb file.
         cell_id: The cell's id from notebook_read.
         version: The cell's v= from notebook_read; by default the one you last read of this cell.
     """
@@ -251,10 +248,10 @@ def notebook_delete_preview(ctx, path: str, cell_id: str, version: str | None = 
 
 def notebook_move(ctx, path: str, cell_id: str, after_cell_id: str | None = None,
                   version: str | None = None) -> str:
-    """Move one notebook cell to just after another cell (to the top when none is given).
+    """Move one notebook cell to just after another cell.
 
     Args:
-        path: The .ipynb file, relative to the workspace root.
+        path: The .ipynb file.
         cell_id: The id of the cell to move.
         after_cell_id: The id of the cell it should follow; omit to move it to the top.
         version: The moved cell's v= from notebook_read; by default the one you last read of it.
@@ -275,7 +272,7 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
     nbagent's server extension, with a kernel.
 
     Args:
-        path: The .ipynb file, relative to the workspace root.
+        path: The .ipynb file.
         cell_ids: The ids of the code cells to run (from notebook_read).
     """
     if not cell_ids:

@@ -52,12 +52,11 @@ async def grep(
 ) -> str:
     """Search file contents with a regular expression (ripgrep syntax), skipping files .gitignore ignores.
 
-    Prints path:line:text for each matching line (context lines as path-line-text),
-    paths relative to the workspace root.
+    Prints path:line:text for each matching line (context lines as path-line-text).
 
     Args:
         pattern: Regular expression, e.g. "def \\w+_tool" or "TODO|FIXME". Escape regex characters for literal text.
-        path: File or directory to search, relative to the workspace root.
+        path: File or directory to search.
         glob: Only search files matching this glob, e.g. "*.py" or "src/**/*.ts".
         ignore_case: Match letters in either case.
         context: Lines to show before and after each match.

@@ -33,7 +33,6 @@ async def bash(ctx: ToolContext, command: str, timeout: float | None = None,
 
     stdin is closed, so interactive programs fail fast. A command still running at the timeout is
     not killed: it becomes a background task (see task_wait) and the result gives its id and output so far.
-    Use task_create directly for servers and watchers.
 
     Args:
         command: The command, run with `bash -c` in the workspace root.

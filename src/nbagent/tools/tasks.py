@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
+from ..render.escape import truncate
 from ..workspace.atomic import atomic_write
 from ..errors import ToolError
 from ..workspace.procs import ProcessRef, kill_tree, shell_env, start_shell
@@ -388,7 +389,7 @@ def task_create(ctx: ToolContext, command: str, cwd: str | None = None) -> str:
 
     Args:
         command: The bash command to run.
-        cwd: Directory to run in, relative to the workspace root (default: the root).
+        cwd: Directory to run in (default: the root).
     """
     if not command.strip():
         raise ToolError("command is empty")
@@ -408,7 +409,7 @@ async def task_wait(
     ctx: ToolContext, id: str, timeout: float | None = None, tail_lines: int | None = None,
     done_pattern: str | None = None,
 ) -> str:
-    """Wait for a background task to end (or its log to match done_pattern), then show its state and log tail.
+    """Wait for a background task to end, then show its state and log tail.
 
     Args:
         id: The task id (from task_create, a handed-over bash call, or task_list).
@@ -473,13 +474,13 @@ def task_table(manager: "TaskManager") -> str:
     for task in tasks:
         state = manager.state(task)
         code = f" {state.exit_code}" if state.exit_code is not None else ""
-        command = task.command if len(task.command) <= 80 else task.command[:77] + "..."
+        command = truncate(task.command, 80)
         rows.append(f"{task.id}  {state.status}{code}  {format_duration(state.elapsed)}  {command}")
     return "\n".join(rows)
 
 
 def task_stop(ctx: ToolContext, id: str) -> str:
-    """Stop a background task: its whole process tree gets TERM, then KILL after a short grace.
+    """Stop a background task and its whole process tree.
 
     Args:
         id: The task id.

@@ -9,7 +9,6 @@ a file nbagent did not make.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import secrets
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import psutil
 
+from ..render.redaction import logger
+
 SUFFIX = ".nbagent-tmp"
 _NAME = re.compile(r"\..+\.(?:(\d+)-)?[0-9a-f]{8}" + re.escape(SUFFIX))
 """With a pid (this module's names) or without one (what nbagent 0.1 wrote)."""
@@ -27,7 +28,7 @@ GRACE_SECONDS = 3600.0
 MAX_ENTRIES = 200_000
 """The sweep gives up after this many directory entries: a huge workspace is not walked at every start."""
 SKIPPED = frozenset({".git", "node_modules", ".venv", "__pycache__"})
-log = logging.getLogger("nbagent")
+log = logger("nbagent")
 
 
 def temp_path(path: Path) -> Path:

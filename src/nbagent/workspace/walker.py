@@ -20,7 +20,8 @@ directory does git's view of the workspace show? The rules they share:
 
 ripgrep is the engine because it is several times faster than any Python walk
 (the bench holds us within 1.3x of ``rg --files``); pathspec's GitIgnoreSpec
-is the fallback and the reference the tests hold ripgrep to.
+is the fallback and the reference the tests hold ripgrep to. Its regexes run on RE2
+(linear time): the ignore lines come from the workspace, which may be hostile.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
+import re2
 from pathspec import GitIgnoreSpec
 
 JUPYTER_STATE = (
@@ -116,62 +118,97 @@ def _gitignores_above(root: Path, start: str) -> bool:
 class _Rules:
     """The ignore files that apply in one directory, deepest first."""
 
-    def __init__(self, chain: tuple[tuple[str, GitIgnoreSpec], ...] = ()):
-        self.chain = chain  # (directory relative to the boundary, spec), deepest first
+    def __init__(self, chain: tuple[tuple[str, "_IgnoreFile"], ...] = ()):
+        self.chain = chain  # (directory relative to the boundary, its ignore file), deepest first
 
     def entering(self, boundary: Path, rel_dir: str) -> "_Rules":
-        spec = _read_spec(boundary / rel_dir / ".gitignore" if rel_dir else boundary / ".gitignore")
-        return _Rules(((rel_dir, spec), *self.chain)) if spec else self
+        rules = _read_spec(boundary / rel_dir / ".gitignore" if rel_dir else boundary / ".gitignore")
+        return _Rules(((rel_dir, rules), *self.chain)) if rules else self
 
     def ignored(self, rel_path: str, is_dir: bool) -> bool:
         """The deepest ignore file with a verdict decides; within it the last line matching the path."""
-        for base, spec in self.chain:
+        for base, rules in self.chain:
             sub = rel_path[len(base) + 1:] if base else rel_path
-            verdict = _verdict(spec, sub, is_dir)
+            verdict = rules.verdict(sub, is_dir)
             if verdict is not None:
                 return verdict
         return False
 
 
-def _verdict(spec: GitIgnoreSpec, rel: str, is_dir: bool) -> bool | None:
-    """True (ignored), False (re-included) or None, from the last line matching ``rel`` itself.
+class _Line:
+    """One ignore line: pathspec's translation to a regex, run on RE2.
 
-    GitIgnoreSpec.check_file also counts a line that matches one of the path's
-    directories ("!.h" then re-includes ".h/x.tmp" after "*.tmp"); git and rg
-    only look at the path itself, because an ignored directory is never
-    entered. The walk never enters one either, so only the path's own match counts.
+    The lines come from the workspace, which is hostile: on Python's backtracking engine a line
+    of repeated ``*a`` against a long name never finishes (issue 26, finding 8). RE2 matches in
+    time linear in the path, and pathspec's regexes are RE2 syntax (its own re2 backend uses them
+    as they are); we keep per-line regexes because pathspec's set matchers give its check_file
+    meaning, not git's (see ``_IgnoreFile.verdict``).
     """
-    path = rel + "/" if is_dir else rel
-    verdict = None
-    for pattern in spec.patterns:
-        if pattern.include is not None and _matches_itself(pattern, path, len(rel)):
-            verdict = pattern.include
-    return verdict
+
+    def __init__(self, include: bool, pattern: str):
+        self.include = include
+        options = re2.Options()
+        options.max_mem = 8 << 20
+        self.regex = re2.compile(pattern, options)
+        self.dir_mark = self.regex.groupindex.get(_DIR_MARK)
+        self.inside_only = pattern.endswith("/")  # "dir/**": everything inside dir, never dir itself
+
+    def matches_itself(self, path: str, own_len: int) -> bool:
+        match = self.regex.search(path)  # pathspec searches: an unanchored line ("*/") matches anywhere
+        if match is None:
+            return False
+        if self.dir_mark is not None:
+            # No directory mark, or the mark is this directory's own "/". An unanchored pattern ("*/")
+            # first matches at the path's first "/" (a parent's): its later matches are looked at too.
+            return any(m.start(self.dir_mark) in (-1, own_len) for m in self.regex.finditer(path))
+        if self.inside_only:
+            return match.end() < len(path)
+        return True
 
 
 _DIR_MARK = "ps_d"  # pathspec's group for the "/" after a directory the pattern matched
 
 
-def _matches_itself(pattern, path: str, own_len: int) -> bool:
-    result = pattern.match_file(path)
-    if result is None:
-        return False
-    match = result.match
-    if _DIR_MARK in match.re.groupindex:
-        # No directory mark, or the mark is this directory's own "/". An unanchored pattern ("*/")
-        # first matches at the path's first "/" (a parent's): its later matches are looked at too.
-        return any(m.start(_DIR_MARK) in (-1, own_len) for m in match.re.finditer(path))
-    if match.re.pattern.endswith("/"):  # "dir/**": everything inside dir, never dir itself
-        return match.end() < len(path)
-    return True
+class _IgnoreFile:
+    """The lines of one ``.gitignore`` (or ``info/exclude``) that say something."""
+
+    def __init__(self, lines: list[_Line]):
+        self.lines = lines
+
+    def verdict(self, rel: str, is_dir: bool) -> bool | None:
+        """True (ignored), False (re-included) or None, from the last line matching ``rel`` itself.
+
+        GitIgnoreSpec.check_file also counts a line that matches one of the path's
+        directories ("!.h" then re-includes ".h/x.tmp" after "*.tmp"); git and rg
+        only look at the path itself, because an ignored directory is never
+        entered. The walk never enters one either, so only the path's own match counts.
+        """
+        path = rel + "/" if is_dir else rel
+        if not path.isascii():  # RE2 takes UTF-8 only: odd bytes become U+FFFD, one for one
+            path = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        verdict = None
+        for line in self.lines:
+            if line.matches_itself(path, len(rel)):
+                verdict = line.include
+        return verdict
 
 
-def _read_spec(path: Path) -> GitIgnoreSpec | None:
+def _read_spec(path: Path) -> _IgnoreFile | None:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return GitIgnoreSpec.from_lines(map(_as_git_means, lines)) if lines else None
+    if not lines:
+        return None
+    compiled = []
+    for pattern in GitIgnoreSpec.from_lines(map(_as_git_means, lines)).patterns:
+        if pattern.include is None or pattern.regex is None:
+            continue  # comments and blank lines
+        try:
+            compiled.append(_Line(pattern.include, pattern.regex.pattern))
+        except re2.error:
+            continue  # a line too large for RE2's memory budget is dropped, not matched slowly
+    return _IgnoreFile(compiled) if compiled else None
 
 
 def _as_git_means(line: str) -> str:

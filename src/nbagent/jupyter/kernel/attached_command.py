@@ -1,12 +1,13 @@
 """``/context``: the attached sources from a notebook (list, attach, mute, unmute, remove).
 
 ``/context`` lists them (a table); ``/context attach NAME [--every N] COMMAND...`` attaches a command
-source, ``--file PATH`` a watched file, ``--variable NAME`` a kernel variable; ``mute``, ``unmute`` and
-``remove`` take a name. Everything goes through the public ``agent.context`` handle.
+source, ``--file PATH`` a watched file, ``--variable NAME`` a kernel variable; ``approve`` (a stored
+command source that needs approval), ``mute``, ``unmute`` and ``remove`` take a name. Everything goes through the public ``agent.context`` handle.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any
 
@@ -16,6 +17,7 @@ USAGE = """/context                          list the attached sources (status, 
 /context attach NAME [--every N] [--why TEXT] COMMAND...   a command source, run by the poller
 /context attach NAME --file PATH   a watched file (its tail)
 /context attach NAME --variable EXPR   a kernel variable (refreshed after each cell)
+/context approve NAME              run a stored command source that needs approval (shows its command)
 /context mute NAME | unmute NAME | remove NAME"""
 
 
@@ -33,6 +35,10 @@ def context_command(keeper, arg: str) -> Any:
             return handle.sources() if handle.store.sources(keeper.get().session_id) else "no attached context sources"
         if action == "attach":
             return _attach(handle, rest)
+        if action == "approve" and len(rest) == 1:
+            source = handle.approve(rest[0])
+            # JSON: every control, escape and non-ASCII character of the command shows as an escape
+            return f"approved {source.name} for this workspace: {json.dumps(source.spec)} ({source.status})"
         if action in ("mute", "unmute", "remove") and len(rest) == 1:
             source = getattr(handle, action)(rest[0])
             return f"{action}d {source.name}" if action != "remove" else f"removed {source.name}"

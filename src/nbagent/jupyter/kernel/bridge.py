@@ -30,7 +30,6 @@ from __future__ import annotations
 import ast
 import ctypes
 import io
-import re
 import sys
 import threading
 import weakref
@@ -39,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from IPython.core.displayhook import DisplayHook
 
+from ...render.escape import strip_ansi
 from ...tools.kernel import KernelBridge
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 RESULT_NAME = "_nbagent_result"
 MAX_REPR = 100_000
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _LOCKS: "weakref.WeakKeyDictionary[Any, threading.Lock]" = weakref.WeakKeyDictionary()
 _LOCKS_GUARD = threading.Lock()
 
@@ -186,7 +185,7 @@ def _routed_tracebacks(shell: "InteractiveShell") -> Iterator[list[str]]:
     def routed(etype, evalue, stb):
         if threading.get_ident() != me:
             return original(etype, evalue, stb)
-        caught.append(_ANSI.sub("", shell.InteractiveTB.stb2text(stb)))
+        caught.append(strip_ansi(shell.InteractiveTB.stb2text(stb)))
 
     shell._showtraceback = routed
     try:

@@ -11,10 +11,11 @@ the text changed) and the agent's kernel-variable sources are refreshed. Cells t
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ...attached.records import Output, SourceError, one_line
+from ...render.escape import strip_ansi, truncate
+from ...render.redaction import logger
 
 SOURCE = "kernel"
 WHY = "the kernel's recent history (last cells and the last traceback), attached by %agent"
@@ -22,7 +23,6 @@ CELLS = 5
 CODE_MAX = 1_500
 OUT_MAX = 300
 TRACEBACK_MAX = 4_000
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
 class KernelHistory:
@@ -64,7 +64,7 @@ class KernelHistory:
         except Exception:  # a post-cell hook must never break the user's cell
             import logging
 
-            logging.getLogger("nbagent.context").warning("kernel context not refreshed", exc_info=True)
+            logger("nbagent.context").warning("kernel context not refreshed", exc_info=True)
 
     def sync(self, agent: Any) -> None:
         """Attach the ``kernel`` source to the agent's session (unless declined) and push the history."""
@@ -108,11 +108,11 @@ class KernelHistory:
             code = raw[count].strip()
             if not code or _is_agent_cell(code):
                 continue
-            cell = f"In [{count}]:\n{_clip(code, CODE_MAX)}"
+            cell = f"In [{count}]:\n{truncate(code, CODE_MAX)}"
             if count in self.errors:
-                cell += f"\nError: {_clip(self.errors[count], OUT_MAX)}"
+                cell += f"\nError: {truncate(self.errors[count], OUT_MAX)}"
             elif count in outputs:
-                cell += f"\nOut[{count}]: {_clip(_safe_repr(outputs[count]), OUT_MAX)}"
+                cell += f"\nOut[{count}]: {truncate(_safe_repr(outputs[count]), OUT_MAX)}"
             shown.append(cell)
             if len(shown) == CELLS:
                 break
@@ -122,7 +122,7 @@ class KernelHistory:
         etype, value, tb = type(error), error, error.__traceback__
         try:
             lines = self.shell.InteractiveTB.structured_traceback(etype, value, tb)
-            text = _ANSI.sub("", "\n".join(lines))
+            text = strip_ansi("\n".join(lines))
         except Exception:  # a traceback formatter that fails: the plain one is better than none
             import traceback
 
@@ -134,8 +134,6 @@ def _is_agent_cell(code: str) -> bool:
     return code.lstrip().startswith(("%agent", "%%agent"))
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _safe_repr(value: Any) -> str:

@@ -24,7 +24,9 @@ from ...tools import nbdoc
 from ...tools.nbdoc import Snapshot
 
 ENV_VAR = "NBAGENT_SERVER_INFO"
+"""Environment variable holding the runtime file's path (written by nbagent.jupyter.server.kernel_secret)."""
 SECRET_HEADER = "X-Nbagent-Kernel-Secret"
+"""The header the secret travels in (the one definition; the server's handler reads it from here)."""
 TIMEOUT = 30.0
 RUN_TIMEOUT = 600.0
 

@@ -23,8 +23,8 @@ from typing import Any, Iterable
 from urllib.parse import quote
 
 from ...errors import ToolError
+from ...render.escape import strip_ansi
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
 class Outcome:
@@ -51,7 +51,7 @@ class Outcome:
             self.stdout.append(f"[a display: {kinds}]\n")
         elif kind == "error":
             trace = "\n".join(str(line) for line in content.get("traceback") or [])
-            self.error = _ANSI.sub("", trace) or f"{content.get('ename')}: {content.get('evalue')}"
+            self.error = strip_ansi(trace) or f"{content.get('ename')}: {content.get('evalue')}"
 
     def as_dict(self) -> dict:
         return {"stdout": "".join(self.stdout), "stderr": "".join(self.stderr), "result": self.result,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import stat
 from typing import Any
@@ -23,9 +22,10 @@ from ...attached.notebook_history import notebook_history
 from ...attached.records import NAME_RE, SourceError, parse_output
 from ...attached.store import ContextStore
 from ...errors import StoreError, ToolError
+from ...render.redaction import logger
 from .base import SESSION, BaseHandler
 
-log = logging.getLogger("nbagent.server")
+log = logger("nbagent.server")
 NOTEBOOK_SOURCE = "notebook"
 NOTEBOOK_WHY = "the notebook active in JupyterLab: its last executed cells and errors, offered by the side panel"
 NOTEBOOK_MAX_BYTES = 50 * 1024 * 1024
@@ -49,7 +49,7 @@ class _ContextHandler(BaseHandler):
         store = self.nbapp.services.store()
         if store.db is None:
             raise web.HTTPError(503, str(store.broken))
-        return ContextStore(store.db)
+        return ContextStore(store.db, root=store.root)  # root: a stored command not approved here shows so
 
     async def blocking(self, fn, *args):
         return await asyncio.get_running_loop().run_in_executor(self.nbapp.services.executor, fn, *args)

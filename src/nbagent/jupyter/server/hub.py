@@ -19,20 +19,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import threading
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
 from ...engine.agent_state import AgentState, reduce
+from ...render.redaction import logger
 from ...tools.approvals import DECISIONS
 from ...errors import NbagentError
 from ...events import Event
 from ...engine.open_in_jupyter import BadContext, OpenContext, with_context
 from .settings import session_changes
 
-log = logging.getLogger("nbagent.server")
+log = logger("nbagent.server")
 
 FLUSH_BATCH = 200
 """Events sent per loop iteration at most (bench/server.py: keeps the loop's p99 lag low)."""

@@ -23,10 +23,9 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web
 
 from ...errors import ToolError
+from ...render.redaction import forget_secret, register_secret
+from ..kernel.server_client import ENV_VAR, SECRET_HEADER
 
-ENV_VAR = "NBAGENT_SERVER_INFO"
-"""Environment variable holding the runtime file's path (read by nbagent.jupyter.kernel.server_client)."""
-SECRET_HEADER = "X-Nbagent-Kernel-Secret"
 
 
 class KernelLink:
@@ -34,6 +33,7 @@ class KernelLink:
 
     def __init__(self, url: str, root: Path):
         self.secret = secrets.token_urlsafe(32)
+        register_secret(self.secret)  # this process's tools (the server's agents) never show it either
         self.path = Path(jupyter_runtime_dir()) / f"nbagent-server-{os.getpid()}.json"
         self.root = root
         self.write(url)
@@ -51,6 +51,7 @@ class KernelLink:
 
     def close(self) -> None:
         self.path.unlink(missing_ok=True)
+        forget_secret(self.secret)
         if os.environ.get(ENV_VAR) == str(self.path):
             if self._previous is None:
                 os.environ.pop(ENV_VAR, None)

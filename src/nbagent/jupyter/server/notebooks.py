@@ -13,18 +13,18 @@ it there is never a live document, and the tab or the file is used.
 from __future__ import annotations
 
 import asyncio
-import logging
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
 from ...errors import ToolError
+from ...render.redaction import logger
 from ...tools.nbdoc import Snapshot
 from ...tools.nbfile import FILE_STORE
 from ...workspace.root import Workspace
 from .cell_runner import run_cells
 
-log = logging.getLogger("nbagent.server")
+log = logger("nbagent.server")
 CALL_TIMEOUT = 60.0
 RUN_TIMEOUT = 600.0
 

@@ -4,13 +4,13 @@ The turn waits until a button is clicked (or the decision comes from elsewhere: 
 
 from __future__ import annotations
 
-import html
 import json
 from typing import Any, Callable
 
 import ipywidgets as widgets
 from traitlets import Unicode
 
+from ...render.escape import escape_html
 from .format import diff_html
 
 Decide = Callable[[str, str], None]
@@ -24,7 +24,7 @@ class ApprovalCard(widgets.VBox):
 
     def __init__(self, *, call_id: str, name: str, arguments: dict[str, Any], diff: str | None,
                  decide: Decide, **kwargs):
-        self.title = widgets.HTML(f"<b>Approve {html.escape(name)}?</b>")
+        self.title = widgets.HTML(f"<b>Approve {escape_html(name)}?</b>")
         self.body = widgets.HTML(diff_html(diff) if diff else _arguments_html(arguments))
         self.approve_button = widgets.Button(description="Approve", button_style="success", icon="check")
         self.deny_button = widgets.Button(description="Deny", button_style="danger", icon="times")
@@ -54,9 +54,10 @@ class ApprovalCard(widgets.VBox):
             button.disabled = True
         verb = {"approve": "approved", "always": "approved (always)", "deny": "denied"}.get(decision, decision)
         suffix = "" if by in ("user", "") else f" ({by})"
-        self.title.value = f"{html.escape(self.name)}: <b>{verb}</b>{html.escape(suffix)}"
+        self.title.value = f"{escape_html(self.name)}: <b>{verb}</b>{escape_html(suffix)}"
 
 
 def _arguments_html(arguments: dict[str, Any]) -> str:
     text = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
-    return f'<pre style="margin:0;max-height:20em;overflow:auto;font-size:12px">{html.escape(text)}</pre>'
+    return ('<pre style="margin:0;max-height:20em;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere;'
+            f'font-size:12px">{escape_html(text)}</pre>')

@@ -5,12 +5,12 @@ here too."""
 
 from __future__ import annotations
 
-import html
 from typing import Any, Callable
 
 import ipywidgets as widgets
 
 from ...engine.agent_state import TurnCheckpoint
+from ...render.escape import escape_html
 
 SHOWN_FILES = 8
 
@@ -70,4 +70,4 @@ def _names(files: list[str]) -> str:
 
 
 def _small(text: str, colour: str = "#666") -> str:
-    return f'<span style="font-size:12px;color:{colour}">{html.escape(text)}</span>'
+    return f'<span style="font-size:12px;color:{colour}">{escape_html(text)}</span>'

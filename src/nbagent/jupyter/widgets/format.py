@@ -1,12 +1,13 @@
-"""HTML formatters of the widgets (diffs, outputs, counts); the plain-text summaries come from display.py."""
+"""HTML formatters of the widgets: diffs, outputs, token counts and costs.
+
+Escaping is render/escape.py's, the plain-text summaries are render/text.py's."""
 
 from __future__ import annotations
 
-import html
+from ...render.escape import escape_html
+from ...render.text import TODO_MARKS, counts_line_for, summarize_arguments
 
-from ...render.text import TODO_MARKS, counts_line_for, shorten, summarize_arguments
-
-__all__ = ["TODO_MARKS", "cost", "counts_line_for", "diff_html", "looks_like_diff", "output_html", "shorten",
+__all__ = ["TODO_MARKS", "cost", "counts_line_for", "diff_html", "looks_like_diff", "output_html",
            "summarize_arguments", "tokens"]
 
 
@@ -24,19 +25,19 @@ def diff_html(diff: str) -> str:
     out = []
     for line in diff.splitlines():
         colour = None if line.startswith(("+++", "---")) else _DIFF_COLOURS.get(line[:1])
-        text = html.escape(line) or " "
+        text = escape_html(line) or " "
         out.append(f'<span style="color:{colour}">{text}</span>' if colour else text)
     return _pre("\n".join(out))
 
 
 def output_html(text: str) -> str:
     """A tool's output: coloured when it is a diff, else preformatted text."""
-    return diff_html(text) if looks_like_diff(text) else _pre(html.escape(text))
+    return diff_html(text) if looks_like_diff(text) else _pre(escape_html(text))
 
 
 def _pre(body: str) -> str:
-    return ('<pre style="margin:0;max-height:24em;overflow:auto;white-space:pre-wrap;font-size:12px">'
-            f"{body}</pre>")
+    return ('<pre style="margin:0;max-height:24em;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere;'
+            f'font-size:12px">{body}</pre>')
 
 
 def tokens(n: int) -> str:

@@ -1,12 +1,12 @@
-"""The header of a turn's view: session id and title, model, tokens in and out, cost so far."""
+"""The header of a turn's view: session id and title, model, tokens in (cached) and out, cost so far."""
 
 from __future__ import annotations
 
-import html
 
 import ipywidgets as widgets
 from traitlets import Float, Int, Unicode, observe
 
+from ...render.escape import escape_html
 from .format import cost, tokens
 
 
@@ -20,17 +20,21 @@ class Header(widgets.HTML):
     model = Unicode("")
     input_tokens = Int(0)
     output_tokens = Int(0)
+    cached_tokens = Int(0)
+    """Of input_tokens, those the provider read from its prompt cache."""
     cost = Float(None, allow_none=True)
     status = Unicode("")
     """What the turn is doing: queued, running, done, aborted, error, max_steps."""
 
-    @observe("session_id", "title", "model", "input_tokens", "output_tokens", "cost", "status")
+    @observe("session_id", "title", "model", "input_tokens", "output_tokens", "cached_tokens", "cost", "status")
     def _render(self, change=None) -> None:
-        parts = [f"<b>{html.escape(self.title or 'new session')}</b>",
-                 f"<code>{html.escape(self.session_id)}</code>" if self.session_id else "",
-                 html.escape(self.model),
-                 f"{tokens(self.input_tokens)} in / {tokens(self.output_tokens)} out",
+        parts = [f"<b>{escape_html(self.title or 'new session')}</b>",
+                 f"<code>{escape_html(self.session_id)}</code>" if self.session_id else "",
+                 escape_html(self.model),
+                 f"{tokens(self.input_tokens)} in"
+                 + (f" ({tokens(self.cached_tokens)} cached)" if self.cached_tokens else "")
+                 + f" / {tokens(self.output_tokens)} out",
                  cost(self.cost),
-                 f"<i>{html.escape(self.status)}</i>" if self.status else ""]
+                 f"<i>{escape_html(self.status)}</i>" if self.status else ""]
         self.value = ('<div style="font-size:12px;color:var(--jp-ui-font-color1,#333)">'
                       + " · ".join(p for p in parts if p) + "</div>")

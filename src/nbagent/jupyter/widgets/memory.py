@@ -4,11 +4,12 @@ They are the turn's ``memory`` in the state; remembering and forgetting show as 
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import ipywidgets as widgets
 from traitlets import List, observe
+
+from ...render.escape import escape_html
 
 
 class Memory(widgets.VBox):
@@ -27,9 +28,9 @@ class Memory(widgets.VBox):
 
 
 def _section(title: str, entries: list[dict[str, Any]]) -> str:
-    items = "".join(f"<li>[{html.escape(str(e.get('kind') or e.get('category') or ''))}] "
-                    f"{html.escape(str(e.get('text', '')))}{_score(e)}</li>" for e in entries)
-    return (f'<details style="font-size:12px"><summary>{html.escape(title)}</summary>'
+    items = "".join(f"<li>[{escape_html(str(e.get('kind') or e.get('category') or ''))}] "
+                    f"{escape_html(str(e.get('text', '')))}{_score(e)}</li>" for e in entries)
+    return (f'<details style="font-size:12px"><summary>{escape_html(title)}</summary>'
             f'<ul style="margin:0">{items}</ul></details>')
 
 
@@ -38,4 +39,4 @@ def _score(entry: dict[str, Any]) -> str:
     if not isinstance(entry.get("score"), (int, float)):
         return ""
     why = f": {entry['why']}" if entry.get("why") else ""
-    return f' <span style="opacity:0.7">({entry["score"]:.2f}{html.escape(str(why))})</span>'
+    return f' <span style="opacity:0.7">({entry["score"]:.2f}{escape_html(str(why))})</span>'

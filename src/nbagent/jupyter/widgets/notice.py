@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import html
 
 import ipywidgets as widgets
 
 from ...engine.agent_state import NoticeItem
+from ...render.escape import escape_html
 
 COLOURS = {"error": "#cf222e", "info": "#666", "memory": "#666", "context": "#666"}
 
@@ -22,4 +22,4 @@ class Notice(widgets.HTML):
 
 
 def notice_html(text: str, colour: str = "#666") -> str:
-    return f'<div style="font-size:12px;color:{colour}">{html.escape(text)}</div>'
+    return f'<div style="font-size:12px;color:{colour}">{escape_html(text)}</div>'

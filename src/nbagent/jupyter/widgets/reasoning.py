@@ -4,10 +4,11 @@ Once the turn has ended only "thought for N s" remains."""
 
 from __future__ import annotations
 
-import html
 
 import ipywidgets as widgets
 from traitlets import Bool, Unicode, observe
+
+from ...render.escape import escape_html
 
 
 class Reasoning(widgets.VBox):
@@ -59,4 +60,4 @@ def _summary(text: str, seconds: float | None) -> str:
 
 def _pre(text: str) -> str:
     return ('<div style="white-space:pre-wrap;color:var(--jp-ui-font-color2,#666);font-size:12px;'
-            f'max-height:16em;overflow:auto">{html.escape(text)}</div>')
+            f'max-height:16em;overflow:auto">{escape_html(text)}</div>')

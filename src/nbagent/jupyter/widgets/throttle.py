@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import logging
 import threading
 import time
 from typing import Callable
 
-log = logging.getLogger("nbagent.jupyter")
+from ...render.redaction import logger
+
+log = logger("nbagent.jupyter")
 
 MESSAGES_PER_SECOND = 20.0
 """Frontend messages per second a view may send while streaming. The budget is 30; the margin is for

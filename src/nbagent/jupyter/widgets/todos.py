@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import ipywidgets as widgets
 from traitlets import List, observe
 
+from ...render.escape import escape_html
 from .format import TODO_MARKS as MARKS
 from .format import counts_line_for as counts_line
 
@@ -45,10 +45,10 @@ class Todos(widgets.VBox):
 
 def _item(todo: dict[str, Any]) -> str:
     status = todo.get("status", "pending")
-    text = html.escape(todo.get("content", ""))
+    text = escape_html(todo.get("content", ""))
     if status == "completed":
         text = f"<s>{text}</s>"
     elif status == "in_progress":
         text = f"<b>{text}</b>"
-    note = f' <i>({html.escape(todo["note"])})</i>' if todo.get("note") else ""
+    note = f' <i>({escape_html(todo["note"])})</i>' if todo.get("note") else ""
     return f'<div style="font-size:12px">{MARKS.get(status, "?")} {text}{note}</div>'

@@ -5,12 +5,12 @@ The row shows one ``ToolItem`` of the state (agent_state.py); its status is the 
 
 from __future__ import annotations
 
-import html
 
 import ipywidgets as widgets
 from traitlets import Dict, Unicode, observe
 
 from ...engine.agent_state import ToolItem
+from ...render.escape import escape_html
 from .format import diff_html, output_html, summarize_arguments
 
 STATUS_STYLE = {
@@ -52,9 +52,9 @@ class ToolRow(widgets.VBox):
     def _render_line(self, change=None) -> None:
         mark, colour = STATUS_STYLE.get(self.status, ("?", "#666"))
         label = STATUS_LABEL.get(self.status, self.status)
-        self.line.value = (f'<span style="color:{colour}">{mark} {html.escape(label)}</span> '
-                           f"<b>{html.escape(self.name)}</b> "
-                           f"<code>{html.escape(self.summary)}</code>")
+        self.line.value = (f'<span style="color:{colour}">{mark} {escape_html(label)}</span> '
+                           f"<b>{escape_html(self.name)}</b> "
+                           f"<code>{escape_html(self.summary)}</code>")
 
     @observe("output", "diff")
     def _render_result(self, change=None) -> None:

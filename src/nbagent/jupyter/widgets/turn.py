@@ -11,7 +11,6 @@ A view made mid-turn starts from the state as it is, so it shows what a view the
 from __future__ import annotations
 
 import contextlib
-import html
 import threading
 from typing import Any, Callable, NamedTuple
 
@@ -20,6 +19,7 @@ from traitlets import Unicode
 
 from ... import events as ev
 from ...engine.agent_state import AgentState, Counters, PendingApproval, ToolItem, Turn
+from ...render.escape import escape_html, truncate
 from .approval import ApprovalCard
 from .checkpoint import CheckpointBar
 from .controls import Controls
@@ -172,6 +172,7 @@ class TurnView(widgets.VBox):
         header = self.header
         header.session_id, header.title, header.model = shown.session_id, shown.title, shown.model
         header.input_tokens, header.output_tokens = shown.counters.input_tokens, shown.counters.output_tokens
+        header.cached_tokens = shown.counters.cached_tokens
         header.cost, header.status = shown.counters.cost, shown.label
         turn = shown.turn
         if turn is not None:
@@ -238,5 +239,4 @@ def _tree(widget: widgets.Widget):
 def _prompt_html(prompt: str) -> str:
     if not prompt:
         return ""
-    short = prompt if len(prompt) <= 300 else prompt[:299] + "…"
-    return f'<div style="font-size:12px;color:var(--jp-ui-font-color2,#666)">› {html.escape(short)}</div>'
+    return f'<div style="font-size:12px;color:var(--jp-ui-font-color2,#666)">› {escape_html(truncate(prompt, 300))}</div>'
