@@ -164,7 +164,7 @@ def main() -> None:
         try:  # the cluster starts after the local rows: its idle workers would take CPU from them
             from dask.distributed import Client, LocalCluster
         except ImportError:
-            print("(dask[distributed] is not installed: local runs only; pip install 'nbagent[batch]')")
+            print("(dask[distributed] is not installed: local runs only; pip install 'jupyter-nbagent[batch]')")
             return
         with LocalCluster(n_workers=2, threads_per_worker=max(levels) // 2 or 1, processes=True,
                           dashboard_address=None, silence_logs=40) as cluster, Client(cluster) as client:

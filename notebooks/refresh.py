@@ -14,6 +14,8 @@ from pathlib import Path
 import nbclient
 import nbformat
 
+from nbagent.testing.notebooks import scratch_workspace
+
 HERE = Path(__file__).parent
 SKIP = {"kernel_tools.ipynb"}  # refreshed by its own owner
 
@@ -29,6 +31,7 @@ def refresh(path: Path) -> None:
     os.environ["NBAGENT_NOTEBOOKS_SCRIPTED"] = "1"  # the kernel inherits this environment
     for name in ("NBAGENT_VIEW", "NBAGENT_APPROVAL", "NBAGENT_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         os.environ.pop(name, None)
+    scratch_workspace(HERE.parent)  # as nbval runs them: never in the checkout's own .nbagent/
     nb = nbformat.read(path, 4)
     _LikeNbval(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     nb.metadata.pop("widgets", None)

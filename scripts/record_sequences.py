@@ -138,7 +138,28 @@ def checkpoint_undo_redo(root, events):
     return agent
 
 
+def kernel_changed_undo(root, events):
+    from nbagent.tools.kernel import KernelBridge
+
+    namespace = {"df": [1, 2, 3], "tmp": "scratch", "x": 1}
+
+    def run(code):
+        exec(compile(code, "<agent>", "exec"), namespace)
+        return {"stdout": "", "stderr": "", "result": None, "error": None}
+
+    kernel = KernelBridge(namespace, run, hidden=["__builtins__"])
+    agent = _agent(root, events, [
+        Reply(tool_calls=[Call("kernel_run", {"code": "df.append(4)\nx = 2\ndel tmp\ny = 3"}, id="call_kernel")]),
+        Reply(text="Changed the kernel."),
+    ], approval="auto", kernel=kernel, kernel_run_auto=True)
+    agent.run("Change the kernel")
+    agent.undo()
+    return agent
+
+
 SCENARIOS = {
+    "kernel_changed_undo": ("kernel_run adds, rebinds, deletes and mutates names: kernel_changed marks its tool row; "
+                            "the turn has a checkpoint with no files, which undo marks undone", kernel_changed_undo),
     "checkpoint_undo_redo": ("a turn that rewrites a file takes a checkpoint; undo then redo mark that finished turn "
                              "and move the undo/redo targets", checkpoint_undo_redo),
     "text_and_tools": ("reasoning, a paragraph, a tool call and its result, a second paragraph: items in order",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything nbagent needs on a fresh Debian machine (run as root, or with sudo available):
-# system packages, a virtual environment in .venv with nbagent and its test, Jupyter and offline-model
-# extras, and the JupyterLab extension. Safe to run again: it skips what is already there.
+# system packages, a virtual environment in .venv with nbagent (distribution jupyter-nbagent) and its test
+# and offline-model extras, and the JupyterLab extension. Safe to run again: it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +29,11 @@ fi
 # llama-cpp-python builds from source here (about 7 minutes on 2 cores, cached by pip afterwards);
 # a portable build, so a wheel cached on one machine runs on another of the same kind.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
-echo "setup: installing nbagent with its test, jupyter and local extras"
+# Installed before the distribution was renamed (nbagent -> jupyter-nbagent): remove the old metadata first.
+if .venv/bin/python -m pip show -q nbagent >/dev/null 2>&1; then
+  .venv/bin/python -m pip uninstall -q -y nbagent
+fi
+echo "setup: installing jupyter-nbagent (editable) with its test and local extras"
 .venv/bin/python -m pip install -q -e '.[test,local]'
 # The JupyterHub test's proxy (tests/hub/): configurable-http-proxy from npm, kept out of the repository.
 if [ ! -x .cache/chp/node_modules/.bin/configurable-http-proxy ]; then

@@ -1,10 +1,69 @@
 """Shared test setup: no test reads the developer's model settings or starts a real model by accident;
+no test writes outside its temporary directories (HOME, the XDG and Jupyter directories and the
+working directory are temporary, and the suite fails if the checkout's own ``.nbagent/`` changed);
 one ``make_agent`` factory for every folder (a folder may override ``agent_workspace`` and
 ``agent_defaults``)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+_HOME_ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+             "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR")
+_STATE = {"before": None, "home": None}
+
+
+def _fingerprint(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``folder`` with its size and modification time (empty when it does not exist)."""
+    found = {}
+    for dirpath, _, names in os.walk(folder):
+        for name in names:
+            path = Path(dirpath) / name
+            try:
+                info = path.lstat()
+            except OSError:
+                continue
+            found[str(path.relative_to(folder))] = (info.st_size, info.st_mtime_ns)
+    return found
+
+
+def pytest_configure(config):
+    """One temporary home for the whole run, set before any test (and any subprocess it starts) reads
+    it: the user's settings, global memory, Jupyter and IPython directories are never touched."""
+    home = Path(tempfile.mkdtemp(prefix="nbagent-test-home-"))
+    _STATE["home"] = home
+    for name in _HOME_ENV:
+        folder = home if name == "HOME" else home / name.lower()
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.environ[name] = str(folder)
+    _STATE["before"] = _fingerprint(CHECKOUT / ".nbagent")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run if a test wrote into the checkout's own ``.nbagent/`` (it would show up in the
+    developer's ``nbagent sessions list`` and ``nbagent stats``)."""
+    if _STATE["before"] is None:
+        return
+    after = _fingerprint(CHECKOUT / ".nbagent")
+    changed = sorted(k for k in set(after) | set(_STATE["before"]) if after.get(k) != _STATE["before"].get(k))
+    if changed:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = (f"the checkout's .nbagent/ changed during the tests ({', '.join(changed[:10])}): a test "
+                   "wrote outside its temporary directories")
+        if reporter is not None:
+            reporter.write_line(f"FAILED {message}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def _temporary_working_directory(tmp_path_factory, monkeypatch):
+    """Each test starts in an empty directory of its own: an agent given no workspace works there."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NBAGENT_MODEL", "NBAGENT_API", "NBAGENT_TOOLSETS",
               "NBAGENT_APPROVAL", "NBAGENT_MAX_STEPS", "NBAGENT_MEMORY", "NBAGENT_WORKSPACE",

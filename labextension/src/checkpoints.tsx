@@ -25,6 +25,9 @@ export interface CheckpointBarProps {
 const SHOWN = 8;
 
 export function filesLine(files: string[]): string {
+  if (files.length === 0) {
+    return 'kernel variables changed'; // a turn that changed only the kernel (its kernel_changed lines say what)
+  }
   const shown = files.slice(0, SHOWN).join(', ');
   const more = files.length > SHOWN ? ` and ${files.length - SHOWN} more` : '';
   return `${files.length} file${files.length === 1 ? '' : 's'} changed: ${shown}${more}`;

@@ -27,6 +27,7 @@ export type AgentEvent =
   | Compacted
   | ContextNote
   | Checkpoint
+  | KernelChanged
   | TurnEnd
   | ErrorEvent;
 
@@ -299,6 +300,29 @@ export interface Checkpoint {
   turn_id: string;
 }
 /**
+ * What a kernel-changing call (kernel_run, notebook_run) did to the user's kernel namespace.
+ *
+ * ``added``, ``rebound`` (bound to another object) and ``deleted`` are names; ``mutated``: the same
+ * object, changed in place (its fingerprint differs); ``unchecked``: the same object, which could not
+ * be fingerprinted within the budget (it may or may not have changed). ``dropped``: names (with their
+ * turn, "df (turn 3)") whose old values the undo record's memory cap released by this call: undo can no
+ * longer bind them again.
+ *
+ * This interface was referenced by `NbagentTypes`'s JSON-Schema
+ * via the `definition` "KernelChanged".
+ */
+export interface KernelChanged {
+  type: 'kernel_changed';
+  call_id: string;
+  added: string[];
+  rebound: string[];
+  deleted: string[];
+  mutated: string[];
+  unchecked: string[];
+  dropped: string[];
+  turn_id: string;
+}
+/**
  * The end of a prompt, exactly once per prompt: a queued prompt dropped by Abort ends with
  * ``reason="aborted"`` and no turn_start before it.
  *
@@ -418,7 +442,22 @@ export interface ToolItem {
   output: string | null;
   is_error: boolean;
   duration_ms: number | null;
+  kernel: KernelChange | null;
   kind: 'tool';
+}
+/**
+ * What a call did to the kernel's namespace (a ``kernel_changed`` event); see events.KernelChanged.
+ *
+ * This interface was referenced by `NbagentTypes`'s JSON-Schema
+ * via the `definition` "KernelChange".
+ */
+export interface KernelChange {
+  added: string[];
+  rebound: string[];
+  deleted: string[];
+  mutated: string[];
+  unchecked: string[];
+  dropped: string[];
 }
 /**
  * Something the engine said during a turn: an error, a compaction, a memory change, an attached

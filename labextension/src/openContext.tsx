@@ -49,6 +49,11 @@ export class OpenContextTracker {
     return this.value && this.key(this.value) !== this.dismissedFor ? this.value : null;
   }
 
+  /** The active notebook's path, even when its chip was removed (the Check button uses it). */
+  get notebook(): string | null {
+    return this.value?.notebook ?? null;
+  }
+
   dismiss(): void {
     this.dismissedFor = this.value ? this.key(this.value) : null;
     this.changedSignal.emit();

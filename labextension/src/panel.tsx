@@ -25,10 +25,12 @@ import {
   todosOf,
   ToolItem
 } from './state';
+import { CheckButton } from './checkButton';
 import { CheckpointBar } from './checkpoints';
 import { NOTHING_SPOKEN, nextSpoken, Spoken } from './announce';
 import { SessionControls } from './controls';
 import { Visible } from './hiddenChars';
+import { kernelLine } from './kernelChange';
 import { MemoryTab } from './memoryTab';
 import { isOutsideRequest, SettingsTab } from './settingsTab';
 import { ContextChip } from './openContext';
@@ -371,6 +373,7 @@ function ToolRow({ tool }: { tool: ToolItem }): React.ReactElement {
         <span className="jp-nbagent-tool-name">{tool.name}</span>
         {summary && <span className="jp-nbagent-tool-arg">{summary}</span>}
         {tool.duration_ms !== null && <span className="jp-nbagent-tool-time">{formatMs(tool.duration_ms)}</span>}
+        {tool.kernel && <div className="jp-nbagent-kernel-change">{kernelLine(tool.kernel)}</div>}
       </summary>
       <div className="jp-nbagent-tool-body">
         <pre className="jp-nbagent-tool-args">{prettyArgs(tool)}</pre>
@@ -624,6 +627,7 @@ function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
         <button className="jp-nbagent-abort jp-mod-reject" title="End the turn and clear the queue (Esc)" onClick={() => model.abort()} disabled={!busy && model.state.queue.length === 0}>
           Abort
         </button>
+        <CheckButton tracker={model.openContext} />
       </div>
     </div>
   );

@@ -113,6 +113,17 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
         })
       );
     }
+    case 'kernel_changed': {
+      const kernel = {
+        added: [...e.added],
+        rebound: [...e.rebound],
+        deleted: [...e.deleted],
+        mutated: [...e.mutated],
+        unchecked: [...e.unchecked],
+        dropped: [...e.dropped]
+      };
+      return withTurn(s, e.turn_id, t => updateTool(t, e.call_id, '', { kernel }));
+    }
     case 'todos_changed':
       return { ...s, todos: [...e.todos] };
     case 'memory_changed': {
@@ -237,6 +248,7 @@ function updateTool(turn: Turn, callId: string, name: string, changes: Partial<T
     output: null,
     is_error: false,
     duration_ms: null,
+    kernel: null,
     kind: 'tool',
     ...changes
   };

@@ -19,15 +19,39 @@ from .errors import ToolError
 from .events import Event
 from .tools.base import Tool, ToolSet, function_tool, tool
 
-__version__ = "0.1.0"
+DISTRIBUTION = "jupyter-nbagent"  # the name on the package index; the import name stays nbagent
+__version__: str  # read from the metadata on first use (see _version)
 
 moved.install()  # old import paths (nbagent.agent_state, ...) keep working: see nbagent.moved
 __all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolError", "ToolSet", "batch", "eval",
            "function_tool", "tool", "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
 
 
+def _version() -> str:
+    """The version of the code running: from a checkout (installed editable, or on PYTHONPATH) the one
+    its pyproject.toml declares, since metadata written at install time may be older; otherwise the
+    installed distribution's metadata."""
+    import importlib.metadata
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if pyproject.is_file():
+        import tomllib
+
+        project = tomllib.loads(pyproject.read_text()).get("project", {})
+        if project.get("name") == DISTRIBUTION and project.get("version"):
+            return project["version"]
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"  # neither a checkout nor installed (copied in by hand): say so, do not guess
+
+
 def __getattr__(name: str) -> Any:
     # Lazy: importing nbagent stays cheap, and the Agent's dependencies load on first use.
+    if name == "__version__":
+        globals()["__version__"] = found = _version()
+        return found
     if name == "Agent":
         from .engine.warmup import settle
 

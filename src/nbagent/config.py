@@ -99,7 +99,7 @@ class AgentConfig:
     """Reasoning effort for models that take it (low, medium, high). Env: NBAGENT_REASONING_EFFORT."""
 
     local: str = "auto"
-    """Offline model: "auto" (when no endpoint is configured and nbagent[local] is installed),
+    """Offline model: "auto" (when no endpoint is configured and jupyter-nbagent[local] is installed),
     "on" or "off". Env: NBAGENT_LOCAL."""
 
     profile: str = "auto"
@@ -183,6 +183,15 @@ class AgentConfig:
     checkpoint_max_bytes: int = 256 * 1024 * 1024
     """Outside a git repository, a workspace holding more bytes of files than this gets no checkpoint
     (a clear error, never a partial copy). Env: NBAGENT_CHECKPOINT_MAX_BYTES."""
+
+    kernel_undo_max_bytes: int | None = None
+    """Memory the kernel's undo record may hold (the objects a turn rebound or deleted, kept so undo can
+    bind them again); beyond it the oldest are released, and said so. None: a quarter of the free
+    memory or 2 GB, whichever is less (docs/notebooks.md). Env: NBAGENT_KERNEL_UNDO_MAX_BYTES."""
+
+    kernel_fingerprint_ms: float = 15.0
+    """Milliseconds each of the two namespace snapshots around a kernel call may spend fingerprinting
+    values; what it does not reach is reported "not checked". Env: NBAGENT_KERNEL_FINGERPRINT_MS."""
 
     recovery_journal: bool = True
     """Journal each call of a tool that may change files before it runs and after, so that a session
@@ -273,6 +282,8 @@ _ENV = {
     "NBAGENT_MCP_TIMEOUT": "mcp_timeout",
     "NBAGENT_CHECKPOINTS": "checkpoints",
     "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
+    "NBAGENT_KERNEL_UNDO_MAX_BYTES": "kernel_undo_max_bytes",
+    "NBAGENT_KERNEL_FINGERPRINT_MS": "kernel_fingerprint_ms",
 }
 ENV_VARS = dict(_ENV)
 

@@ -46,3 +46,16 @@ class StoreError(NbagentError):
 
 class AgentClosed(NbagentError, RuntimeError):
     """The agent was closed: it takes no more prompts or settings."""
+
+
+class MissingSetting(ConfigError):
+    """A setting the configuration needs was not given. Each front end names it in its own words
+    (``--model NAME`` in the CLI, ``%agent --model NAME`` in a notebook); ``str()`` is the Python API's."""
+
+    def __init__(self, problem: str, setting: str, env: str):
+        self.problem, self.setting, self.env = problem, setting, env
+        super().__init__(self.worded(f"pass {setting}=..."))
+
+    def worded(self, how: str) -> str:
+        """The message with ``how`` as the front end's way to give the setting ("pass --model NAME")."""
+        return f"{self.problem}: set {self.env} or {how}"

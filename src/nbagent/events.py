@@ -220,6 +220,26 @@ class Checkpoint(Event):
     redo_turn: int | None = None
 
 
+@_event("kernel_changed")
+class KernelChanged(Event):
+    """What a kernel-changing call (kernel_run, notebook_run) did to the user's kernel namespace.
+
+    ``added``, ``rebound`` (bound to another object) and ``deleted`` are names; ``mutated``: the same
+    object, changed in place (its fingerprint differs); ``unchecked``: the same object, which could not
+    be fingerprinted within the budget (it may or may not have changed). ``dropped``: names (with their
+    turn, "df (turn 3)") whose old values the undo record's memory cap released by this call: undo can no
+    longer bind them again.
+    """
+
+    call_id: str = ""
+    added: list[str] = field(default_factory=list)
+    rebound: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    mutated: list[str] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
 @_event("turn_end")
 class TurnEnd(Event):
     """The end of a prompt, exactly once per prompt: a queued prompt dropped by Abort ends with
@@ -251,5 +271,5 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 AnyEvent = (
     TurnStart | PromptQueued | ReasoningDelta | TextDelta | ToolInputStart | ToolInputDelta
     | ToolCall | ApprovalRequest | ApprovalDecision | ToolResult | TodosChanged | MemoryChanged
-    | MemoryInjected | SettingsChanged | SessionChanged | Usage | Compacted | TurnEnd | Error
+    | MemoryInjected | SettingsChanged | SessionChanged | Usage | Compacted | KernelChanged | TurnEnd | Error
 )

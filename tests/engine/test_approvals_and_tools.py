@@ -89,8 +89,10 @@ def test_decide_from_another_thread_answers_a_waiting_request(make_agent):
 
 
 def test_read_only_mode_denies_changes_and_auto_approves_all(make_agent):
-    make_agent(*_script(), tools=[write_note], approval="read-only").run("x")
+    denied = make_agent(*_script(), tools=[write_note], approval="read-only").run("x")
     assert NOTES == []
+    (call,) = denied.tool_calls  # the model hears why: the mode, not a user who was never asked
+    assert call["status"] == "denied" and "read-only" in call["output"] and "by the user" not in call["output"]
     make_agent(*_script(), tools=[write_note], approval="auto").run("x")
     assert NOTES == ["n0"]
 

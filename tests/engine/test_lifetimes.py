@@ -31,14 +31,17 @@ def test_the_agent_is_a_context_manager(make_agent):
 @pytest.mark.parametrize("body", [
     "print(agent.run('go').text)",
     "print(''.join(e.text for e in agent.stream('go') if e.type == 'text_delta'))",
+    # an agent no name refers to, then the garbage collector: no "Task was destroyed but it is pending!"
+    "del agent\nprint(Agent(workspace=here, model=ScriptedModel(['All done.'])).run('go').text)\n"
+    "import gc; gc.collect()",
 ])
 def test_scripts_exit_without_noise(tmp_path, body):
     script = textwrap.dedent(f"""
         from nbagent import Agent
         from nbagent.testing import ScriptedModel
-        agent = Agent(workspace={str(tmp_path)!r}, model=ScriptedModel(["All done."]))
-        {body}
-    """)
+        here = {str(tmp_path)!r}
+        agent = Agent(workspace=here, model=ScriptedModel(["All done."]))
+    """) + body + "\n"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "NBAGENT_LOCAL": "off"})
     assert out.returncode == 0, out.stderr

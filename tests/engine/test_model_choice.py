@@ -16,7 +16,7 @@ def test_no_endpoint_and_no_offline_model_says_how_to_configure_one(tmp_path):
     with pytest.raises(ConfigError) as info:
         Agent(workspace=tmp_path, local="off")
     message = str(info.value)
-    for needle in ("OPENAI_API_KEY", "Ollama", "vLLM", "llama.cpp", "OPENAI_BASE_URL", "nbagent[local]"):
+    for needle in ("OPENAI_API_KEY", "Ollama", "vLLM", "llama.cpp", "OPENAI_BASE_URL", "jupyter-nbagent[local]"):
         assert needle in message
 
 
@@ -39,6 +39,20 @@ def test_arguments_override_the_environment(tmp_path, monkeypatch):
 def test_a_base_url_without_a_model_name_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="no model name"):
         make_model(AgentConfig.load(workspace=tmp_path, base_url="http://127.0.0.1:9/v1", local="off"))
+
+
+def test_a_named_model_without_an_endpoint_is_an_error_naming_it_not_the_offline_model(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        make_model(AgentConfig.load(workspace=tmp_path, model="gpt-4.1-mini", local="auto"))
+    message = str(info.value)
+    assert "'gpt-4.1-mini' needs an endpoint" in message
+    assert "API key (OPENAI_API_KEY" in message and "base URL (OPENAI_BASE_URL" in message
+
+
+def test_the_python_api_is_told_model_equals(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        make_model(AgentConfig.load(workspace=tmp_path, base_url="http://127.0.0.1:9/v1", local="off"))
+    assert str(info.value) == "no model name for http://127.0.0.1:9/v1: set NBAGENT_MODEL or pass model=..."
 
 
 def test_bad_options_are_clear_errors(tmp_path):

@@ -28,3 +28,14 @@ def test_a_malformed_context_is_refused(bad):
 def test_a_long_selection_is_cut():
     context = OpenContext.from_dict({"selection": "x" * 5000})
     assert len(context.selection) < 4100 and "1000 more characters" in context.selection
+
+
+def test_a_session_title_shows_only_what_the_user_typed():
+    """The %agent header and the session list show the title: never the open-context block after the prompt."""
+    from nbagent.session.model import Session
+
+    sent = with_context("Make the colour in notes.txt blue", OpenContext(notebook="analysis.ipynb", cell_id="c1"))
+    assert "<open_in_jupyter>" in sent
+    session = Session()
+    session.begin_turn(sent)
+    assert session.title == "Make the colour in notes.txt blue"

@@ -13,6 +13,7 @@ import pytest
 from nbagent import events as ev
 from nbagent.engine.agent_state import AgentState, reduce
 from nbagent.render.escape import escape_controls
+from nbagent.tools.approvals import Unasked
 from nbagent.cli.terminal import Rendered, TerminalApprover, TerminalRenderer, approval_card, render_markdown
 
 
@@ -138,9 +139,13 @@ def test_without_a_way_to_ask_the_call_is_denied_with_a_hint():
     def no_stdin(question: str) -> str:
         raise EOFError
 
-    assert TerminalApprover(None, out=out, unattended="run with --yes")(request) == "deny"
+    unasked = TerminalApprover(None, out=out, unattended="run with --yes")(request)
+    assert unasked == "deny" and isinstance(unasked, Unasked)
     assert TerminalApprover(no_stdin, out=out, unattended="use auto")(request) == "deny"
-    assert "no terminal to ask; run with --yes" in out.getvalue() and "denied; use auto" in out.getvalue()
+    shown = out.getvalue()
+    assert "no one could be asked (no terminal); run with --yes" in shown
+    assert "no one could be asked here; use auto" in shown
+    assert "by the user" not in unasked.why and "no one could be asked" in unasked.why and "--yes" in unasked.why
 
 
 # ----- a terminal that joins late shows the same as one that was there from the start -------------------

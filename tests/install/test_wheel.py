@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 JUPYTER_DEPENDENCIES = ("ipython", "ipykernel", "ipywidgets", "jupyterlab", "jupyter_server")
+VERSION = __import__("tomllib").loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
 @pytest.fixture(scope="module")
@@ -42,15 +43,17 @@ def dist(tmp_path_factory) -> Path:
 
 
 def test_the_wheel_carries_the_panel_the_server_config_and_the_jupyter_dependencies(dist):
-    (wheel,) = dist.glob("nbagent-*.whl")
-    assert list(dist.glob("nbagent-*.tar.gz")), "no sdist was built"
+    (wheel,) = dist.glob("jupyter_nbagent-*.whl")
+    assert list(dist.glob("jupyter_nbagent-*.tar.gz")), "no sdist was built"
     names = zipfile.ZipFile(wheel).namelist()
-    data = "nbagent-0.1.0.data/data/"
+    data = f"jupyter_nbagent-{VERSION}.data/data/"
     assert f"{data}share/jupyter/labextensions/nbagent-labextension/package.json" in names
     assert f"{data}share/jupyter/labextensions/nbagent-labextension/install.json" in names
     assert any(n.startswith(f"{data}share/jupyter/labextensions/nbagent-labextension/static/") for n in names)
     assert any(n.startswith(f"{data}etc/jupyter/jupyter_server_config.d/") for n in names)
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
+    # "nbagent" on the package index is an unrelated project: the distribution is jupyter-nbagent.
+    assert "\nName: jupyter-nbagent\n" in metadata and f"\nVersion: {VERSION}\n" in metadata
     required = [line.split(":", 1)[1].strip().lower().replace("-", "_") for line in metadata.splitlines()
                 if line.startswith("Requires-Dist:") and "extra ==" not in line]
     for name in JUPYTER_DEPENDENCIES:
@@ -69,10 +72,17 @@ class Fresh:
         assert done.returncode == 0, done.stderr
         return done.stdout + done.stderr
 
+    def command(self, *args: str) -> str:
+        """The ``nbagent`` console script the wheel installed into the fresh environment."""
+        done = subprocess.run([str(self.prefix / "bin" / "nbagent"), *args], env=self.env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
 
 @pytest.fixture(scope="module")
 def fresh(dist, tmp_path_factory) -> Fresh:
-    (wheel,) = dist.glob("nbagent-*.whl")
+    (wheel,) = dist.glob("jupyter_nbagent-*.whl")
     base = tmp_path_factory.mktemp("fresh")
     prefix = base / "venv"
     venv.EnvBuilder(with_pip=False).create(prefix)  # this environment's pip installs into it (--python)
@@ -102,6 +112,19 @@ def test_a_fresh_environment_with_only_the_wheel_lists_both_extensions(fresh):
     assert "enabled" in line
     validated = [l for l in servext.splitlines() if "nbagent.jupyter.server" in l and "OK" in l]
     assert validated, servext  # the extension imported and loaded its points in the fresh environment
+
+
+def test_the_fresh_environment_has_the_command_the_magics_and_the_version(fresh):
+    assert fresh.command("--version").strip() == f"nbagent {VERSION} (jupyter-nbagent)"
+    assert "offline model" in fresh.command("--help")
+    assert fresh.run("-c", "import nbagent; print(nbagent.__version__)").strip() == VERSION
+    loaded = fresh.run("-c", "from IPython.core.interactiveshell import InteractiveShell\n"
+                             "shell = InteractiveShell.instance()\n"
+                             "assert shell.run_line_magic('load_ext', 'nbagent') is None\n"
+                             "print(sorted(shell.magics_manager.magics['line']).count('agent'))\n"
+                             "import nbagent.jupyter.kernel.magics as m; print(m.__file__)")
+    count, where = loaded.split()[-2:]
+    assert count == "1" and where.startswith(str(fresh.prefix)), loaded
 
 
 @pytest.mark.browser

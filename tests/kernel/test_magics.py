@@ -211,6 +211,24 @@ def test_no_model_configured_says_how_without_a_traceback(shell, monkeypatch):
     assert "OPENAI_API_KEY" in str(result.error_in_exec) and "Traceback" not in text
 
 
+def test_a_base_url_without_a_model_is_told_in_the_magic_s_words(shell, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    result, text = run(shell, "%agent --wait hello")
+    assert type(result.error_in_exec).__name__ == "UsageError"
+    assert str(result.error_in_exec) == ("no model name for http://127.0.0.1:9/v1: set NBAGENT_MODEL or pass "
+                                         "%agent --model NAME")
+
+
+def test_nbagent_workspace_names_the_kernel_s_workspace(shell, monkeypatch, tmp_path):
+    """As for every front end (the notebooks' tests work in a scratch copy this way)."""
+    monkeypatch.setenv("NBAGENT_WORKSPACE", str(tmp_path))
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("NBAGENT_MODEL", "scripted-model")
+    result, text = run(shell, "%agent")
+    assert result.success and f"workspace {tmp_path.resolve()}" in text
+    nj.current_agent(shell).close()
+
+
 @pytest.fixture(autouse=True)
 def _no_config_leaks(shell):
     yield

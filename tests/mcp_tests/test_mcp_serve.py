@@ -44,7 +44,7 @@ async def test_list_read_and_edit_a_notebook_by_cell_id(tmp_path):
     async with Client(_stdio(tmp_path, "--approval", "auto"), mode="legacy") as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert names == {"notebook_read", "notebook_edit", "notebook_insert", "notebook_delete", "notebook_move",
-                         "notebook_run"}
+                         "notebook_run", "notebook_check"}
         read = await client.call_tool("notebook_read", {"path": "analysis.ipynb"})
         assert not read.is_error and "setup" in _text(read) and "x = 1" in _text(read)
         edit = await client.call_tool("notebook_edit", {"path": "analysis.ipynb", "cell_id": "setup",

@@ -274,6 +274,18 @@ def test_insert_into_a_missing_path_creates_a_notebook(ctx, tmp_path):
         nbt.notebook_insert(ctx, "plain.txt", "code", "x")
 
 
+def test_an_empty_notebook_once_read_takes_an_insert(ctx, tmp_path):
+    """A valid notebook with no cells (a new one from JupyterLab): reading it is all the read there is."""
+    path = tmp_path / "empty.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), path)
+    with pytest.raises(ToolError, match="read empty.ipynb with notebook_read first"):
+        nbt.notebook_insert(ctx, "empty.ipynb", "markdown", "# Title")
+    assert "(no cells)" in nbt.notebook_read(ctx, "empty.ipynb")
+    result = nbt.notebook_insert(ctx, "empty.ipynb", "markdown", "# Title")
+    assert "inserted markdown cell" in result
+    assert valid(path) and [c.source for c in nbformat.read(path, as_version=4).cells] == ["# Title"]
+
+
 def test_writes_are_atomic_and_keep_the_file_mode(ctx, sample):
     sample.chmod(0o640)
     nbt.notebook_read(ctx, "analysis.ipynb")
@@ -291,8 +303,10 @@ def test_no_op_edit_is_refused(ctx, sample):
 def test_the_tool_set():
     tools = {t.name: t for t in nbt.NOTEBOOK.tools}
     assert list(tools) == ["notebook_read", "notebook_edit", "notebook_insert", "notebook_delete", "notebook_move",
-                           "notebook_run"]
+                           "notebook_run", "notebook_check"]
     assert tools["notebook_run"].approval == "always_ask"
+    assert tools["notebook_check"].read_only and set(tools["notebook_check"].parameters["properties"]) == {
+        "path", "timeout"}
     assert set(tools["notebook_run"].parameters["properties"]) == {"path", "cell_ids"}
     assert tools["notebook_read"].read_only and tools["notebook_read"].approval == "never"
     for name in ("notebook_edit", "notebook_insert", "notebook_delete", "notebook_move"):

@@ -184,8 +184,30 @@ async def test_two_calls_at_once_each_get_their_own_answer(jp_fetch, jp_serverap
     assert first == "value:\n'first'" and second == "value:\n'second'"
 
 
+async def test_a_served_kernel_run_says_what_it_did_to_the_namespace(jp_fetch, jp_serverapp):
+    """The watcher's lines around the call (nbagent.jupyter.kernel.watch) run in the kernel itself."""
+    from nbagent.jupyter.remote.kernel_tools import kernel_toolset, server_kernels
+
+    await start_kernel(jp_fetch, "a.ipynb")
+    tools = {t.name: t for t in kernel_toolset(server_kernels(jp_serverapp), choose=True).tools}
+    ctx = _Ctx()
+    assert await tools["kernel_run"].fn(ctx, code="rows = [1]\ntmp = 'x'") == "ran: no output and no value\n\nkernel: + rows, + tmp"
+    text = await tools["kernel_run"].fn(ctx, code="rows.append(2)\ndel tmp\nrows")
+    assert text == "value:\n[1, 2]\n\nkernel: ~ rows (changed in place), - tmp"
+    assert [(e.added, e.mutated, e.deleted) for e in ctx.events] == [(["rows", "tmp"], [], []), ([], ["rows"], ["tmp"])]
+    count = await tools["kernel_run"].fn(ctx, code="get_ipython().execution_count")
+    assert count == "value:\n1"  # the watcher's lines are not counted as cells either
+
+
 class _Ctx:
     """What kernel_run's report reads of a tool context."""
+
+    def __init__(self):
+        self.events = []
+        self.call_id, self.turn_id = "call_1", "turn_1"
+
+    def emit(self, event):
+        self.events.append(event)
 
     class config:
         output_limit = 30_000

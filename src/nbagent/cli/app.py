@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
 from .. import events as ev
-from ..errors import NbagentError
+from ..errors import ConfigError, MissingSetting, NbagentError
 from .terminal import Rendered, TerminalApprover, TerminalRenderer, ask_on_stderr
+
+
+HELP_EPILOG = """Offline mode: with no model endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL or --base-url)
+and no model named, nbagent answers with a small offline model (SmolLM2-135M, from jupyter-nbagent[local]):
+it shows how nbagent works and says so on stderr, but it is not for real work. See docs/offline.md.
+Exit codes: 0 done, 1 failed, 2 usage error, 130 interrupted, 141 the output's reader went away."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -19,23 +26,76 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.handler(args)
-    except NbagentError as exc:
+    except MissingSetting as exc:
+        print(f"nbagent: {exc.worded(_OPTION_OF.get(exc.setting, f'pass {exc.setting}=...'))}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:  # the command cannot work as given: a usage error
         print(f"nbagent: {exc}", file=sys.stderr)
         return 2
+    except NbagentError as exc:
+        print(f"nbagent: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+_OPTION_OF = {"model": "pass --model NAME"}
+"""How the CLI gives a setting a MissingSetting names (the Python API says ``model=...``)."""
+
+
+def _reader_went_away() -> int:
+    """``nbagent ... | head -1``: the reader closed the pipe. Exit quietly, as Unix tools do (128 + SIGPIPE);
+    stdout goes to /dev/null so that the interpreter's last flush does not complain either."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141
+
+
+class _Parser(argparse.ArgumentParser):
+    """A parser whose every level refuses what it does not know, so that ``nbagent run --bogus`` prints
+    the usage of ``run`` (argparse leaves a sub-command's leftovers to the top level's usage)."""
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+
+class _Version(argparse.Action):
+    """``--version``: read from the installed distribution only when asked (it costs a metadata read)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import nbagent
+
+        print(f"nbagent {nbagent.__version__} ({nbagent.DISTRIBUTION})")
+        parser.exit()
+
+
+def _workspace(value: str) -> str:
+    """``--workspace``, checked once for every command: one message for one mistake."""
+    if not os.path.isdir(value):
+        raise argparse.ArgumentTypeError(f"workspace {value} is not a directory")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
     # Options every command takes, accepted before and after the command (``nbagent sessions list -w X``).
     # SUPPRESS: a default given at one level would overwrite a value given at another.
-    shared = argparse.ArgumentParser(add_help=False)
-    shared.add_argument("--workspace", "-w", default=argparse.SUPPRESS,
+    shared = _Parser(add_help=False)
+    shared.add_argument("--workspace", "-w", default=argparse.SUPPRESS, type=_workspace,
                         help="workspace root (default: the current directory)")
-    parser = argparse.ArgumentParser(prog="nbagent", description="An AI coding agent for Jupyter workspaces.",
-                                     parents=[shared])
+    parser = _Parser(prog="nbagent", description="An AI coding agent for Jupyter workspaces.", parents=[shared],
+                     epilog=HELP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version, help="print nbagent's version and exit")
     sub = parser.add_subparsers(dest="command")
-    run = sub.add_parser("run", help="run one prompt on a workspace and stream the answer", parents=[shared])
+    run = sub.add_parser("run", help="run one prompt on a workspace and stream the answer", parents=[shared],
+                         epilog=HELP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("prompt", help="what to do (use - to read it from standard input)")
     run.add_argument("--model", "-m", help="model name (env NBAGENT_MODEL)")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
@@ -68,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
     from .checkpoints import add_checkpoint_parsers
 
     add_checkpoint_parsers(sub, parents=[shared])
+    from .check import add_check_parser
+
+    add_check_parser(sub, parents=[shared])
     from .knowledge import add_knowledge_parsers
 
     add_knowledge_parsers(sub, parents=[shared])
@@ -91,13 +154,16 @@ def _run(args: argparse.Namespace) -> int:
                   session=session, memory=False if args.no_memory else None)
     markdown = args.markdown == "always" or (args.markdown == "auto" and sys.stdout.isatty())
     # Like every front end, the terminal starts from the agent's state and applies the turn's events.
-    renderer = TerminalRenderer(markdown=markdown, quiet=args.quiet, state=agent.snapshot())
+    state = agent.snapshot()
+    renderer = TerminalRenderer(markdown=markdown, quiet=args.quiet, state=state)
     # The question goes to stderr and the answer is read from stdin, when stdin is a terminal.
     approver = TerminalApprover(ask_on_stderr if sys.stdin.isatty() else None,
-                                unattended="run with --yes to approve, or --approval read-only")
+                                unattended="run with --yes (or --approval auto)")
     reason = "error"
     usage: list[ev.Usage] = []
     try:
+        if state.settings.get("offline"):
+            print(offline_notice(state.settings.get("model") or "the offline model"), file=sys.stderr)
         for event in agent.stream(prompt):
             _print(renderer.render(event))
             if isinstance(event, ev.ApprovalRequest):
@@ -115,6 +181,13 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         agent.close()
     return 0 if reason == "done" else 1
+
+
+def offline_notice(model: str) -> str:
+    """The one line that says the offline model is answering, what it is for and how to leave it."""
+    return (f"nbagent: offline mode: {model}, a tiny model on this machine, answers; it shows how nbagent "
+            f"works and may invent what is in your files. For real work: --model NAME with OPENAI_API_KEY, "
+            f"or --base-url URL (docs/offline.md)")
 
 
 def usage_summary(usage: list[ev.Usage]) -> str:

@@ -14,7 +14,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..attached.fetch import COMMAND_TIMEOUT, check_watchable, refresh
 from ..attached.records import Source, SourceError, one_line, parse_output
@@ -42,51 +42,59 @@ def add_context_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParse
 
     p = command("list", "the sources, with status, serial, last change and summary")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
-    p.set_defaults(handler=run_context, context_handler=cmd_list)
+    p.set_defaults(handler=with_context(cmd_list))
 
     p = command("attach", "attach a command source (or a watched file) and fetch it once")
     p.add_argument("name")
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--command", "-c", help="shell command whose output is the source's text")
+    what.add_argument("--command", help="shell command whose output is the source's text")
+    # -c is --continue everywhere else (one meaning per short flag); kept unlisted for old scripts.
+    what.add_argument("-c", dest="command", help=argparse.SUPPRESS)
     what.add_argument("--file", "-f", help="a file inside the workspace to watch (its tail)")
     p.add_argument("--every", type=float, default=30.0, help="seconds between runs (never below the floor, 30)")
     p.add_argument("--why", default="", help="why it is attached (the model reads this)")
     p.add_argument("--wake", action="store_true", help="let a change start a turn (when context_wake is on)")
-    p.set_defaults(handler=run_context, context_handler=cmd_attach)
+    p.set_defaults(handler=with_context(cmd_attach))
 
     p = command("push", "set a pushed source's text from standard input")
     p.add_argument("name")
     p.add_argument("--why", default="", help="why it is attached, when it is new")
-    p.set_defaults(handler=run_context, context_handler=cmd_push)
+    p.set_defaults(handler=with_context(cmd_push))
 
     for name, helptext in (("approve", "show a stored command source's command and ask to approve it here"),
                            ("mute", "stop notes and polling for a source (its text stays)"),
                            ("unmute", "undo mute"), ("remove", "detach a source")):
         p = command(name, helptext)
         p.add_argument("name")
-        p.set_defaults(handler=run_context, context_handler=globals()[f"cmd_{name}"])
+        p.set_defaults(handler=with_context(globals()[f"cmd_{name}"]))
     return parser
 
 
-def run_context(args: argparse.Namespace) -> int:
-    root = Path(getattr(args, "workspace", None) or ".")
-    try:
-        sessions = SessionStore(root)
-    except StoreError as exc:
-        print(f"nbagent: {exc}", file=sys.stderr)
-        return 1
-    try:
-        if sessions.db is None:
-            print(f"nbagent: {sessions.broken}", file=sys.stderr)
+def with_context(command: Callable[..., int]) -> Callable[[argparse.Namespace], int]:
+    """The handler of a sub-command: opens the workspace's stores, runs ``command(args, store, session,
+    root)``; 1 with a message on an error."""
+
+    def handler(args: argparse.Namespace) -> int:
+        root = Path(getattr(args, "workspace", None) or ".")
+        try:
+            sessions = SessionStore(root)
+        except StoreError as exc:
+            print(f"nbagent: {exc}", file=sys.stderr)
             return 1
-        selector = getattr(args, "session", None)
-        session = sessions.resolve(selector) if selector else None
-        return args.context_handler(args, ContextStore(sessions.db), session, sessions.root)
-    except (SourceError, StoreError) as exc:
-        print(f"nbagent: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        sessions.close()
+        try:
+            if sessions.db is None:
+                print(f"nbagent: {sessions.broken}", file=sys.stderr)
+                return 1
+            selector = getattr(args, "session", None)
+            session = sessions.resolve(selector) if selector else None
+            return command(args, ContextStore(sessions.db), session, sessions.root)
+        except (SourceError, StoreError) as exc:
+            print(f"nbagent: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            sessions.close()
+
+    return handler
 
 
 def cmd_list(args, store: ContextStore, session: str | None, root: Path) -> int:

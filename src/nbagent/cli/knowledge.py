@@ -1,4 +1,4 @@
-"""``nbagent memory status|list|search|forget|reindex`` and ``nbagent stats``: knowledge on the command line."""
+"""``nbagent memory status|list|search|remove|reindex`` (``forget``: the old name of remove) and ``nbagent stats``: knowledge on the command line."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..render.escape import escape_controls, truncate
 
 
 def add_knowledge_parsers(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> None:
-    memory = subparsers.add_parser("memory", help="project memory: status, list, search, forget, reindex",
+    memory = subparsers.add_parser("memory", help="project memory: status, list, search, remove, reindex",
                                    parents=parents)
     commands = memory.add_subparsers(dest="memory_command", metavar="COMMAND", required=True)
     scope = argparse.ArgumentParser(add_help=False)
@@ -34,10 +34,11 @@ def add_knowledge_parsers(subparsers: Any, parents: Sequence[argparse.ArgumentPa
     p.add_argument("--mode", choices=["hybrid", "keyword", "cosine"], default="hybrid")
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p.set_defaults(handler=_search)
-    p = commands.add_parser("forget", help="remove an entry by id, or every entry containing a text",
-                            parents=[*parents, scope])
-    p.add_argument("what", help="an id from `nbagent memory list`, or text")
-    p.set_defaults(handler=_forget)
+    for name, listed in (("remove", True), ("forget", False)):  # forget: the old name, unlisted
+        p = commands.add_parser(name, parents=[*parents, scope],
+                                **({"help": "remove an entry by id, or every entry containing a text"} if listed else {}))
+        p.add_argument("what", help="an id from `nbagent memory list`, or text")
+        p.set_defaults(handler=_remove)
     p = commands.add_parser("reindex", help="re-embed every entry with the configured embedding model",
                             parents=[*parents, scope])
     p.set_defaults(handler=_reindex)
@@ -104,14 +105,14 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _forget(args: argparse.Namespace) -> int:
+def _remove(args: argparse.Namespace) -> int:
     with _open(args) as memory:
         removed = memory.forget(args.what)
     if removed.empty:
         print(f"nothing matched {_clean(args.what)!r}; nothing removed", file=sys.stderr)
         return 1
     for row in removed.to_dict(orient="records"):
-        print(f"forgot {row['id']}: {_clean(truncate(str(row['text']), 90, one_line=True))}")
+        print(f"removed {row['id']}: {_clean(truncate(str(row['text']), 90, one_line=True))}")
     return 0
 
 
@@ -128,6 +129,7 @@ def _reindex(args: argparse.Namespace) -> int:
 
 def _stats(args: argparse.Namespace) -> int:
     from ..knowledge.stats import per_tool, summary
+    from ..render.text import cost_text
     from ..knowledge.telemetry import read_traces
 
     records = read_traces(getattr(args, "workspace", None) or ".")
@@ -135,7 +137,7 @@ def _stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"summary": totals, "tools": tools}, indent=2))
         return 0
-    cost = "-" if totals["cost"] is None else f"${totals['cost']:.4f}"
+    cost = cost_text(totals["cost"])
     duration = "-" if totals["mean_duration_s"] is None else f"{totals['mean_duration_s']:.1f} s"
     deny = "-" if totals["deny_rate"] is None else f"{totals['deny_rate']:.0%}"
     print(f"turns {totals['turns']}, tokens {totals['input_tokens']:,} in ({totals['cached_tokens']:,} cached) / "

@@ -1,8 +1,8 @@
-"""``nbagent sessions list|show|delete|purge|export|import``: the session store from a terminal.
+"""``nbagent sessions list|show|remove|purge|export|import``: the session store from a terminal.
 
-nbagent/cli.py calls ``add_sessions_parser(subparsers)`` and then ``args.handler(args) -> exit code``
-(also set as ``args.func``): ``run_sessions`` opens the store and runs the sub-command. A StoreError is printed, never a
-traceback.
+nbagent.cli.app calls ``add_sessions_parser(subparsers)`` and then ``args.handler(args) -> exit code``, as for
+every command: each sub-command's handler opens the store and runs it (``with_store``). A StoreError is
+printed, never a traceback. ``delete`` is kept, unlisted, as the old name of ``remove``.
 """
 
 from __future__ import annotations
@@ -12,17 +12,18 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..render.escape import escape_controls, truncate
 from ..errors import StoreError
+from ..render.text import cost_text
 from ..store.sessions import SessionInfo, SessionStore
 
 
 def add_sessions_parser(subparsers: Any, parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
     """The ``sessions`` command; ``parents`` hold the options every command takes (``--workspace``),
     given to each sub-command too so that they work after it (``nbagent sessions list -w X``)."""
-    parser = subparsers.add_parser("sessions", help="list, show, delete, purge, export and import sessions",
+    parser = subparsers.add_parser("sessions", help="list, show, remove, purge, export and import sessions",
                                    parents=parents)
     commands = _Commands(parser.add_subparsers(dest="sessions_command", metavar="COMMAND", required=True),
                          parents)
@@ -30,29 +31,30 @@ def add_sessions_parser(subparsers: Any, parents: Sequence[argparse.ArgumentPars
     p = commands.add_parser("list", help="sessions, newest first")
     p.add_argument("-n", "--limit", type=int, default=None, help="show at most N sessions")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
-    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_list)
+    p.set_defaults(handler=with_store(cmd_list))
 
     p = commands.add_parser("show", help="one session: its details, todos and transcript")
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--json", action="store_true", help="print everything as JSON")
-    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_show)
+    p.set_defaults(handler=with_store(cmd_show))
 
-    p = commands.add_parser("delete", help="delete a session and everything recorded with it")
-    p.add_argument("session", help="session id or unique prefix")
-    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_delete)
+    for name, listed in (("remove", True), ("delete", False)):  # delete: the old name, unlisted
+        p = commands.add_parser(name, **({"help": "remove a session and everything recorded with it"} if listed else {}))
+        p.add_argument("session", help="session id or unique prefix")
+        p.set_defaults(handler=with_store(cmd_remove))
 
-    p = commands.add_parser("purge", help="delete sessions not updated for some days")
+    p = commands.add_parser("purge", help="remove sessions not updated for some days")
     p.add_argument("--days", type=float, default=30, help="age in days (default 30; 0 keeps everything)")
-    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_purge)
+    p.set_defaults(handler=with_store(cmd_purge))
 
     p = commands.add_parser("export", help="write a session as JSON")
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
-    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_export)
+    p.set_defaults(handler=with_store(cmd_export))
 
     p = commands.add_parser("import", help="add a session from an exported JSON file")
     p.add_argument("file", help="the JSON file ('-' reads standard input)")
-    p.set_defaults(func=run_sessions, handler=run_sessions, sessions_handler=cmd_import)
+    p.set_defaults(handler=with_store(cmd_import))
     return parser
 
 
@@ -67,20 +69,25 @@ class _Commands:
         return self.subparsers.add_parser(name, parents=self.parents, **kwargs)
 
 
-def run_sessions(args: argparse.Namespace) -> int:
-    """Run the chosen sub-command; 1 with a message on a store error."""
-    try:
-        store = SessionStore(Path(getattr(args, "workspace", None) or "."))
-    except StoreError as exc:
-        print(f"nbagent: {exc}", file=sys.stderr)
-        return 1
-    try:
-        return args.sessions_handler(args, store)
-    except StoreError as exc:
-        print(f"nbagent: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        store.close()
+def with_store(command: Callable[[argparse.Namespace, SessionStore], int]) -> Callable[[argparse.Namespace], int]:
+    """The handler of a sub-command: opens the workspace's store, runs ``command``; 1 with a message on a
+    store error."""
+
+    def handler(args: argparse.Namespace) -> int:
+        try:
+            store = SessionStore(Path(getattr(args, "workspace", None) or "."))
+        except StoreError as exc:
+            print(f"nbagent: {exc}", file=sys.stderr)
+            return 1
+        try:
+            return command(args, store)
+        except StoreError as exc:
+            print(f"nbagent: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            store.close()
+
+    return handler
 
 
 def cmd_list(args, store: SessionStore) -> int:
@@ -94,17 +101,18 @@ def cmd_list(args, store: SessionStore) -> int:
     if not listing:
         print("no sessions yet" if not listing.problems else "no readable sessions")
         return 0
-    print(f"{'ID':<12} {'UPDATED':<16} {'TURNS':>5} {'TOKENS':>9} {'COST':>8}  {'MODEL':<20} TITLE")
+    # The MODEL column is as wide as the longest name: names are never cut (titles, last, may be).
+    width = max(5, *(len(_safe(info.model or "-")) for info in listing))
+    print(f"{'ID':<12} {'UPDATED':<16} {'TURNS':>5} {'TOKENS':>9} {'COST':>8}  {'MODEL':<{width}} TITLE")
     for info in listing:
-        print(_list_line(info))
+        print(_list_line(info, width))
     return 0
 
 
-def _list_line(info: SessionInfo) -> str:
+def _list_line(info: SessionInfo, model_width: int) -> str:
     updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
-    cost = "?" if info.cost is None else f"${info.cost:.4f}"
-    return (f"{info.id[:12]:<12} {updated:<16} {info.turns:>5} {info.tokens:>9} {cost:>8}  "
-            f"{(info.model or '-')[:20]:<20} {_safe(info.title or '(untitled)')}")
+    return (f"{info.id[:12]:<12} {updated:<16} {info.turns:>5} {info.tokens:>9} {cost_text(info.cost):>8}  "
+            f"{_safe(info.model or '-'):<{model_width}} {_safe(info.title or '(untitled)')}")
 
 
 def cmd_show(args, store: SessionStore) -> int:
@@ -115,7 +123,7 @@ def cmd_show(args, store: SessionStore) -> int:
     s = detail["session"]
     print(f"session  {s['id']}\ntitle    {_safe(s['title'] or '(untitled)')}\n"
           f"model    {_safe(str(s['model']))} ({s['provider']})")
-    cost = "unknown" if s["cost"] is None else f"${s['cost']:.4f}"
+    cost = cost_text(s["cost"])
     print(f"origin   {s['origin']}\nturns    {s['turns']}   tokens in/out {s['input_tokens']}/"
           f"{s['output_tokens']} ({s.get('cached_tokens') or 0} in read from the provider's cache)   cost {cost}")
     if s["parent_id"]:
@@ -146,8 +154,8 @@ def _safe(text: str) -> str:
     return escape_controls(text, keep_newlines=False)
 
 
-def cmd_delete(args, store: SessionStore) -> int:
-    print(f"deleted {store.delete(args.session)}")
+def cmd_remove(args, store: SessionStore) -> int:
+    print(f"removed {store.delete(args.session)}")
     return 0
 
 

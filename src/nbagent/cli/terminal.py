@@ -24,7 +24,8 @@ from typing import Any, Callable, TextIO
 from .. import events as ev
 from ..engine.agent_state import (AgentState, NoticeItem, PendingApproval, ReasoningItem, TextItem, ToolItem, Turn, reduce)
 from ..render.escape import escape_controls, truncate
-from ..render.text import STATUS_MARKS, TODO_MARKS, counts_line_for, key_argument, summarize_arguments
+from ..render.text import STATUS_MARKS, TODO_MARKS, counts_line_for, kernel_line, key_argument, summarize_arguments
+from ..tools.approvals import Unasked
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,12 @@ class TerminalRenderer:
         if item.decision is not None and (previous is None or previous.decision != item.decision):
             by = f" ({escape_controls(item.decided_by, keep_newlines=False)})" if item.decided_by else ""
             text += self._line(f"  {item.decision}{by}")
+        if item.kernel is not None and (previous is None or previous.kernel != item.kernel):
+            change = item.kernel
+            line = kernel_line(list(change.added), list(change.rebound), list(change.deleted),
+                               list(change.mutated), list(change.unchecked))
+            dropped = f"; released by the undo memory cap: {', '.join(change.dropped)}" if change.dropped else ""
+            text += self._line(f"  {escape_controls(line + dropped, keep_newlines=False)}")
         if _settled_now(previous, item):
             output = (item.output or "").strip()
             detail = f": {_one_line(output.splitlines()[0], 100)}" if item.status != "done" and output else ""
@@ -234,11 +241,13 @@ class TerminalRenderer:
         return self._line(f"memory in this turn's prompt: {_one_line('; '.join(texts), 100)}")
 
     def _files_changed(self, files: tuple[str, ...]) -> str:
+        if not files:  # a turn that changed only the kernel's variables
+            return self._line("kernel variables changed (/undo puts them back)")
         return self._line(f"files changed: {_files(files)} (nbagent undo puts them back)")
 
     def _checkpoint(self, e: ev.Checkpoint) -> str:
         label = "undid" if e.action == "undone" else "redid"
-        return self._line(f"{label} turn {e.turn}: {_files(e.files)}")
+        return self._line(f"{label} turn {e.turn}: {_files(e.files) or 'kernel variables'}")
 
     def _ended(self, turn: Turn, out: "_Output") -> None:
         self._stop_thinking()
@@ -458,7 +467,7 @@ class TerminalApprover:
     """
 
     def __init__(self, ask: Callable[[str], str] | None, *, out: TextIO | None = None,
-                 unattended: str = "use approval mode auto or read-only to run unattended"):
+                 unattended: str = "use approval mode auto"):
         self.ask = ask
         self.out = out
         self.unattended = unattended
@@ -466,13 +475,13 @@ class TerminalApprover:
     def __call__(self, request: ev.ApprovalRequest) -> str:
         name = escape_controls(request.name, keep_newlines=False)
         if self.ask is None:
-            return self._deny(f"[denied {name}: no terminal to ask; {self.unattended}]")
+            return self._unasked(f"[denied {name}: no one could be asked (no terminal); {self.unattended}]")
         question = f"approve {name}? [y]es / [n]o / [a]lways: "
         for _ in range(3):
             try:
                 answer = self.ask(question)
             except (EOFError, OSError, RuntimeError):  # RuntimeError: IPython's StdinNotImplementedError
-                return self._deny(f"  (no way to ask here: denied; {self.unattended})")
+                return self._unasked(f"  (denied: no one could be asked here; {self.unattended})")
             decision = _ANSWERS.get(answer.strip().lower())
             if decision is not None:
                 return decision
@@ -482,6 +491,11 @@ class TerminalApprover:
     def _deny(self, message: str) -> str:
         print(message, file=self.out or sys.stderr, flush=True)
         return "deny"
+
+    def _unasked(self, message: str) -> str:
+        """Deny saying why: nobody could be asked (the model and the user hear so, not "denied by the user")."""
+        print(message, file=self.out or sys.stderr, flush=True)
+        return Unasked(f"to allow such calls: {self.unattended}")
 
 
 def ask_on_stderr(question: str) -> str:

@@ -18,7 +18,6 @@ import concurrent.futures
 import dataclasses
 import queue
 import threading
-import weakref
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from .. import events as ev
@@ -297,11 +296,14 @@ class Agent:
 
     # ----- checkpoints (docs/checkpoints.md) ------------------------------------------------
     def undo(self, force: bool = False, turn: int | None = None):
-        """Put the files the last (not yet undone) turn changed back as they were before it.
+        """Put the files the last (not yet undone) turn changed back as they were before it, and the
+        kernel variables its kernel_run and notebook_run calls rebound, added or deleted.
 
         Refuses with CheckpointConflict (listing the paths) when one of them changed since the
-        turn, unless ``force``; ``turn`` (a view's button) refuses unless it is that turn. The
-        conversation stays; a note tells the model. Returns a Restored (action, turn, files).
+        turn, and with KernelConflict when the user rebound one of its variables since, unless
+        ``force``; ``turn`` (a view's button) refuses unless it is that turn. The conversation stays;
+        a note tells the model. Returns a Restored (action, turn, files, names, not_restored, and
+        ``replay``: the cells restart-and-replay would run when something could not be restored).
         """
         return self._call_idle(self.runtime.undo, force, turn)
 
@@ -318,6 +320,35 @@ class Agent:
                  "files changed": len(e.files), "files": list(e.files), "undone": e.undone}
                 for e in self.runtime.guard.checkpoints.list()]
         return pd.DataFrame(rows, columns=["turn", "time", "files changed", "files", "undone"])
+
+    def kernel_changes(self, turn: int | None = None):
+        """What the agent's kernel calls did to the kernel's variables (all turns, or ``turn``): a pandas
+        DataFrame, one row per name and call, with the columns turn, call_id, name, change (added,
+        rebound, deleted, mutated, unchecked), undone and restorable (whether undo can bind it again)."""
+        import pandas as pd
+
+        ledger = self.runtime.guard.kernel
+        rows = []
+        for r in ledger.records if ledger is not None else []:
+            if turn is not None and r.turn != turn:
+                continue
+            for change, names in (("added", r.added), ("rebound", r.rebound), ("deleted", r.deleted),
+                                  ("mutated", r.mutated), ("unchecked", r.unchecked)):
+                for name in names:
+                    restorable = change == "added" or (change in ("rebound", "deleted") and name not in r.dropped)
+                    rows.append({"turn": r.turn, "call_id": r.call_id, "name": name, "change": change,
+                                 "undone": r.undone, "restorable": restorable})
+        return pd.DataFrame(rows, columns=["turn", "call_id", "name", "change", "undone", "restorable"])
+
+    def replay(self, cells):
+        """Restart and replay, on the user's word: clear the kernel's variables and run ``cells`` (an
+        undo's ``Restored.replay``) in order in the user's kernel, stopping at the first error.
+        Returns a ReplayOutcome (ran, failed, error)."""
+        from ..checkpoints.replay import replay
+
+        if self.runtime.kernel is None:
+            raise RuntimeError("this agent does not run in a kernel: there is nothing to replay")
+        return self._call_idle(replay, self.runtime.kernel, list(cells))
 
     def diff(self, turn: int) -> str:
         """The unified diff of the files ``turn`` changed (from its checkpoints)."""
@@ -493,7 +524,10 @@ class Agent:
 _DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputDelta)
 IDLE_AFTER_END = 10.0
 """Seconds an undo, redo or switch waits for a turn that has sent its turn_end to finish."""
-_LIVE_AGENTS: "weakref.WeakSet[Agent]" = weakref.WeakSet()
+_LIVE_AGENTS: "set[Agent]" = set()
+"""Every agent not closed yet, held strongly: an agent lives until close() or interpreter exit (its loop
+thread runs until then anyway). Held weakly, an agent no name refers to (``Agent(...).run(...)``) was
+collected with its worker task still pending ("Task was destroyed but it is pending!")."""
 
 
 @atexit.register

@@ -46,6 +46,18 @@ class ReasoningItem:
 
 
 @dataclass(frozen=True)
+class KernelChange:
+    """What a call did to the kernel's namespace (a ``kernel_changed`` event); see events.KernelChanged."""
+
+    added: tuple[str, ...] = ()
+    rebound: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    mutated: tuple[str, ...] = ()
+    unchecked: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ToolItem:
     call_id: str = ""
     name: str = ""
@@ -60,6 +72,8 @@ class ToolItem:
     output: str | None = None
     is_error: bool = False
     duration_ms: float | None = None
+    kernel: KernelChange | None = None
+    """What the call did to the kernel's namespace, for kernel-changing calls."""
     kind: Literal["tool"] = "tool"
 
 
@@ -268,6 +282,12 @@ def _tool_result(s: AgentState, e: ev.ToolResult) -> AgentState:
                                                    is_error=e.is_error, duration_ms=e.duration_ms))
 
 
+def _kernel_changed(s: AgentState, e: ev.KernelChanged) -> AgentState:
+    change = KernelChange(added=tuple(e.added), rebound=tuple(e.rebound), deleted=tuple(e.deleted),
+                          mutated=tuple(e.mutated), unchecked=tuple(e.unchecked), dropped=tuple(e.dropped))
+    return _with_turn(s, e, lambda t: _update_tool(t, e.call_id, "", kernel=change))
+
+
 def _todos_changed(s: AgentState, e: ev.TodosChanged) -> AgentState:
     return replace(s, todos=tuple(e.todos))
 
@@ -373,6 +393,7 @@ _HANDLERS: dict[type, Any] = {
     ev.ApprovalRequest: _approval_request,
     ev.ApprovalDecision: _approval_decision,
     ev.ToolResult: _tool_result,
+    ev.KernelChanged: _kernel_changed,
     ev.TodosChanged: _todos_changed,
     ev.MemoryChanged: _memory_changed,
     ev.MemoryInjected: _memory_injected,

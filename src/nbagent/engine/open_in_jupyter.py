@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import NbagentError
 from ..render.escape import strip_controls
+from ..session.model import OPEN_CONTEXT_TAG
 
 MAX_SELECTION = 4000
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -54,7 +55,7 @@ class OpenContext:
         return cls(notebook, cell_id, selection)
 
     def preface(self) -> str:
-        lines = ["<open_in_jupyter>"]
+        lines = [OPEN_CONTEXT_TAG]
         if self.notebook:
             lines.append(f"active notebook: {self.notebook}")
         if self.cell_id:

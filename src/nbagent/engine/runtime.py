@@ -75,7 +75,9 @@ class AgentRuntime:
     def _build_loop(self) -> None:
         self.guard = TurnGuard(self.workspace, self.session.id, self.emit, enabled=self.config.checkpoints,
                                journal=self.config.persist and self.config.recovery_journal,
-                               max_bytes=self.config.checkpoint_max_bytes)
+                               max_bytes=self.config.checkpoint_max_bytes, kernel=self.kernel,
+                               kernel_max_bytes=self.config.kernel_undo_max_bytes,
+                               kernel_budget_seconds=self.config.kernel_fingerprint_ms / 1000)
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)
         self.guard.checkpoints.notebook_stores = lambda: _notebook_stores(context)
@@ -200,7 +202,9 @@ class AgentRuntime:
         return {"model": self.session.model or c.model or "", "approval": c.approval, "toolsets": list(c.toolsets),
                 "max_steps": c.max_steps, "memory": c.memory, "workspace": str(c.workspace),
                 "enabled_toolsets": list(self.registry.enabled), "profile": self.profile.name,
-                "tools": self.registry.names()}
+                "tools": self.registry.names(),
+                # The offline model answers (nbagent.model.local): every front end shows a badge for it.
+                "offline": bool(getattr(self.model, "offline", False))}
 
     async def start_mcp(self, turn_id: str = "") -> None:
         """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""

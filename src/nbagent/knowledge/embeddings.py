@@ -13,11 +13,14 @@ of unrelated anchor sentences, so that "unrelated" lands near 0 for every model.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
+
+log = logging.getLogger("nbagent.memory")
 
 ANCHORS = (
     "The weather was sunny with a light breeze in the afternoon.",
@@ -176,3 +179,41 @@ def shared_embedder(config) -> Embedder | None:
         if key not in _shared:
             _shared[key] = make_embedder(config)
         return _shared[key]
+
+
+_anchors: dict[str, np.ndarray] = {}
+
+
+def anchors_for(embedder: Embedder) -> np.ndarray:
+    """The anchor sentences' embeddings by ``embedder`` (computed once per model in a process, on the
+    calling thread: call it off the event loop). Loading the model is most of the first call."""
+    with _shared_lock:
+        found = _anchors.get(embedder.model)
+    if found is None:
+        found = embedder.embed(list(ANCHORS), query=False)
+        with _shared_lock:
+            found = _anchors.setdefault(embedder.model, found)
+    return found
+
+
+def anchors_ready(embedder: Embedder | None) -> bool:
+    """Whether ``embedder`` is loaded and calibrated: a query then embeds in milliseconds."""
+    return embedder is not None and embedder.model in _anchors
+
+
+def warm_in_background(config) -> threading.Thread:
+    """Load the shared embedder and its anchors on a daemon thread (``%load_ext nbagent``, an agent's
+    start), so that the first turn's memory search can use meaning rather than keywords only."""
+
+    def warm() -> None:
+        try:
+            embedder = shared_embedder(config)
+            if embedder is not None:
+                anchors_for(embedder)
+        except Exception as exc:  # the first search falls back on keywords, as before
+            log.debug("warming the memory embedder failed: %s", exc)
+
+    thread = threading.Thread(target=warm, name="nbagent-embed-warmup", daemon=True)
+    thread.start()
+    return thread
+

@@ -36,7 +36,8 @@ import numpy as np
 
 from ..render.redaction import logger
 from ..store.db import Database
-from .embeddings import ANCHORS, Calibration, Embedder, redundancy_floor
+# ANCHORS is imported for the readers of nbagent.knowledge.memory_index.ANCHORS (the tests).
+from .embeddings import ANCHORS, Calibration, Embedder, anchors_for, anchors_ready, redundancy_floor  # noqa: F401
 
 log = logger("nbagent.memory")
 
@@ -330,8 +331,39 @@ class MemoryIndex:
         if self.embedder is None:
             return None
         if self._anchors is None:
-            self._anchors = self.embedder.embed(list(ANCHORS), query=False)
+            self._anchors = anchors_for(self.embedder)
         return self._anchors
+
+    @property
+    def ready(self) -> bool:
+        """The embedder is loaded and calibrated: a query vector takes milliseconds, worth a short wait."""
+        return anchors_ready(self.embedder)
+
+    def warm(self) -> concurrent.futures.Future | None:
+        """Load the embedder (its anchors) on a daemon thread, then embed the rows a previous agent left
+        without a vector (one closed at once after remembering). The future gives how many rows were
+        embedded; None without an embedder. A daemon thread: a short script never waits at exit for a
+        model it did not need."""
+        if self.embedder is None:
+            return None
+        done: concurrent.futures.Future = concurrent.futures.Future()
+
+        def warm() -> None:
+            try:
+                self.anchors()
+            except Exception as exc:  # an endpoint down: keywords until next time
+                log.warning("loading the memory embedder failed: %s", exc)
+                done.set_result(0)
+                return
+            try:
+                pending = self.schedule_embedding()
+            except RuntimeError:  # the interpreter is exiting: the next agent embeds what is left
+                done.set_result(0)
+                return
+            done.set_result(pending.result() if pending is not None else 0)
+
+        threading.Thread(target=warm, name="nbagent-embed-warmup", daemon=True).start()
+        return done
 
     def _vectors(self) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
         """(ids, matrix, id -> row) of rows embedded by the current model; reloaded when the table changed."""

@@ -1,9 +1,11 @@
 """Relevant memory for one turn: search the memory scopes, render the block, say what was injected.
 
 The query is the user's prompt at a turn's start, and a todo when it comes in progress (see
-nbagent.engine.request_context: what the history holds is not sent again). Its embedding is computed on the memory's background thread and never awaited: a
-step whose query vector is not ready yet searches by keywords (so the first token is
-never held up); later steps use the vector once it is there.
+nbagent.engine.request_context: what the history holds is not sent again). Its embedding is computed
+on the memory's background thread. The embedder is loaded in the background when the agent starts
+(and at ``%load_ext``); while it loads a step searches by keywords (the first token is never held up
+by a model load); once it is loaded a step waits at most QUERY_WAIT for its query's vector, so even a
+session's first question is found by meaning.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ log = logger("nbagent.memory")
 
 HEADER = ("Relevant memory (found by searching project memory for this request; it may be stale, so "
           "verify it against the code):")
+QUERY_WAIT = 0.1
+"""Seconds a step waits for its query's vector once the embedder is loaded (never while it loads)."""
 ENTRY_CHARS = 600
 BLOCK_CHARS = 3_000
 
@@ -78,9 +82,17 @@ class RelevantMemory:
         future = self._vectors.get(query)
         if future is None:
             self._start(query)
-            return None
+            future = self._vectors.get(query)
+            if future is None:
+                return None
         if not future.done():
-            return None
+            indexes = self._indexes()
+            if not (indexes and indexes[0].ready):
+                return None  # the model is still loading: keywords now, meaning once it is there
+            # Loaded, a query embeds in milliseconds: a short wait lets this step search by meaning.
+            concurrent.futures.wait([future], timeout=QUERY_WAIT)
+            if not future.done():
+                return None
         try:
             return future.result()
         except Exception as exc:  # an endpoint down: keyword search this turn

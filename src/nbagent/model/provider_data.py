@@ -35,14 +35,16 @@ LABELS = frozenset({"index", "type", "id", "format", "name", "role", "call_id", 
 
 
 def merge_delta(acc: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
-    """Merge one streamed delta into what came before: strings are appended (except LABELS), dicts
-    merged, list entries carrying an ``index`` merged with the entry of that index; anything else replaces.
+    """Merge one streamed delta into what came before: a null is ignored, strings are appended (except
+    LABELS), dicts merged, list entries carrying an ``index`` merged with the entry of that index; anything else replaces.
 
     Written here rather than taken from the openai SDK's private accumulator, which adds up
     numbers and raises on list entries without an ``index`` (both seen from real providers).
     """
     for key, value in delta.items():
         old = acc.get(key)
+        if value is None and old is not None:
+            continue  # a null never erases what came before (DeepSeek: "reasoning_content": null after it)
         if old is None or key in LABELS:
             acc[key] = value
         elif isinstance(old, str) and isinstance(value, str):

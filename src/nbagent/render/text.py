@@ -49,8 +49,33 @@ TODO_MARKS = {"completed": "✔", "in_progress": "▶", "pending": "○", "block
 STATUS_MARKS = {"done": "✓", "failed": "✗", "denied": "⊘", "killed": "■", "interrupted": "■"}
 
 
+UNKNOWN_COST = "unknown"
+"""How every front end writes a cost it does not know (a model genai-prices has no price for)."""
+
+
+def cost_text(value: float | None) -> str:
+    """A cost as the CLI and the views write it: "$0.0123", or "unknown" (never "?", "-" or "n/a")."""
+    return UNKNOWN_COST if value is None else f"${value:.4f}"
+
+
 def counts_line_for(todos: list[dict[str, Any]]) -> str:
     """"3 of 5 done, 1 blocked"."""
     done = sum(t.get("status") == "completed" for t in todos)
     blocked = sum(t.get("status") == "blocked" for t in todos)
     return f"{done} of {len(todos)} done" + (f", {blocked} blocked" if blocked else "")
+
+
+def kernel_line(added: list[str], rebound: list[str], deleted: list[str], mutated: list[str],
+                unchecked: list[str], limit: int = 12) -> str:
+    """What a call did to the kernel in one line: ``kernel: + df_clean, ~ df (changed in place), - tmp``.
+
+    ``+`` added, ``=`` bound to another object, ``~`` changed in place, ``-`` deleted; the names that
+    could not be checked are counted, not listed. The panel (TypeScript) writes the same line.
+    """
+    parts = ([f"+ {n}" for n in added] + [f"= {n}" for n in rebound]
+             + [f"~ {n} (changed in place)" for n in mutated] + [f"- {n}" for n in deleted])
+    shown = ", ".join(parts[:limit]) + (f", … {len(parts) - limit} more" if len(parts) > limit else "")
+    checked = f"{len(unchecked)} not checked" if unchecked else ""
+    if not shown:
+        return f"kernel: no change seen ({checked})" if checked else "kernel: no change"
+    return f"kernel: {shown}" + (f" ({checked})" if checked else "")

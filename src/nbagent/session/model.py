@@ -161,8 +161,14 @@ class Session:
         return self.log.heads()
 
 
+OPEN_CONTEXT_TAG = "<open_in_jupyter>"
+"""Opens the block nbagent.engine.open_in_jupyter appends after what the user typed (what is open in
+Jupyter); a title shows only what the user typed."""
+
+
 def _title_from(prompt: str, limit: int = 60) -> str:
-    return truncate(prompt, limit, one_line=True)
+    typed = prompt.split(f"\n\n{OPEN_CONTEXT_TAG}", 1)[0]
+    return truncate(typed, limit, one_line=True)
 
 
 MemoryBackend = NullBackend

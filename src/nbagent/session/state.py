@@ -111,6 +111,8 @@ def open_state(config, model: Any = None, selector: str | None = None) -> Sessio
         # Memory and history need a database even when nothing may be written to disk.
         db = Database(":memory:")
     memory = ProjectMemory(db, MemoryIndex(db, shared_embedder(config))) if config.memory else None
+    if memory is not None:
+        memory.index.warm()  # in the background: the embedder loads, rows left unembedded are embedded
     return SessionState(session=session, store=store, memory=memory, history=PromptHistory(db), origin=origin,
                         problems=problems, _db=None if store is not None else db)
 

@@ -22,7 +22,31 @@ from ..errors import ToolError
 
 Policy = Literal["never", "ask", "always_ask"]
 DECISIONS: tuple[str, ...] = ("approve", "deny", "always")
-__all__ = ["APPROVAL_MODES", "DECISIONS", "POLICIES", "Approvals", "check_decision", "check_policy"]
+__all__ = ["APPROVAL_MODES", "DECISIONS", "POLICIES", "Approvals", "Denied", "Unasked", "check_decision",
+           "check_policy"]
+
+DENIED_BY_THE_USER = "denied by the user: do not retry this call; ask or try another way"
+
+
+class Denied(str):
+    """A "deny" (equal to it, so it passes wherever a decision does) that carries why, in the words the
+    tool result gives the model: the user said no, read-only mode, or no one could be asked."""
+
+    why: str = DENIED_BY_THE_USER
+
+    def __new__(cls, why: str) -> "Denied":
+        denied = super().__new__(cls, "deny")
+        denied.why = why
+        return denied
+
+
+class Unasked(Denied):
+    """What an approver answers when no one could be asked (no terminal, no stdin): the call is denied,
+    and the model and the user are told that and how to allow such calls (``how_to_allow``)."""
+
+    def __new__(cls, how_to_allow: str) -> "Unasked":
+        return super().__new__(cls, f"denied because no one could be asked to approve it; {how_to_allow}. "
+                                    "Do not retry this call")  # type: ignore[return-value]
 
 
 def check_decision(decision: Any) -> str:
@@ -62,7 +86,9 @@ class Approvals:
             return self._record(tool, ctx, "approve", "always")
         mode = self.config().approval
         if mode == "read-only":
-            return self._record(tool, ctx, "deny", "read-only mode")
+            return self._record(tool, ctx, Denied("denied: the approval mode is read-only, which allows no "
+                                                  "changes: do not retry this call; ask or try another way"),
+                                "read-only mode")
         if mode == "auto" and policy == "ask":
             return "approve"
         return await self._ask(tool, ctx, arguments)
@@ -86,13 +112,16 @@ class Approvals:
                 decision = await future
         finally:
             self._pending.pop(ctx.call_id, None)
+        if isinstance(decision, Unasked):
+            return self._record(tool, ctx, decision, "no one to ask")
         decision = decision if decision in DECISIONS else "deny"
         if decision == "always":
             self.always.add(tool.name)
         return self._record(tool, ctx, "deny" if decision == "deny" else "approve", "user", decision)
 
     def _record(self, tool, ctx, outcome: str, by: str, decision: str | None = None) -> str:
-        self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=decision or outcome,
+        """Emit the decision; return the outcome (a Denied carries why for the tool result)."""
+        self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=str(decision or outcome),
                                       by=by, turn_id=ctx.turn_id))
         return outcome
 

@@ -16,10 +16,13 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+from .. import events as ev
 from ..errors import ToolError
+from ..render.text import kernel_line
 from .nbshrink import OutputBudget, as_text, widget_models
 from . import nbdoc, nbstores
 from .base import ToolSet, function_tool
+from .nbcheck import notebook_check
 from .nbdoc import Snapshot, cell_token, find, range_source, token_of
 from .nbreport import Change, cell_diff, header, render_cell, report, source_caps, CELL_OVERHEAD, CUT_NOTE
 
@@ -76,7 +79,8 @@ def plan_edit(ctx, path: Path, name: str, snap: Snapshot, cell_id: str, source: 
 
 def plan_insert(ctx, path: Path, name: str, snap: Snapshot, cell_type: str, source: str,
                 after_cell_id: str | None, version: str | None) -> tuple[Change, dict]:
-    if snap.exists and not ctx.extras.get(TOKENS_KEY, {}).get(str(path)) and version is None:
+    # Read means notebook_read ran on it, even if it found no cells: an empty notebook has been read.
+    if snap.exists and str(path) not in ctx.extras.get(TOKENS_KEY, {}) and version is None:
         raise ToolError(f"read {name} with notebook_read first: changes start from the cells you read")
     index = 0
     if after_cell_id is not None:
@@ -291,7 +295,17 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
         out.append("</cell>")
     if result.get("note"):
         out.append(result["note"])
+    change = result.get("kernel_changed")
+    if change and ctx.kernel is None:  # inside the kernel, the turn's guard records it (with undo)
+        out.append(_kernel_changed(ctx, change))
     return "\n".join(out)
+
+
+def _kernel_changed(ctx, change: dict) -> str:
+    """The notebook kernel's change as told by its watcher: an event for the views, a line for the model."""
+    names = {k: [str(n) for n in change.get(k) or []] for k in ("added", "rebound", "deleted", "mutated", "unchecked")}
+    ctx.emit(ev.KernelChanged(call_id=ctx.call_id, turn_id=ctx.turn_id, **names))
+    return kernel_line(names["added"], names["rebound"], names["deleted"], names["mutated"], names["unchecked"])
 
 
 NOTEBOOK = ToolSet("notebook", [
@@ -303,4 +317,8 @@ NOTEBOOK = ToolSet("notebook", [
     function_tool(notebook_move, preview=notebook_move_preview),
     # notebook_run runs code in the user's kernel: it asks even in "auto" mode unless configured.
     function_tool(notebook_run, approval="always_ask"),
+    # Read-only: a copy runs in a fresh kernel; the user's kernel and the file are never touched.
+    function_tool(notebook_check, read_only=True,
+                  prompt_hint="after changing a notebook's code cells, when the user wants a working notebook, "
+                              "run it to prove the notebook runs from a fresh kernel (no hidden state)"),
 ], description="Read and change Jupyter notebooks cell by cell, by cell id; run cells of an open notebook")

@@ -13,7 +13,7 @@ import time
 from typing import Any, Callable
 
 from .. import events as ev
-from .approvals import Approvals
+from .approvals import DENIED_BY_THE_USER, Approvals
 from ..errors import CommandKilled, ToolError
 from .base import Tool
 from .context import ToolContext
@@ -55,7 +55,7 @@ class ToolRunner:
             ctx.turn_id = turn_id
             decision = await self.approvals.decide(tool, ctx, arguments)
             if decision == "deny":
-                status, output = "denied", "denied by the user: do not retry this call; ask or try another way"
+                status, output = "denied", getattr(decision, "why", DENIED_BY_THE_USER)
             else:
                 output = await self._guarded(tool, ctx, arguments)
         except CommandKilled as exc:

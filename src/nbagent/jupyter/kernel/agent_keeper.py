@@ -8,6 +8,7 @@ reconfigured like any other.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -33,6 +34,8 @@ class AgentKeeper:
         self.last_result = None
         self.notes: list = []
         """Context notes (ev.ContextNote) this kernel's agent received, for /notes."""
+        self.replay_plan: list = []
+        """The restart-and-replay plan the last /undo offered (nbagent.checkpoints.replay), for /replay."""
         self._lock = threading.Lock()
         self._unsubscribe = None
 
@@ -122,7 +125,8 @@ class AgentKeeper:
         connect()  # notebooks go through the Jupyter server that started this kernel, if any
         settings = self.config_settings()
         self.place = find_place(self.shell)
-        settings["workspace"] = find_workspace(self.place, settings.get("workspace"))
+        # NBAGENT_WORKSPACE names the workspace in a kernel too (as for every other front end).
+        settings["workspace"] = find_workspace(self.place, settings.get("workspace") or os.environ.get("NBAGENT_WORKSPACE"))
         settings.setdefault("origin", self.place.origin)
         agent = Agent(session=session, kernel=self._kernel_bridge(), **settings)
         self._drop()  # the old agent, if any, goes only once the new one stands

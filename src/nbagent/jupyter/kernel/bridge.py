@@ -32,6 +32,7 @@ import ctypes
 import io
 import sys
 import threading
+import time
 import weakref
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
@@ -53,8 +54,59 @@ _LOCKS_GUARD = threading.Lock()
 def bridge_from_shell(shell: "InteractiveShell", *, allow_run: bool = True) -> KernelBridge:
     """The bridge the agent's kernel tools use; ``allow_run=False`` leaves kernel_run without a runner."""
     runner = ShellRunner(shell)
-    return KernelBridge(shell.user_ns, runner.run if allow_run else None, hidden=shell.user_ns_hidden,
-                        interrupt=runner.interrupt if allow_run else None)
+    return ShellBridge(shell, runner.run if allow_run else None, interrupt=runner.interrupt if allow_run else None)
+
+
+class ShellBridge(KernelBridge):
+    """A KernelBridge that also knows the shell's history, for undo's restart-and-replay
+    (nbagent.checkpoints.replay): execution counts, the cells' code and how long each took."""
+
+    def __init__(self, shell: "InteractiveShell", run_code, interrupt=None):
+        super().__init__(shell.user_ns, run_code, hidden=shell.user_ns_hidden, interrupt=interrupt)
+        self.shell = shell
+        self.times = cell_times(shell)
+
+    def execution_count(self) -> int:
+        return int(self.shell.execution_count)
+
+    def history(self, upto: int) -> list[tuple[int, str, float | None]]:
+        """The cells the user ran before execution count ``upto``: (count, code, seconds)."""
+        raw = self.shell.history_manager.input_hist_raw if self.shell.history_manager else []
+        return [(n, raw[n], self.times.get(n)) for n in range(1, min(upto, len(raw)))
+                if raw[n].strip() and not raw[n].lstrip().startswith(("%agent", "%%agent"))]
+
+    def reset(self) -> None:
+        """Clear the user's variables as a restart would (imports and nbagent's own names are kept)."""
+        ns, hidden = self.shell.user_ns, self.shell.user_ns_hidden
+        for name in [n for n, v in list(ns.items()) if self.is_user_name(n, v) and n not in hidden
+                     and not type(v).__module__.startswith("nbagent")]:  # the user's own agent stays
+            del ns[name]
+
+
+_TIMES: "weakref.WeakKeyDictionary[Any, dict[int, float]]" = weakref.WeakKeyDictionary()
+
+
+def cell_times(shell: "InteractiveShell") -> dict[int, float]:
+    """Seconds each of the user's cells took, by execution count, from when this was first called."""
+    with _LOCKS_GUARD:
+        if shell in _TIMES:
+            return _TIMES[shell]
+        times: dict[int, float] = {}
+        _TIMES[shell] = times
+    started: dict[str, float] = {}
+
+    def pre(info) -> None:
+        if getattr(info, "store_history", False):
+            started["t"] = time.perf_counter()
+
+    def post(result) -> None:
+        info = getattr(result, "info", None)
+        if getattr(info, "store_history", False) and "t" in started and result.execution_count:
+            times[int(result.execution_count)] = time.perf_counter() - started.pop("t")
+
+    shell.events.register("pre_run_cell", pre)
+    shell.events.register("post_run_cell", post)
+    return times
 
 
 class ShellRunner:

@@ -28,9 +28,13 @@ HELP = """Slash commands (also as %agent /name):
   /mcp [start]       MCP servers, their status and tools (start: start the enabled ones now)
   /model [NAME]      show or change the model
   /tasks             background tasks (commands handed over by bash)
-  /undo [force]      put back the files the last turn changed (force: even if changed since)
+  /undo [force]      put back the files and kernel variables the last turn changed (force: even if changed since)
   /redo [force]      re-apply the turn the last /undo reverted
+  /replay            after an /undo that could not restore every variable: show the restart-and-replay plan
+  /replay confirm    clear the kernel's variables and run that plan (stops at the first error)
   /checkpoints       this session's checkpoints (a DataFrame)
+  /check [NOTEBOOK]  run a copy of the notebook (default: this one) in a fresh kernel and report what
+                     fails, what differs and what depends on this kernel's hidden state (%agent check too)
   /clear             clear the live views (the session stays)"""
 
 def run_command(keeper: AgentKeeper, line: str, clear_views: Callable[[], int]) -> Any:
@@ -188,7 +192,55 @@ def _restore(keeper, arg, action: str):
     except CheckpointError as exc:
         return str(exc)
     verb = "undid" if action == "undo" else "redid"
-    return f"{verb} turn {restored.turn}: " + (", ".join(restored.files) or "no file needed changing")
+    keeper.replay_plan = list(restored.replay) if action == "undo" else []
+    return restore_text(restored, verb)
+
+
+def restore_text(restored, verb: str) -> str:
+    """What an undo or redo did, for /undo and ``nbagent undo``: files, kernel variables, what it could not."""
+    text = f"{verb} turn {restored.turn}: " + (", ".join(restored.files) or "no file needed changing")
+    if restored.names:
+        text += "\nkernel variables: " + ", ".join(restored.names)
+    if restored.not_restored:
+        text += "\nnot restored: " + "; ".join(restored.not_restored)
+    if restored.replay:
+        text += (f"\nrestart and replay can rebuild the kernel from {len(restored.replay)} cell(s): "
+                 "/replay shows them, /replay confirm runs them")
+    return text
+
+
+def _replay(keeper, arg):
+    from ...checkpoints.replay import describe_plan
+
+    cells = keeper.replay_plan
+    if arg not in ("", "confirm"):
+        raise KeeperError(f"/replay takes nothing or 'confirm', not {arg!r}")
+    if not cells:
+        return "nothing to replay: /undo offers a plan when it cannot restore a kernel variable in place"
+    if arg != "confirm":
+        return describe_plan(cells) + "\n/replay confirm runs them"
+    keeper.ensure_idle()
+    outcome = keeper.get().replay(cells)
+    keeper.replay_plan = []
+    if outcome.failed is not None:
+        return f"replay stopped at cell [{outcome.failed}] (ran {len(outcome.ran)} before it):\n{outcome.error}"
+    return f"replayed {len(outcome.ran)} cell(s)"
+
+
+def _check(keeper, arg):
+    from ...errors import ToolError
+    from ...tools.nbcheck import check_path
+    from ...workspace.root import Workspace
+
+    agent = keeper.get()
+    place = keeper.place
+    path = arg or (str(place.notebook) if place is not None and place.notebook is not None else "")
+    if not path:
+        raise KeeperError("/check needs a notebook path: this kernel's own notebook is not known")
+    try:
+        return check_path(Workspace(agent.config.workspace), path).text()
+    except ToolError as exc:
+        return f"check: {exc}"
 
 
 def _checkpoints(keeper, arg):
@@ -207,6 +259,6 @@ def _tasks(keeper, arg):
 COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
     "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
     "memory": _memory, "instructions": _instructions, "map": _map, "notes": _notes, "compact": _compact, "tools": _tools, "mcp": _mcp, "model": _model,
-    "tasks": _tasks, "undo": _undo, "redo": _redo, "checkpoints": _checkpoints, "context": context_command,
+    "tasks": _tasks, "undo": _undo, "redo": _redo, "replay": _replay, "checkpoints": _checkpoints, "check": _check, "context": context_command,
     "clear": lambda keeper, arg: None,
 }

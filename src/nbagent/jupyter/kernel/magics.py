@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import queue
+import re
 import shlex
+import sys
 import weakref
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, cast
@@ -16,7 +18,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from ... import events as ev
 from ...config import APPROVAL_MODES, DEFAULT
-from ...errors import NbagentError
+from ...errors import MissingSetting, NbagentError
 from ...ids import short_id
 from ...engine.open_in_jupyter import with_context
 from .commands import run_command
@@ -27,7 +29,11 @@ from .history_source import KernelHistory
 from .notebook_path import own_context
 from .options import split_options
 from ...cli.terminal import TerminalRenderer
-from .text_view import TextFollower, text_approver, text_renderer
+from .text_view import TextBlock, TextFollower, text_approver, text_renderer
+
+
+_CHECK = re.compile(r"^check(\s+\S+\.ipynb)?\s*$")
+"""``%agent check`` and ``%agent check NOTEBOOK.ipynb``: the notebook check, not a prompt."""
 
 
 @magics_class
@@ -37,6 +43,8 @@ class AgentMagics(Magics):
         self.keeper = AgentKeeper(shell)
         self.history = KernelHistory(shell, self.keeper)
         self._views: "weakref.WeakSet" = weakref.WeakSet()
+        self._handles: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+        """The display of each view a waiting cell shows, updated once its turn ends."""
         self.last_view = None
         self._awaiting = False
 
@@ -76,6 +84,8 @@ class AgentMagics(Magics):
         args = self._parse(options)
         try:
             said = self._apply_options(args)
+            if _CHECK.match(prompt):  # %agent check [x.ipynb]; "check the tests ..." stays a prompt
+                prompt = "/" + prompt
             if prompt.startswith("/"):
                 return self._show(run_command(self.keeper, prompt, self._clear_views))
             if not prompt:
@@ -84,6 +94,8 @@ class AgentMagics(Magics):
             for message in said:
                 print(message)
             return self._run(prompt, wait=args.wait or not self.keeper.background())
+        except MissingSetting as exc:  # worded as a notebook gives the setting
+            raise UsageError(exc.worded(f"pass %agent --{exc.setting} NAME")) from None
         except (KeeperError, NbagentError, RuntimeError) as exc:
             raise UsageError(str(exc)) from None
 
@@ -139,7 +151,7 @@ class AgentMagics(Magics):
         turn_id = short_id("turn_")
         sent = with_context(prompt, own_context(self.shell, self.keeper.place, agent.config.workspace))
         if use_widgets(self.keeper.view_mode(), self.shell):
-            view, inbox = self._show_view(agent, prompt, turn_id), None
+            view, inbox = self._show_view(agent, prompt, turn_id, wait), None
             future = hub_for(agent).submit(view, sent)
         else:
             view, inbox = None, self._text_inbox(agent, turn_id, background=not wait)
@@ -158,13 +170,18 @@ class AgentMagics(Magics):
         except Exception as exc:  # the prompt matters more than its context
             print(f"[kernel history not attached: {exc}]")
 
-    def _show_view(self, agent, prompt: str, turn_id: str):
+    def _show_view(self, agent, prompt: str, turn_id: str, wait: bool):
         from IPython.display import display
 
         view = hub_for(agent).turn_view(prompt, turn_id)
         self._views.add(view)
         self.last_view = view
-        display(view)
+        # When the turn ends the displayed view is sent again, so that the stored output's text/plain (what
+        # shows where widgets do not render) is the final state: by the waiting cell itself (``_finish``,
+        # in the cell's own context, which nbclient needs), or when it ends for a background turn.
+        self._handles[view] = handle = display(view, display_id=True)
+        if handle is not None and not wait:
+            view.on_end(lambda: handle.update(view))
         return view
 
     def _text_inbox(self, agent, turn_id: str, background: bool):
@@ -181,7 +198,10 @@ class AgentMagics(Magics):
                 unsubscribe()
 
         state, unsubscribe = agent.watch(on_event)  # before the turn is submitted: it misses nothing
-        return inbox, text_renderer(state=state, follow=turn_id)
+        # In a kernel the turn is written as one output (a stored notebook keeps it whole); a terminal
+        # IPython prints it as it streams.
+        out = TextBlock() if getattr(self.shell, "kernel", None) is not None else sys.stdout
+        return inbox, text_renderer(out, state=state, follow=turn_id), out
 
     def _wait(self, agent, future, view, inbox) -> None:
         """Block until the turn ends (a terminal shell). An interrupt aborts the turn, then propagates."""
@@ -215,18 +235,25 @@ class AgentMagics(Magics):
         """A kernel interrupt during --wait: abort the turn and leave the session consistent."""
         agent.abort()
         future.result(timeout=30)
-        self._finish(view, inbox, agent)
-        print("\n[interrupted: the turn was aborted; the session is saved up to here]")
+        self._finish(view, inbox, agent, after="\n[interrupted: the turn was aborted; the session is saved up to here]\n")
 
-    def _finish(self, view, inbox, agent) -> None:
+    def _finish(self, view, inbox, agent, after: str = "") -> None:
+        """The turn has ended: its view shows the end, its text (and ``after``) is written."""
         if view is not None:
             view.wait(5)
             view.flush()
+            handle = self._handles.pop(view, None)
+            if handle is not None:
+                handle.update(view)
+        out = sys.stdout
         if inbox is not None:
             self._drain(agent, *inbox)
+            out = inbox[2]
+        out.write(after)
+        _release(out)
 
-    def _drain(self, agent, inbox: queue.Queue, renderer: TerminalRenderer) -> None:
-        """Print what came since the last tick in one write (one output chunk, not one per delta)."""
+    def _drain(self, agent, inbox: queue.Queue, renderer: TerminalRenderer, out) -> None:
+        """Write what came since the last tick in one write (one output chunk, not one per delta)."""
         pending: list[str] = []
         while True:
             try:
@@ -235,11 +262,13 @@ class AgentMagics(Magics):
                 break
             pending.append(renderer.render(event).text)
             if isinstance(event, ev.ApprovalRequest) and event.turn_id == renderer.follow:
-                print("".join(pending), end="", flush=True)
+                out.write("".join(pending))
+                _release(out)  # the question needs the turn so far on screen above it
                 pending = []
-                agent.decide(event.call_id, text_approver()(event))
+                agent.decide(event.call_id, text_approver(out)(event))
         if any(pending):
-            print("".join(pending), end="", flush=True)
+            out.write("".join(pending))
+            out.flush()
 
     # ----- output ----------------------------------------------------------------------------
     def _show(self, value):
@@ -274,6 +303,7 @@ def load_ipython_extension(ipython) -> None:
     from ...engine.warmup import start
 
     start()
+    _warm_memory()
     magics = AgentMagics(ipython)
     ipython.register_magics(magics)
     magics.history.register()
@@ -283,6 +313,28 @@ def load_ipython_extension(ipython) -> None:
 
 
 AWAIT_NAME = "_nbagent_agent_awaiting"
+
+
+def _release(out) -> None:
+    """Write what a TextBlock kept (nothing to do for a stream that writes at once)."""
+    release = getattr(out, "release", None)
+    if release is not None:
+        release()
+
+
+def _warm_memory() -> None:
+    """Load memory's embedder while the user types (its own daemon thread: the engine's warm-up, which
+    the first agent waits for, stays as short as it was)."""
+    from ...config import AgentConfig
+    from ...errors import ConfigError
+    from ...knowledge.embeddings import warm_in_background
+
+    try:
+        config = AgentConfig.load()
+    except ConfigError:
+        return  # the first %agent reports it
+    if config.memory:
+        warm_in_background(config)
 
 
 def rewrite_agent_lines(lines: list[str]) -> list[str]:

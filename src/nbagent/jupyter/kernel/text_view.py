@@ -25,10 +25,39 @@ def text_renderer(out=None, *, state: AgentState | None = None, follow: str | No
                             show_prompt=show_prompt)
 
 
-def text_approver() -> TerminalApprover:
+def text_approver(out=None) -> TerminalApprover:
     """Asks with ``input()``: the terminal, or a notebook's input box; nbconvert has neither (denied)."""
-    return TerminalApprover(input, out=sys.stdout,
-                            unattended="use --approval auto or read-only in unattended notebooks")
+    return TerminalApprover(input, out=out or sys.stdout,
+                            unattended="run %agent --approval auto in unattended notebooks")
+
+
+class TextBlock:
+    """A waiting cell's turn as one output, for a kernel with no widget front end (nbconvert, nbclient,
+    nbval, jupyter console): printed as it streamed, each tick's chunk would be an output of its own, and a
+    stored notebook would hold the turn in a hundred pieces. So the text is kept and written in one piece
+    when the turn ends, or before a question that needs it on screen (``release``). Live progress is the
+    widget view's (any widget front end) and the terminal's (terminal IPython prints as it streams).
+    Display updates would keep it live, but nbval ignores them, so a tested notebook could never match.
+    File-like (``write``/``flush``), so the approver can write its notes into the same block."""
+
+    def __init__(self, out=None):
+        self._out = out
+        self._pending: list[str] = []
+
+    def write(self, text: str) -> int:
+        self._pending.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def release(self) -> None:
+        """Write what was kept, in one write."""
+        text, self._pending = "".join(self._pending), []
+        if text:
+            out = self._out or sys.stdout
+            out.write(text)
+            out.flush()
 
 
 class TextFollower:

@@ -57,8 +57,7 @@ class ViewHub:
 
         agent = self.agent
         view = TurnView(turn_id=turn_id, prompt=prompt, decide=agent.decide, stop=agent.stop_command,
-                        abort=agent.abort, act=lambda action, turn: getattr(agent, action)(turn=turn),
-                        live=self.live)
+                        abort=agent.abort, act=lambda action, arg: _act(agent, action, arg), live=self.live)
         with self._lock:
             if not view.ended:
                 self._views[turn_id] = view
@@ -125,3 +124,10 @@ def _live_turns(state) -> list[tuple[str, str]]:
     """(turn id, prompt) of the turn in flight and of the prompts queued, in order."""
     turns = [(state.turn.turn_id, state.turn.prompt)] if state.turn is not None else []
     return turns + [(q.turn_id, q.prompt) for q in state.queue]
+
+
+def _act(agent, action: str, arg):
+    """A view's button: undo or redo turn ``arg``, or (confirmed) replay the cells ``arg``."""
+    if action == "replay":
+        return agent.replay(arg)
+    return getattr(agent, action)(turn=arg)

@@ -15,10 +15,14 @@ import contextlib
 from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
+from ... import events as ev
 from ...errors import ToolError
+from ...ids import short_id
+from ...render.text import kernel_line
 from ...tools import kernel as engine
 from ...tools.base import Tool, ToolSet, function_tool
 from ..kernel.probe import answer_of, probe_code
+from ..kernel.watch import change_of, watch_code
 
 Finder = Callable[[str], Awaitable[Any]]
 """Returns the kernel (ServerKernel or LocalKernel) a call names ("" when it names none)."""
@@ -28,6 +32,8 @@ PROBE_TIMEOUT = 30.0
 """Seconds kernel_variables and kernel_inspect wait for their answer (a kernel that turned busy meanwhile)."""
 INTERRUPT_GRACE = 10.0
 """Seconds to wait for an interrupted run's last output."""
+WATCH_TIMEOUT = 10.0
+"""Seconds the namespace record's lines may take (a kernel still busy after a timeout: no record)."""
 
 
 async def _probe(kernel: Any, action: str, name: str = "") -> str:
@@ -53,11 +59,47 @@ async def _probe(kernel: Any, action: str, name: str = "") -> str:
 
 
 async def _run(ctx: Any, kernel: Any, code: str, timeout: float | None) -> str:
-    from .kernel import Outcome
-
+    """kernel_run, with the change it made to the kernel's namespace as the result's last line."""
     if await kernel.busy():  # queued code would run whenever the kernel gets to it, after any timeout
         raise ToolError(f"kernel {kernel.label} is busy running other code: kernel_run did not queue behind it; "
                         "try again once it is idle")
+    key = short_id("watch_")
+    watched = await _watch(kernel, "before", key) is not None
+    try:
+        text = await _run_code(ctx, kernel, code, timeout)
+    except ToolError as exc:
+        line = await _change_line(ctx, kernel, key) if watched else ""
+        if line:
+            raise type(exc)(f"{exc}\n\n{line}") from None
+        raise
+    line = await _change_line(ctx, kernel, key) if watched else ""
+    return f"{text}\n\n{line}" if line else text
+
+
+async def _watch(kernel: Any, action: str, key: str) -> dict | None:
+    """Run the watcher's line (nbagent.jupyter.kernel.watch); its outcome, or None when it did not answer."""
+    try:
+        return await asyncio.wait_for(kernel.execute(watch_code(action, key), silent=True), WATCH_TIMEOUT)
+    except (asyncio.TimeoutError, ToolError):
+        return None
+
+
+async def _change_line(ctx: Any, kernel: Any, key: str) -> str:
+    """The "kernel: + x, ~ df ..." line of the call (and its kernel_changed event); "" when not known."""
+    outcome = await _watch(kernel, "after", key)
+    change = change_of(outcome.get("stdout") or "") if outcome else None
+    if not change:
+        return ""
+    names = {k: list(change.get(k) or []) for k in ("added", "rebound", "deleted", "mutated", "unchecked")}
+    emit = getattr(ctx, "emit", None)
+    if emit is not None:
+        emit(ev.KernelChanged(call_id=getattr(ctx, "call_id", ""), turn_id=getattr(ctx, "turn_id", ""), **names))
+    return kernel_line(names["added"], names["rebound"], names["deleted"], names["mutated"], names["unchecked"])
+
+
+async def _run_code(ctx: Any, kernel: Any, code: str, timeout: float | None) -> str:
+    from .kernel import Outcome
+
     seconds = engine.run_timeout(timeout)
     progress = Outcome()
     task = asyncio.ensure_future(kernel.execute(code, outcome=progress))

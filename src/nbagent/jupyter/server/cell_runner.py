@@ -4,7 +4,8 @@ A second kernel client (jupyter_client's ``execute_interactive``) sends each cel
 notebook's kernel and collects the IOPub messages of that request as nbformat outputs
 (``nbformat.v4.output_from_msg``). The outputs and the execution count are written like JupyterLab
 writes them: into the live document when one is open, else through the notebook's store (the tab
-or the file). Running stops at the first cell that fails, as "run all" does.
+or the file). Running stops at the first cell that fails, as "run all" does. Two silent lines around
+the cells (nbagent.jupyter.kernel.watch) say what the run did to the kernel's variables.
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ from typing import Any
 import nbformat
 
 from ...errors import ToolError
+from ...ids import short_id
 from ...tools.nbshrink import as_text
 from ...tools.nbdoc import find
+from ..kernel.watch import change_of, watch_code
 from ..remote.kernel import own_session
 
 CELL_TIMEOUT = 300.0
+WATCH_TIMEOUT = 10.0
+"""Seconds the namespace watcher's lines may take; past it the run is reported without its change."""
 
 
 async def run_cells(notebooks: Any, rel: str, name: str, cell_ids: list[str], kernel_id: str) -> dict:
@@ -32,19 +37,42 @@ async def run_cells(notebooks: Any, rel: str, name: str, cell_ids: list[str], ke
     client = kernel.client(session=own_session(kernel.session))  # not the shared one: see own_session
     client.start_channels()
     done: list[dict] = []
+    key = short_id("watch_")
+    change = None
     try:
         await client.wait_for_ready(timeout=30)
-        for cell in chosen:
-            result = await _run_one(client, cell)
-            await _write(notebooks, rel, name, result)
-            done.append(result)
-            if result["status"] != "ok":
-                break
+        watched = await _watch(client, "before", key) is not None
+        try:
+            for cell in chosen:
+                result = await _run_one(client, cell)
+                await _write(notebooks, rel, name, result)
+                done.append(result)
+                if result["status"] != "ok":
+                    break
+        finally:
+            if watched:
+                change = change_of(await _watch(client, "after", key) or "")
     finally:
         client.stop_channels()
     skipped = len(chosen) - len(done)
     note = f"stopped at the failing cell: {skipped} cell(s) not run" if skipped else ""
-    return {"cells": done, "note": note}
+    return {"cells": done, "note": note, **({"kernel_changed": change} if change else {})}
+
+
+async def _watch(client: Any, action: str, key: str) -> str | None:
+    """The namespace watcher's line (nbagent.jupyter.kernel.watch), silent; its stdout, or None."""
+    out: list[str] = []
+
+    def hook(msg: dict) -> None:
+        if msg["header"]["msg_type"] == "stream":
+            out.append(msg["content"].get("text", ""))
+
+    try:
+        await client.execute_interactive(watch_code(action, key), silent=True, store_history=False,
+                                         allow_stdin=False, output_hook=hook, timeout=WATCH_TIMEOUT)
+    except TimeoutError:
+        return None
+    return "".join(out)
 
 
 async def _run_one(client: Any, cell: dict) -> dict:

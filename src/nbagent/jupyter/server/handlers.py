@@ -16,7 +16,7 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web, websocket
 
-from ...errors import ConfigError, StoreError
+from ...errors import ConfigError, MissingSetting, StoreError
 from .base import AUTH_RESOURCE, SESSION, BaseHandler, ServerParts, server_parts
 from .settings import AVAILABLE
 
@@ -206,7 +206,9 @@ class SessionSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHa
             await self.app.hub.attach(self.session_id, self)
         except Exception as exc:  # the agent cannot start (no model configured, ...): say why
             self.log.warning("nbagent: cannot open session %s: %s", self.session_id, exc)
-            self.send_text(json.dumps({"type": "error", "turn_id": "", "message": str(exc),
+            message = (exc.worded(f"choose a {exc.setting} in nbagent's settings (JupyterLab's Settings Editor)")
+                       if isinstance(exc, MissingSetting) else str(exc))  # in the panel's words
+            self.send_text(json.dumps({"type": "error", "turn_id": "", "message": message,
                                        "kind": "config", "status_code": None}))
             self.close(1011, "the agent could not start")
 

@@ -5,7 +5,7 @@ Escaping is render/escape.py's, the plain-text summaries are render/text.py's.""
 from __future__ import annotations
 
 from ...render.escape import escape_html
-from ...render.text import TODO_MARKS, counts_line_for, summarize_arguments
+from ...render.text import TODO_MARKS, UNKNOWN_COST, counts_line_for, summarize_arguments
 
 __all__ = ["TODO_MARKS", "cost", "counts_line_for", "diff_html", "looks_like_diff", "output_html",
            "summarize_arguments", "tokens"]
@@ -47,5 +47,5 @@ def tokens(n: int) -> str:
 
 def cost(value: float | None) -> str:
     if value is None:
-        return "cost n/a"
+        return f"cost {UNKNOWN_COST}"
     return f"${value:.4f}" if value < 1 else f"${value:.2f}"

@@ -1,13 +1,18 @@
-"""The header of a turn's view: session id and title, model, tokens in (cached) and out, cost so far."""
+"""The header of a turn's view: session, title, model (badged when offline), tokens (cached) and cost."""
 
 from __future__ import annotations
 
 
 import ipywidgets as widgets
-from traitlets import Float, Int, Unicode, observe
+from traitlets import Bool, Float, Int, Unicode, observe
 
 from ...render.escape import escape_html
 from .format import cost, tokens
+
+
+OFFLINE_BADGE = (' <span class="nbagent-offline-badge" title="A tiny model on this machine, to try nbagent: it may '
+                 'invent what is in your files. Configure a real model for real work (docs/offline.md)." '
+                 'style="border:1px solid #9a6700;color:#9a6700;border-radius:3px;padding:0 3px">offline model</span>')
 
 
 class Header(widgets.HTML):
@@ -25,12 +30,15 @@ class Header(widgets.HTML):
     cost = Float(None, allow_none=True)
     status = Unicode("")
     """What the turn is doing: queued, running, done, aborted, error, max_steps."""
+    offline = Bool(False)
+    """The offline model answers (settings["offline"]): the header says so, beside the model's name."""
 
-    @observe("session_id", "title", "model", "input_tokens", "output_tokens", "cached_tokens", "cost", "status")
+    @observe("session_id", "title", "model", "input_tokens", "output_tokens", "cached_tokens", "cost", "status",
+             "offline")
     def _render(self, change=None) -> None:
         parts = [f"<b>{escape_html(self.title or 'new session')}</b>",
                  f"<code>{escape_html(self.session_id)}</code>" if self.session_id else "",
-                 escape_html(self.model),
+                 escape_html(self.model) + (OFFLINE_BADGE if self.offline else ""),
                  f"{tokens(self.input_tokens)} in"
                  + (f" ({tokens(self.cached_tokens)} cached)" if self.cached_tokens else "")
                  + f" / {tokens(self.output_tokens)} out",

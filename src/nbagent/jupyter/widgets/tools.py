@@ -9,8 +9,9 @@ from __future__ import annotations
 import ipywidgets as widgets
 from traitlets import Dict, Unicode, observe
 
-from ...engine.agent_state import ToolItem
+from ...engine.agent_state import KernelChange, ToolItem
 from ...render.escape import escape_html
+from ...render.text import kernel_line
 from .format import diff_html, output_html, summarize_arguments
 
 STATUS_STYLE = {
@@ -30,12 +31,15 @@ class ToolRow(widgets.VBox):
     """The state's status of the call (agent_state.ItemStatus)."""
     output = Unicode("")
     diff = Unicode("")
+    kernel = Unicode("")
+    """The call's change to the kernel's namespace in one line (render.text.kernel_line), or ""."""
 
     def __init__(self, **kwargs):
         self.line = widgets.HTML()
+        self.kernel_view = widgets.HTML(layout=widgets.Layout(display="none"))
         # A <details> element expands in the browser with no round trip to the kernel.
         self.result = widgets.HTML(layout=widgets.Layout(display="none"))
-        super().__init__(children=(self.line, self.result), **kwargs)
+        super().__init__(children=(self.line, self.kernel_view, self.result), **kwargs)
         self.add_class("nbagent-tool-row")
         self._render_line()
 
@@ -43,6 +47,7 @@ class ToolRow(widgets.VBox):
         self.call_id, self.name, self.status = item.call_id, item.name, item.status
         self.arguments = dict(item.arguments or {})
         self.output, self.diff = item.output or "", item.diff or ""
+        self.kernel = _kernel_text(item.kernel) if item.kernel is not None else ""
 
     @property
     def summary(self) -> str:
@@ -56,6 +61,12 @@ class ToolRow(widgets.VBox):
                            f"<b>{escape_html(self.name)}</b> "
                            f"<code>{escape_html(self.summary)}</code>")
 
+    @observe("kernel")
+    def _render_kernel(self, change=None) -> None:
+        self.kernel_view.value = (f'<div class="nbagent-kernel-change" style="margin-left:1.2em;font-size:12px;'
+                                  f'color:#555">{escape_html(self.kernel)}</div>') if self.kernel else ""
+        self.kernel_view.layout.display = "" if self.kernel else "none"
+
     @observe("output", "diff")
     def _render_result(self, change=None) -> None:
         parts = []
@@ -67,3 +78,11 @@ class ToolRow(widgets.VBox):
         self.result.value = (f'<details style="margin-left:1.2em;font-size:12px"><summary>{title}</summary>'
                              f'{"".join(parts)}</details>') if parts else ""
         self.result.layout.display = "" if parts else "none"
+
+
+def _kernel_text(change: KernelChange) -> str:
+    line = kernel_line(list(change.added), list(change.rebound), list(change.deleted), list(change.mutated),
+                       list(change.unchecked))
+    if change.dropped:
+        line += "; released by the undo memory cap: " + ", ".join(change.dropped)
+    return line

@@ -52,6 +52,7 @@ class Shown(NamedTuple):
     session_id: str
     title: str
     model: str
+    offline: bool
 
 
 class TurnView(widgets.VBox):
@@ -62,7 +63,7 @@ class TurnView(widgets.VBox):
 
     def __init__(self, *, turn_id: str = "", prompt: str = "", decide: Callable[[str, str], None] | None = None,
                  stop: Callable[[], object] = lambda: None, abort: Callable[[], object] = lambda: None,
-                 act: Callable[[str, int], object] | None = None, interval: float = FLUSH_INTERVAL,
+                 act: Callable[[str, Any], object] | None = None, interval: float = FLUSH_INTERVAL,
                  live: LiveState | None = None):
         self.live = live or LiveState()
         self.header = Header()
@@ -89,6 +90,7 @@ class TurnView(widgets.VBox):
         """A prompt dropped from the queue ends without a turn in the state: its turn_end's reason."""
         self._shown: Shown | None = None
         self._ended = threading.Event()
+        self._end_callbacks: list[Callable[[], object]] = []
         self.throttle = Throttle(self.flush, interval)
         self.flushes = 0
         self._render(self._project(self._latest))
@@ -111,7 +113,20 @@ class TurnView(widgets.VBox):
             self.throttle.request()
 
     def __repr__(self) -> str:  # the text/plain of the view, for frontends without widgets
-        return f"<nbagent turn ({self.state}): {self.prompt[:60]}>"
+        head = f"<nbagent turn ({self.state}): {self.prompt[:60]}>"
+        shown = self._shown
+        if shown is not None and shown.status not in ACTIVE and shown.turn is not None and shown.turn.text:
+            return f"{head}\n{shown.turn.text}"  # what a stored notebook shows where widgets do not render
+        return head
+
+    def on_end(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` once the turn has ended and its final state is rendered (at once if it has):
+        the kernel updates the displayed view then, so its text/plain is the final state, not "waiting"."""
+        with self._render_lock:
+            if not self.ended:
+                self._end_callbacks.append(callback)
+                return
+        callback()
 
     @property
     def ended(self) -> bool:
@@ -150,7 +165,8 @@ class TurnView(widgets.VBox):
         approvals = tuple(a for a in state.approvals if a.turn_id == self.turn_id)
         return Shown(turn=turn, status=status, label=label, approvals=approvals, queued=len(state.queue),
                      todos=state.todos, counters=state.counters, session_id=state.session_id or "",
-                     title=state.title or "", model=str(state.settings.get("model") or ""))
+                     title=state.title or "", model=str(state.settings.get("model") or ""),
+                     offline=bool(state.settings.get("offline")))
 
     def _locate(self, state: AgentState) -> tuple[Turn | None, str, str]:
         """This view's turn in the state, with its status and the header's word for it."""
@@ -171,6 +187,7 @@ class TurnView(widgets.VBox):
         ended = shown.status not in ACTIVE
         header = self.header
         header.session_id, header.title, header.model = shown.session_id, shown.title, shown.model
+        header.offline = shown.offline
         header.input_tokens, header.output_tokens = shown.counters.input_tokens, shown.counters.output_tokens
         header.cached_tokens = shown.counters.cached_tokens
         header.cost, header.status = shown.counters.cost, shown.label
@@ -190,8 +207,11 @@ class TurnView(widgets.VBox):
                                        else "#9a6700") if ended and shown.status != "done" else ""
         self.controls.queued, self.controls.running = shown.queued, not ended
         self.state = shown.status
-        if ended:
+        if ended and not self._ended.is_set():
             self._ended.set()
+            callbacks, self._end_callbacks = self._end_callbacks, []
+            for callback in callbacks:
+                callback()
 
     def _render_cards(self, pending: tuple[PendingApproval, ...], turn: Turn | None) -> None:
         """A card per approval the turn waits for; a card whose decision came (from anywhere) goes."""

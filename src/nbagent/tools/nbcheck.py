@@ -1,0 +1,213 @@
+"""notebook_check: does the notebook still run from top to bottom in a fresh kernel?
+
+Read-only: a copy of the notebook (as its store holds it: the open document if any, else the file) runs
+in a fresh kernel of its own kernelspec with nbclient, the workspace as working directory, a timeout on
+each cell; the user's kernel and the file are never touched, and the fresh kernel is shut down after.
+The report: cells that fail (a timed-out cell is interrupted and reported), outputs that differ from the
+stored ones (nbcompare), names a cell uses that no earlier cell defines and execution counts out of
+order (nbstatic). ``%agent check``, ``nbagent check`` and the panel's Check button run the same.
+nbclient and jupyter_client are imported only when a check runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import CommandKilled, ToolError
+from .nbcompare import Difference, differences
+from .nbstatic import StaticReport, analyse
+
+CELL_TIMEOUT, CELL_TIMEOUT_MAX = 120.0, 3600.0
+TIMEOUT_NAME = "CellTimeout"
+
+
+@dataclass
+class Failure:
+    cell_index: int
+    cell_id: str
+    error: str
+    timed_out: bool = False
+
+
+@dataclass
+class CheckReport:
+    name: str
+    kernel: str
+    cells_run: int = 0
+    seconds: float = 0.0
+    failures: list[Failure] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+    static: StaticReport = field(default_factory=StaticReport)
+
+    @property
+    def clean(self) -> bool:
+        return not (self.failures or self.differences or self.static.hidden or self.static.order)
+
+    def text(self) -> str:
+        lines = [f"notebook_check {self.name}: ran {self.cells_run} code cell(s) in a fresh {self.kernel} kernel "
+                 f"in {self.seconds:.1f} s"]
+        lines += _section("failing cells", [f"cell {f.cell_id} (#{f.cell_index}): {f.error}" for f in self.failures])
+        lines += _section("outputs that differ from the stored ones",
+                          [f"cell {d.cell_id} (#{d.cell_index}): stored {d.stored!r}, now {d.now!r}"
+                           for d in self.differences])
+        lines += _section("names used before any cell defines them (hidden state from the live kernel)",
+                          [_hidden_line(h) for h in self.static.hidden])
+        lines += _section("execution order of the stored notebook", self.static.order)
+        if self.static.star_import_in:
+            lines.append(f"note: cell {self.static.star_import_in} has a star import; names it brings are not "
+                         "known to the check")
+        if self.static.unparsed:
+            lines.append("not analysed (not Python or does not parse): " + ", ".join(self.static.unparsed))
+        lines.append("verdict: " + ("runs from top to bottom in a fresh kernel, outputs as stored" if self.clean
+                                    else "does NOT reproduce from a fresh kernel as saved (see above)"))
+        return "\n".join(lines)
+
+
+def _section(title: str, items: list[str]) -> list[str]:
+    return [f"{title} ({len(items)}):", *(f"  {item}" for item in items)] if items else []
+
+
+def _hidden_line(h: Any) -> str:
+    where = (f"cell {h.defined_later_in} defines it further down" if h.defined_later_in
+             else "no cell defines it: it exists only in the live kernel")
+    return f"cell {h.cell_id} (#{h.cell_index}) uses {h.name}: {where}"
+
+
+def check_timeout(timeout: float | None) -> float:
+    return min(max(float(timeout or CELL_TIMEOUT), 1.0), CELL_TIMEOUT_MAX)
+
+
+def check_notebook(notebook: dict, name: str, cwd: Path, timeout: float | None = None,
+                   on_stop: Callable[[Callable[[], int]], Callable[[], None]] | None = None) -> CheckReport:
+    """Run a copy of ``notebook`` (nbformat 4 JSON) in a fresh kernel and report; see the module docstring.
+
+    ``on_stop(hook) -> remove`` registers what Stop does (interrupt and end the check)."""
+    import nbformat
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient import NotebookClient
+
+    stored = notebook.get("cells", [])
+    nb = nbformat.reads(json.dumps(notebook), as_version=4)  # a copy, with multiline strings joined
+    kernel = ((nb.get("metadata") or {}).get("kernelspec") or {}).get("name") or "python3"
+    report = CheckReport(name=name, kernel=kernel, static=analyse(stored))
+    seconds = check_timeout(timeout)
+    replies: dict[int, dict] = {}
+    stopped: list[bool] = []
+
+    def executed(cell, cell_index, execute_reply, **_):
+        replies[cell_index] = (execute_reply or {}).get("content") or {}
+
+    def starting(cell, cell_index, **_):
+        if stopped:
+            raise CommandKilled("killed by the user (the check was stopped)")
+
+    client = NotebookClient(nb, timeout=int(seconds), kernel_name=kernel, allow_errors=True,
+                            interrupt_on_timeout=True, resources={"metadata": {"path": str(cwd)}},
+                            error_on_timeout={"ename": TIMEOUT_NAME,
+                                              "evalue": f"interrupted after {seconds:g} s (the check's per-cell timeout)",
+                                              "traceback": []},
+                            on_cell_executed=executed, on_cell_start=starting)
+
+    loop = asyncio.new_event_loop()
+
+    def stop() -> int:
+        stopped.append(True)
+        if client.km is None or not loop.is_running():
+            return 0
+        asyncio.run_coroutine_threadsafe(_interrupt(client), loop)
+        return 1
+
+    remove = on_stop(stop) if on_stop is not None else (lambda: None)
+    started = time.perf_counter()
+    try:
+        _run_on_own_thread(loop, client)
+    except NoSuchKernel:
+        raise ToolError(f"{name} asks for the kernel {kernel!r}, which is not installed here "
+                        "(jupyter kernelspec list shows the installed ones)") from None
+    finally:
+        remove()
+    if stopped:
+        raise CommandKilled("killed by the user (the check was stopped; its kernel is shut down)")
+    report.seconds = time.perf_counter() - started
+    report.cells_run = len(replies)
+    report.failures = [_failure(i, stored[i], reply) for i, reply in sorted(replies.items())
+                       if reply.get("status") == "error"]
+    failed = {f.cell_index for f in report.failures}  # a failure is reported once, as a failure
+    report.differences = [d for d in differences(stored, nb.cells) if d.cell_index not in failed]
+    return report
+
+
+def _run_on_own_thread(loop: asyncio.AbstractEventLoop, client: Any) -> None:
+    """Run the check on a thread and loop of its own, whatever thread calls: nbclient's own sync
+    wrapper reuses a loop kept in a context variable, which a worker thread may inherit from another
+    thread (asyncio.to_thread copies the context) and then fails on signal handlers; and a caller's
+    running loop (a kernel's) cannot run it."""
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(client.async_execute())
+        except BaseException as exc:  # re-raised on the caller's thread
+            failed.append(exc)
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=run, name="nbagent-notebook-check", daemon=True)
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+
+
+async def _interrupt(client: Any) -> None:
+    from jupyter_core.utils import ensure_async
+
+    await ensure_async(client.km.interrupt_kernel())
+
+
+def _failure(index: int, cell: dict, reply: dict) -> Failure:
+    timed_out = reply.get("ename") == TIMEOUT_NAME
+    return Failure(index, str(cell.get("id") or f"#{index}"), f"{reply.get('ename')}: {reply.get('evalue')}",
+                   timed_out)
+
+
+# ----- the tool -----------------------------------------------------------------------------------
+
+def notebook_check(ctx, path: str, timeout: float | None = None) -> str:
+    """Check that a notebook runs from top to bottom in a fresh kernel, without touching the user's kernel or file.
+
+    Runs a copy in a new kernel of the notebook's kernelspec and reports failing cells, outputs that
+    differ from the stored ones, names a cell uses that no earlier cell defines (state that lives only
+    in the user's kernel) and execution counts out of order. Run it after changing a notebook's code
+    cells when the user wants a working notebook.
+
+    Args:
+        path: The .ipynb file, relative to the workspace root.
+        timeout: Seconds each cell may run before it is interrupted and reported (default 120, at most 3600).
+    """
+    processes = getattr(ctx, "processes", None)
+    on_stop = processes.add_stop_hook if processes is not None else None
+    return check_path(ctx.workspace, path, timeout, ctx=ctx, on_stop=on_stop).text()
+
+
+def check_path(workspace: Any, path: str | Path, timeout: float | None = None, *, ctx: Any = None,
+               on_stop: Callable[[Callable[[], int]], Callable[[], None]] | None = None) -> CheckReport:
+    """Check the notebook at ``path`` inside ``workspace`` (a nbagent.workspace.Workspace), as its
+    store holds it: the tool, ``%agent check`` and ``nbagent check`` all come here."""
+    from . import nbstores
+
+    target = workspace.resolve(str(path))
+    if target.suffix != ".ipynb":
+        raise ToolError(f"{path} is not a notebook (.ipynb)")
+    name = workspace.rel(target)
+    if not target.is_file():
+        raise ToolError(f"{name}: no such notebook in the workspace")
+    snap = nbstores.read(ctx, target, name)
+    return check_notebook(snap.notebook, name, workspace.root, timeout, on_stop=on_stop)
