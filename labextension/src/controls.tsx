@@ -17,13 +17,19 @@ export const APPROVAL_HELP: Record<ApprovalMode, string> = {
 };
 
 /** The names to offer: the current model first if the lists lack it, then the listed ones. */
+/** What the offline badge says when hovered: the answers come from a tiny local model, not a real one. */
+export const OFFLINE_NOTE =
+  'No endpoint is configured, so a 135M-parameter model on this machine answers: it shows how nbagent ' +
+  'works and may invent what is in your files. Point nbagent at a real model (OPENAI_API_KEY, or ' +
+  'OPENAI_BASE_URL and NBAGENT_MODEL) for real work.';
+
 export function modelOptions(current: string, listed: string[] | undefined): string[] {
   const names = listed ?? [];
   return current && !names.includes(current) ? [current, ...names] : names;
 }
 
 export function SessionControls({ model }: { model: PanelModel }): React.ReactElement {
-  const settings = model.state.settings as { model?: string; approval?: ApprovalMode };
+  const settings = model.state.settings as { model?: string; approval?: ApprovalMode; offline?: boolean };
   const current = settings.model ?? '';
   const approval = settings.approval ?? 'ask';
   React.useEffect(() => {
@@ -51,6 +57,11 @@ export function SessionControls({ model }: { model: PanelModel }): React.ReactEl
           ))}
         </select>
       </label>
+      {settings.offline && (
+        <span className="jp-nbagent-offline-badge" role="note" title={OFFLINE_NOTE}>
+          offline model
+        </span>
+      )}
       <label className="jp-nbagent-control">
         <span className="jp-nbagent-control-label">Approval</span>
         <select

@@ -17,6 +17,16 @@ describe("the session's controls", () => {
     expect(toolsetChoices(['core', 'mcp:time'], ['core', 'git'])).toEqual(['core', 'git', 'mcp:time']);
   });
 
+  it('say when the offline model answers, and only then', () => {
+    const model = new PanelModel();
+    model.state = { ...model.state, settings: { model: 'smollm2-135m-instruct', approval: 'ask', offline: true } };
+    const offline = renderToStaticMarkup(React.createElement(SessionControls, { model }));
+    expect(offline).toContain('class="jp-nbagent-offline-badge" role="note"');
+    expect(offline).toContain('offline model');
+    model.state = { ...model.state, settings: { model: 'gpt-4.1-mini', approval: 'ask' } };
+    expect(renderToStaticMarkup(React.createElement(SessionControls, { model }))).not.toContain('offline');
+  });
+
   it('show the current model and approval mode, labelled, and a hostile model name as text', () => {
     const model = new PanelModel();
     model.state = { ...model.state, settings: { model: '<img src=x onerror=alert(1)>', approval: 'read-only' } };
