@@ -87,8 +87,16 @@ export const api = {
   forget: (text: string) => request<{ removed: MemoryEntry[] }>('memory/forget', json('POST', { text })).then(r => r.removed),
   getSettings: () => request<AgentSettings & { available: { toolsets: string[]; approval: string[] } }>('settings'),
   putSettings: (s: Partial<AgentSettings>) => request<AgentSettings>('settings', json('PUT', s)),
+  models: () => request<ModelChoices>('models'),
   checkNotebook: (path: string) => request<CheckResult>('check', json('POST', { path }))
 };
+
+/** GET models: configured names first, then the endpoint's /models list; ``problem`` says why that is missing. */
+export interface ModelChoices {
+  models: string[];
+  endpoint: string;
+  problem: string | null;
+}
 
 /** The notebook check's answer (POST /nbagent/api/check): the report as nbagent check prints it. */
 export interface CheckResult {

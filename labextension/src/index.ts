@@ -87,6 +87,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
         const push = () => void model.applySettings(settings.composite as unknown as Partial<AgentSettings>);
         settings.changed.connect(push);
         push();
+        // Only when the user asks (the panel's "Keep as my defaults"): the panel's controls change the session alone.
+        model.saveDefaults = async values => {
+          for (const [key, value] of Object.entries(values)) {
+            if (value !== undefined) {
+              await settings.set(key, value as never);
+            }
+          }
+        };
       });
     }
   }

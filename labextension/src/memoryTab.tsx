@@ -118,6 +118,7 @@ export function MemoryTab(): React.ReactElement {
       >
         <input
           className="jp-nbagent-memory-query"
+          aria-label="Search project memory"
           placeholder="Search project memory (empty: list all)"
           value={query}
           onChange={e => setQuery(e.target.value)}

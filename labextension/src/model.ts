@@ -5,7 +5,8 @@
 
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { api, AgentSettings, SessionInfo, SessionSocket, ServerMessage, SocketStatus } from './api';
+import { api, AgentSettings, ModelChoices, SessionInfo, SessionSocket, ServerMessage, SocketStatus } from './api';
+import type { ApprovalMode } from './protocol';
 import { AgentState, initialState, reduce } from './state';
 import { newHistory, PromptHistory, remember } from './input';
 import type { OpenContextTracker } from './openContext';
@@ -25,6 +26,10 @@ export class PanelModel {
   /** What is open in JupyterLab, sent with each prompt (see openContext.tsx). */
   openContext: OpenContextTracker | null = null;
   private pending = false;
+  /** What the model picker offers (GET models); null until asked. */
+  models: ModelChoices | null = null;
+  /** Writes the user's defaults (JupyterLab's settings registry); null without a registry. */
+  saveDefaults: ((values: Partial<AgentSettings>) => Promise<void>) | null = null;
 
   get changed(): ISignal<this, void> {
     return this.changedSignal;
@@ -135,6 +140,30 @@ export class PanelModel {
     this.socket?.send({ type: 'abort' });
   }
 
+  /** Change this session's model, approval mode or tool sets now (Agent.reconfigure on the server, as
+   * the kernel's `%agent --model/--approval` does); its settings_changed event updates every tab. */
+  reconfigure(changes: { model?: string; approval?: ApprovalMode; toolsets?: string[] }): void {
+    this.socket?.send({ type: 'settings', ...changes });
+  }
+
+  /** The model names to offer: the configured ones and the endpoint's list. */
+  async loadModels(): Promise<void> {
+    await this.guard(async () => {
+      this.models = await api.models();
+    });
+  }
+
+  /** Keep this session's model, approval mode and tool sets as the user's defaults for new sessions. */
+  async keepAsDefaults(): Promise<void> {
+    const { model, approval, toolsets } = this.state.settings as Partial<AgentSettings>;
+    const save = this.saveDefaults;
+    if (save) {
+      // The settings schema lists the built-in tool sets; an MCP server's stays a per-session choice.
+      const builtIn = toolsets?.filter(t => !t.startsWith('mcp:'));
+      await this.guard(() => save({ model: model || null, approval, toolsets: builtIn }));
+    }
+  }
+
   applySettings(settings: Partial<AgentSettings>): Promise<AgentSettings | void> {
     return this.guard(() => api.putSettings(settings));
   }
@@ -147,7 +176,7 @@ export class PanelModel {
   private receive(msg: ServerMessage): void {
     if (msg.type === 'snapshot') {
       this.state = msg.state;
-      } else {
+    } else {
       this.state = reduce(this.state, msg);
       if (msg.type === 'turn_start' || msg.type === 'turn_end') {
         void this.refreshSessions(); // a new title, turn counts

@@ -27,6 +27,8 @@ import {
 } from './state';
 import { CheckButton } from './checkButton';
 import { CheckpointBar } from './checkpoints';
+import { NOTHING_SPOKEN, nextSpoken, Spoken } from './announce';
+import { SessionControls } from './controls';
 import { Visible } from './hiddenChars';
 import { kernelLine } from './kernelChange';
 import { MemoryTab } from './memoryTab';
@@ -48,7 +50,7 @@ export class AgentPanel extends ReactWidget {
 
   /** Put the caret in the prompt box (after the panel is shown). */
   focusInput(): void {
-    this.node.querySelector<HTMLTextAreaElement>('.jp-nbagent-input textarea')?.focus();
+    focusPrompt(this.node);
   }
 
   protected render(): React.ReactElement {
@@ -75,23 +77,34 @@ const TAB_LABELS = { chat: 'Chat', memory: 'Memory', settings: 'Settings' } as c
 function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
   const s = model.state;
   const todos = todosOf(s);
-  const [tab, setTab] = React.useState<'chat' | 'memory' | 'settings'>('chat');
+  const [tab, setTab] = React.useState<Tab>('chat');
+  const items = rows(s);
+  // Escape anywhere in the panel ends the turn (the prompt box and the @ picker handle their own first).
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    if (e.key === 'Escape' && !e.defaultPrevented && isBusy(s)) {
+      e.preventDefault();
+      model.abort();
+    }
+  };
   return (
-    <div className="jp-nbagent-body">
+    <div className="jp-nbagent-body" onKeyDown={onKeyDown}>
       <Header model={model} />
-      {model.problem && <div className="jp-nbagent-problem">{model.problem}</div>}
-      <div className="jp-nbagent-tabs">
-        {(['chat', 'memory', 'settings'] as const).map(name => (
-          <button key={name} className={`jp-nbagent-tab${tab === name ? ' jp-mod-active' : ''}`} data-tab={name} onClick={() => setTab(name)}>
-            {TAB_LABELS[name]}
-          </button>
-        ))}
-      </div>
-      {tab === 'memory' && <MemoryTab />}
-      {tab === 'settings' && <SettingsTab sessionId={s.session_id} settings={s.settings} />}
+      {model.problem && <div className="jp-nbagent-problem" role="alert">{model.problem}</div>}
+      <Tabs tab={tab} onChange={setTab} />
+      <Announcer items={items} liveTurn={s.turn?.turn_id ?? null} />
+      {tab === 'memory' && (
+        <div role="tabpanel" id="jp-nbagent-tabpanel-memory" aria-labelledby="jp-nbagent-tab-memory" className="jp-nbagent-tabpanel">
+          <MemoryTab />
+        </div>
+      )}
+      {tab === 'settings' && (
+        <div role="tabpanel" id="jp-nbagent-tabpanel-settings" aria-labelledby="jp-nbagent-tab-settings" className="jp-nbagent-tabpanel">
+          <SettingsTab model={model} />
+        </div>
+      )}
       {tab === 'chat' && <ContextChips sessionId={s.session_id} version={s.transcript.length + (s.turn ? 1 : 0)} />}
       {tab === 'chat' && <Transcript
-        items={rows(s)}
+        items={items}
         rendermime={rendermime}
         renderCheckpoint={item => (
           <CheckpointBar
@@ -111,9 +124,73 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
         <ApprovalCard key={a.call_id} approval={a} model={model} />
       ))}
       {s.queue.length > 0 && <Queue queue={s.queue.map(q => q.prompt)} />}
+      <SessionControls model={model} />
       <PromptBox model={model} />
     </div>
   );
+}
+
+type Tab = 'chat' | 'memory' | 'settings';
+const TABS: Tab[] = ['chat', 'memory', 'settings'];
+
+/** The tab strip, a WAI-ARIA tab list: the arrow keys move between tabs, Tab leaves the strip. */
+function Tabs({ tab, onChange }: { tab: Tab; onChange: (tab: Tab) => void }): React.ReactElement {
+  const strip = React.useRef<HTMLDivElement>(null);
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+    if (step) {
+      e.preventDefault();
+      const next = TABS[(TABS.indexOf(tab) + step + TABS.length) % TABS.length];
+      onChange(next);
+      strip.current?.querySelector<HTMLButtonElement>(`[data-tab="${next}"]`)?.focus();
+    }
+  };
+  return (
+    <div className="jp-nbagent-tabs" role="tablist" aria-label="nbagent views" ref={strip} onKeyDown={onKeyDown}>
+      {TABS.map(name => (
+        <button
+          key={name}
+          id={`jp-nbagent-tab-${name}`}
+          role="tab"
+          aria-selected={tab === name}
+          aria-controls={name === 'chat' ? 'jp-nbagent-tabpanel-chat' : `jp-nbagent-tabpanel-${name}`}
+          tabIndex={tab === name ? 0 : -1}
+          className={`jp-nbagent-tab${tab === name ? ' jp-mod-active' : ''}`}
+          data-tab={name}
+          onClick={() => onChange(name)}
+        >
+          {TAB_LABELS[name]}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+/**
+ * The streaming answer for screen readers: a polite live region that receives each finished paragraph
+ * of the answers of turns seen running here (not the transcript a snapshot brings), never each token.
+ */
+function Announcer({ items, liveTurn }: { items: Row[]; liveTurn: string | null }): React.ReactElement {
+  const spoken = React.useRef<Spoken>(NOTHING_SPOKEN);
+  const watched = React.useRef<string | null>(null);
+  if (liveTurn) {
+    watched.current = liveTurn;
+  }
+  const turn = watched.current;
+  const answer = turn ? [...items].reverse().find(r => r.kind === 'assistant' && r.key.startsWith(`${turn}:`)) : undefined;
+  if (answer && answer.kind === 'assistant') {
+    spoken.current = nextSpoken(spoken.current, answer.key, answer.text, answer.streaming);
+  }
+  return (
+    <div className="jp-nbagent-sr-only jp-nbagent-announce" aria-live="polite">
+      {spoken.current.text}
+    </div>
+  );
+}
+
+/** Put the caret in the panel's prompt box. */
+function focusPrompt(panel: Element | null): void {
+  panel?.querySelector<HTMLTextAreaElement>('.jp-nbagent-input textarea')?.focus();
 }
 
 function Header({ model }: { model: PanelModel }): React.ReactElement {
@@ -124,6 +201,7 @@ function Header({ model }: { model: PanelModel }): React.ReactElement {
       <select
         className="jp-nbagent-sessions"
         title="Resume a session"
+        aria-label="Session"
         value={state.session_id ?? ''}
         onFocus={() => void model.refreshSessions()}
         onChange={e => model.open(e.target.value)}
@@ -191,7 +269,15 @@ function Transcript({ items, rendermime, renderCheckpoint }: TranscriptProps): R
     stick.current = node.scrollHeight - node.scrollTop - node.clientHeight < 40;
   };
   return (
-    <div className="jp-nbagent-transcript" ref={ref} onScroll={onScroll}>
+    <div
+      className="jp-nbagent-transcript"
+      ref={ref}
+      onScroll={onScroll}
+      role="tabpanel"
+      id="jp-nbagent-tabpanel-chat"
+      aria-labelledby="jp-nbagent-tab-chat"
+      tabIndex={0}
+    >
       {items.length === 0 && <div className="jp-nbagent-empty">Ask the agent about this workspace. Type @ to mention a file.</div>}
       {items.map(item =>
         item.kind === 'checkpoint' ? renderCheckpoint(item) : <ItemView key={item.key} item={item} rendermime={rendermime} />
@@ -259,14 +345,31 @@ const STATUS_MARK: Record<string, string> = {
   interrupted: '■'
 };
 
+const STATUS_WORD: Record<string, string> = {
+  input: 'being written',
+  running: 'running',
+  awaiting_approval: 'awaiting approval',
+  done: 'done',
+  failed: 'failed',
+  denied: 'denied',
+  killed: 'killed',
+  interrupted: 'interrupted'
+};
+
 function ToolRow({ tool }: { tool: ToolItem }): React.ReactElement {
   const summary = toolSummary(tool);
   const output = tool.output ?? '';
   const outputIsDiff = looksLikeDiff(output); // the edit's own diff, after the fact
+  const status = STATUS_WORD[tool.status] ?? tool.status;
   return (
-    <details className={`jp-nbagent-tool jp-mod-${tool.status}`} data-call-id={tool.call_id}>
+    <details
+      className={`jp-nbagent-tool jp-mod-${tool.status}`}
+      data-call-id={tool.call_id}
+      aria-label={`Tool ${tool.name}${summary ? ` ${summary}` : ''}: ${status}`}
+    >
       <summary>
-        <span className="jp-nbagent-tool-mark">{STATUS_MARK[tool.status] ?? '·'}</span>
+        <span className="jp-nbagent-tool-mark" aria-hidden="true">{STATUS_MARK[tool.status] ?? '·'}</span>
+        <span className="jp-nbagent-sr-only">{status}: </span>
         <span className="jp-nbagent-tool-name">{tool.name}</span>
         {summary && <span className="jp-nbagent-tool-arg">{summary}</span>}
         {tool.duration_ms !== null && <span className="jp-nbagent-tool-time">{formatMs(tool.duration_ms)}</span>}
@@ -296,20 +399,20 @@ function Diff({ diff }: { diff: string }): React.ReactElement {
 function Status({ state, connection }: { state: AgentState; connection: string }): React.ReactElement | null {
   if (connection !== 'open') {
     const label = { connecting: 'Connecting…', gone: 'Session deleted' }[connection] ?? 'Disconnected, reconnecting…';
-    return <div className="jp-nbagent-status">{label}</div>;
+    return <div className="jp-nbagent-status" role="status">{label}</div>;
   }
   const flying = inFlight(state);
   if (flying) {
     return (
-      <div className="jp-nbagent-status jp-nbagent-inflight">
-        <span className="jp-nbagent-spinner" /> running {flying.name}…
+      <div className="jp-nbagent-status jp-nbagent-inflight" role="status">
+        <span className="jp-nbagent-spinner" aria-hidden="true" /> running {flying.name}…
       </div>
     );
   }
   if (isBusy(state)) {
     return (
-      <div className="jp-nbagent-status">
-        <span className="jp-nbagent-spinner" /> working…
+      <div className="jp-nbagent-status" role="status">
+        <span className="jp-nbagent-spinner" aria-hidden="true" /> working…
       </div>
     );
   }
@@ -319,15 +422,16 @@ function Status({ state, connection }: { state: AgentState; connection: string }
 function Todos({ todos }: { todos: Todo[] }): React.ReactElement {
   const { done, total } = todoProgress(todos);
   return (
-    <details className="jp-nbagent-todos" open>
+    <details className="jp-nbagent-todos" open aria-label={`Todo list, ${done} of ${total} done`}>
       <summary>
         Todos {done}/{total}
-        <progress max={total} value={done} />
+        <progress max={total} value={done} aria-label={`${done} of ${total} todos done`} />
       </summary>
-      <ul>
+      <ul aria-label="Todos">
         {todos.map((t, i) => (
           <li key={i} className={`jp-nbagent-todo jp-mod-${t.status}`}>
-            <span className="jp-nbagent-todo-mark">{TODO_MARK[t.status] ?? '☐'}</span>
+            <span className="jp-nbagent-todo-mark" aria-hidden="true">{TODO_MARK[t.status] ?? '☐'}</span>
+            <span className="jp-nbagent-sr-only">{TODO_WORD[t.status] ?? t.status}: </span>
             {t.text}
             {t.note && <span className="jp-nbagent-todo-note"> ({t.note})</span>}
           </li>
@@ -338,13 +442,30 @@ function Todos({ todos }: { todos: Todo[] }): React.ReactElement {
 }
 
 const TODO_MARK: Record<string, string> = { completed: '☑', in_progress: '◐', pending: '☐', blocked: '⚠' };
+const TODO_WORD: Record<string, string> = { completed: 'done', in_progress: 'in progress', pending: 'to do', blocked: 'blocked' };
 
 function ApprovalCard({ approval, model }: { approval: PendingApproval; model: PanelModel }): React.ReactElement {
-  const decide = (d: 'approve' | 'deny' | 'always') => () => model.decide(approval.call_id, d);
+  const card = React.useRef<HTMLDivElement>(null);
+  // The card takes the focus when it appears (the card, not Approve: a key meant for the prompt box
+  // must not approve anything); Tab then reaches Approve and Deny. After a decision the prompt has it back.
+  React.useEffect(() => card.current?.focus(), []);
+  const decide = (d: 'approve' | 'deny' | 'always') => () => {
+    const panel = card.current?.closest('.jp-nbagent') ?? null;
+    model.decide(approval.call_id, d);
+    focusPrompt(panel);
+  };
   const outside = isOutsideRequest(approval);
+  const titleId = `jp-nbagent-approval-title-${approval.call_id}`;
   return (
-    <div className={`jp-nbagent-approval${outside ? ' jp-mod-outside' : ''}`} data-call-id={approval.call_id}>
-      <div className="jp-nbagent-approval-title">
+    <div
+      className={`jp-nbagent-approval${outside ? ' jp-mod-outside' : ''}`}
+      data-call-id={approval.call_id}
+      ref={card}
+      tabIndex={-1}
+      role="alertdialog"
+      aria-labelledby={titleId}
+    >
+      <div className="jp-nbagent-approval-title" id={titleId}>
         {outside && <span className="jp-nbagent-approval-origin">An outside agent (over MCP) asks: </span>}
         Allow <b><Visible text={approval.name} /></b>?
       </div>
@@ -371,7 +492,7 @@ function ApprovalCard({ approval, model }: { approval: PendingApproval; model: P
 
 function Queue({ queue }: { queue: string[] }): React.ReactElement {
   return (
-    <div className="jp-nbagent-queue">
+    <div className="jp-nbagent-queue" role="region" aria-label="Queued prompts">
       <div className="jp-nbagent-queue-title">Queued ({queue.length}) · Esc clears</div>
       {queue.map((q, i) => (
         <div key={i} className="jp-nbagent-queued">
@@ -460,11 +581,12 @@ function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
   return (
     <div className="jp-nbagent-input">
       {picker && (
-        <ul className="jp-nbagent-picker" role="listbox">
-          {picker.files.length === 0 && <li className="jp-nbagent-picker-empty">no matching files</li>}
+        <ul className="jp-nbagent-picker" role="listbox" id="jp-nbagent-picker" aria-label="Files" data-query={picker.token.query}>
+          {picker.files.length === 0 && <li className="jp-nbagent-picker-empty" role="option" aria-selected={false} aria-disabled="true">no matching files</li>}
           {picker.files.map((f, i) => (
             <li
               key={f}
+              id={`jp-nbagent-pick-${i}`}
               role="option"
               aria-selected={i === picker.selected}
               className={i === picker.selected ? 'jp-mod-selected' : ''}
@@ -482,6 +604,10 @@ function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
       <textarea
         rows={3}
         value={text}
+        aria-label="Prompt for the agent"
+        aria-autocomplete="list"
+        aria-controls={picker ? 'jp-nbagent-picker' : undefined}
+        aria-activedescendant={picker?.files.length ? `jp-nbagent-pick-${picker.selected}` : undefined}
         placeholder={busy ? 'Type to queue a prompt… (Esc aborts)' : 'Ask the agent… (Enter sends, Shift+Enter new line, @ file)'}
         onChange={e => {
           setText(e.target.value);

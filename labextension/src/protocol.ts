@@ -21,7 +21,12 @@ export type ClientMessage =
   | { type: 'stop' }
   | { type: 'abort' }
   | { type: 'undo'; turn?: number; force?: boolean }
-  | { type: 'redo'; turn?: number; force?: boolean };
+  | { type: 'redo'; turn?: number; force?: boolean }
+  | { type: 'settings'; model?: string; approval?: ApprovalMode; toolsets?: string[] };
+
+/** The approval modes, in the order the panel offers them. */
+export const APPROVAL_MODES = ['ask', 'auto', 'read-only'] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
 /** A stored message (docs/internals.md, "Messages"), as GET .../messages returns them. */
 export interface StoredMessage {

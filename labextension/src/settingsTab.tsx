@@ -1,6 +1,7 @@
 /**
- * The panel's Settings tab: the session's agent settings (changed in JupyterLab's Settings Editor)
- * and the MCP servers it may use, with their status and tools (GET /nbagent/api/mcp?session=<id>:
+ * The panel's Settings tab: the session's agent settings, editable (model, approval mode, tool sets:
+ * each change applies to this session at once, and becomes the user's default only through "Keep as my
+ * defaults", which writes JupyterLab's settings registry), and the MCP servers it may use, with their status and tools (GET /nbagent/api/mcp?session=<id>:
  * the live agent's servers when the session is open, else the configured ones, none started).
  * Tool lists a server changed at run time (tools/list_changed) arrive in the state's
  * ``settings.mcp_tools`` and replace the fetched ones. Server names, targets, errors and tool names
@@ -9,8 +10,10 @@
  */
 import * as React from 'react';
 
-import { request } from './api';
+import { api, request } from './api';
 import { HIDDEN } from './hiddenChars';
+import type { PanelModel } from './model';
+import { APPROVAL_MODES, ApprovalMode } from './protocol';
 
 export interface MCPServerRow {
   name: string;
@@ -93,7 +96,9 @@ export function MCPServers({ listing, live }: { listing: MCPListing; live?: unkn
   );
 }
 
-export function SettingsTab({ sessionId, settings }: { sessionId: string | null; settings: Record<string, unknown> }): React.ReactElement {
+export function SettingsTab({ model }: { model: PanelModel }): React.ReactElement {
+  const sessionId = model.state.session_id;
+  const settings = model.state.settings;
   const [listing, setListing] = React.useState<MCPListing | null>(null);
   const [problem, setProblem] = React.useState<string | null>(null);
   const load = React.useCallback(() => {
@@ -106,26 +111,118 @@ export function SettingsTab({ sessionId, settings }: { sessionId: string | null;
     );
   }, [sessionId]);
   React.useEffect(load, [load]);
-  const shown = ['model', 'approval', 'toolsets', 'max_steps', 'workspace'];
   return (
     <div className="jp-nbagent-settings">
+      <SessionSettings model={model} />
       <table className="jp-nbagent-settings-table">
         <tbody>
-          {shown.filter(k => settings[k] !== undefined).map(k => (
+          {(['max_steps', 'workspace'] as const).filter(k => settings[k] !== undefined).map(k => (
             <tr key={k}>
-              <th>{k}</th>
-              <td>{plain(Array.isArray(settings[k]) ? (settings[k] as unknown[]).join(', ') : settings[k], 300)}</td>
+              <th scope="row">{k}</th>
+              <td>{plain(settings[k], 300)}</td>
             </tr>
           ))}
         </tbody>
       </table>
-      <div className="jp-nbagent-settings-hint">Change them in Settings › Settings Editor › nbagent.</div>
       <div className="jp-nbagent-mcp-header">
-        <b>MCP servers</b>{' '}
+        <h3>MCP servers</h3>{' '}
         <button className="jp-nbagent-mcp-refresh" onClick={load}>Refresh</button>
       </div>
       {problem && <div className="jp-nbagent-problem">{plain(problem, 500)}</div>}
       {listing && <MCPServers listing={listing} live={settings.mcp_tools} />}
     </div>
+  );
+}
+
+/** The tool sets a session may switch on: the server's list (GET settings), the session's own first. */
+export function toolsetChoices(current: string[], available: string[]): string[] {
+  return [...new Set([...available, ...current])];
+}
+
+/** Model, approval mode and tool sets of this session, each applied as it changes. */
+function SessionSettings({ model }: { model: PanelModel }): React.ReactElement {
+  const settings = model.state.settings as { model?: string; approval?: ApprovalMode; toolsets?: string[] };
+  const [name, setName] = React.useState(settings.model ?? '');
+  const [available, setAvailable] = React.useState<string[]>([]);
+  const [saved, setSaved] = React.useState(false);
+  React.useEffect(() => setName(settings.model ?? ''), [settings.model]);
+  React.useEffect(() => setSaved(false), [settings]); // "saved" speaks of the values it saved
+  React.useEffect(() => {
+    api.getSettings().then(s => setAvailable(s.available.toolsets), () => setAvailable([]));
+    if (model.models === null) {
+      void model.loadModels();
+    }
+  }, [model]);
+  const on = settings.toolsets ?? [];
+  const toggle = (toolset: string, checked: boolean) =>
+    model.reconfigure({ toolsets: checked ? [...on, toolset] : on.filter(t => t !== toolset) });
+  return (
+    <form
+      className="jp-nbagent-session-settings"
+      aria-label="This session's settings"
+      onSubmit={e => {
+        e.preventDefault();
+        if (name.trim() && name.trim() !== settings.model) {
+          model.reconfigure({ model: name.trim() });
+        }
+      }}
+    >
+      <div className="jp-nbagent-setting">
+        <label htmlFor="jp-nbagent-setting-model">Model</label>
+        <input
+          id="jp-nbagent-setting-model"
+          className="jp-nbagent-setting-model"
+          list="jp-nbagent-model-names"
+          value={name}
+          onChange={e => setName(e.target.value)}
+        />
+        <datalist id="jp-nbagent-model-names">
+          {(model.models?.models ?? []).map(n => (
+            <option key={n} value={n} />
+          ))}
+        </datalist>
+        <button type="submit" className="jp-nbagent-setting-apply">Apply</button>
+      </div>
+      {model.models?.problem && <div className="jp-nbagent-setting-note">Listing the endpoint's models: {plain(model.models.problem, 300)}</div>}
+      <div className="jp-nbagent-setting">
+        <label htmlFor="jp-nbagent-setting-approval">Approval mode</label>
+        <select
+          id="jp-nbagent-setting-approval"
+          className="jp-nbagent-setting-approval"
+          value={settings.approval ?? 'ask'}
+          onChange={e => model.reconfigure({ approval: e.target.value as ApprovalMode })}
+        >
+          {APPROVAL_MODES.map(mode => (
+            <option key={mode} value={mode}>
+              {mode}
+            </option>
+          ))}
+        </select>
+      </div>
+      <fieldset className="jp-nbagent-setting-toolsets">
+        <legend>Tool sets</legend>
+        {toolsetChoices(on, available).map(t => (
+          <label key={t} className="jp-nbagent-setting-toolset">
+            <input type="checkbox" value={t} checked={on.includes(t)} disabled={t === 'core'} onChange={e => toggle(t, e.target.checked)} />
+            {plain(t, 64)}
+          </label>
+        ))}
+      </fieldset>
+      <div className="jp-nbagent-settings-hint">
+        Changes apply to this session now.{' '}
+        {model.saveDefaults ? (
+          <button
+            type="button"
+            className="jp-nbagent-keep-defaults"
+            onClick={() => void model.keepAsDefaults().then(() => setSaved(true))}
+          >
+            Keep as my defaults
+          </button>
+        ) : (
+          'Defaults for new sessions: Settings › Settings Editor › nbagent.'
+        )}
+        {saved && <span role="status"> Saved as your defaults for new sessions.</span>}
+      </div>
+    </form>
   );
 }

@@ -1,1 +1,1 @@
-import './base.css';
+import './index.css';

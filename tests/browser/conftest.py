@@ -58,7 +58,9 @@ def lab(tmp_path_factory, model_server, lab_args):
     notifications.parent.mkdir(parents=True)
     notifications.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = _free_port(), "nbagent-browser-test"
+    data = _this_checkouts_labextension(base / "data")
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_CONFIG_DIR": str(base / "config"),
+           "JUPYTER_PATH": os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")])),
            "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
            "OPENAI_BASE_URL": model_server.url, "OPENAI_API_KEY": "sk-test", "NBAGENT_MODEL": "scripted-model",
            "NBAGENT_LOCAL": "off", "NBAGENT_MAX_RETRIES": "0"}
@@ -67,6 +69,7 @@ def lab(tmp_path_factory, model_server, lab_args):
         [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--allow-root", "--ip", "127.0.0.1",
          f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", *lab_args],
         env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=base,  # what the server writes beside itself (the collaboration's .jupyter_ystore.db) stays here
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -79,6 +82,20 @@ def lab(tmp_path_factory, model_server, lab_args):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+def _this_checkouts_labextension(data: Path) -> Path:
+    """A Jupyter data dir whose labextensions/ holds this checkout's build of the panel (labextension/,
+    ``jlpm build:prod``), so that the tests exercise the TypeScript beside them and not whichever build the
+    virtualenv's share/ holds (JupyterLab takes the first extension of a name along JUPYTER_PATH)."""
+    import nbagent
+
+    built = Path(nbagent.__file__).parent / "jupyter" / "labextension"
+    if not (built / "package.json").exists():
+        pytest.fail(f"the labextension is not built: cd labextension && jlpm build:prod (no {built})")
+    (data / "labextensions").mkdir(parents=True)
+    (data / "labextensions" / "nbagent-labextension").symlink_to(built, target_is_directory=True)
+    return data
 
 
 class _Lab:
@@ -128,3 +145,24 @@ def shot(page):
         return path
 
     return take
+
+
+@pytest.fixture
+def axe(page):
+    """``axe(selector, state)``: axe-core (the axe.min.js of axe-playwright-python) over the elements
+    ``selector`` matches; fails, naming rule, impact and elements, on any serious or critical violation.
+    Returns every violation found (the minor and moderate ones too)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    engine = Axe()
+
+    def check(selector: str, state: str) -> list[dict]:
+        assert page.locator(selector).count(), f"{state}: nothing matches {selector}"
+        found = engine.run(page, context={"include": [[selector]]}).response["violations"]
+        bad = [v for v in found if v["impact"] in ("serious", "critical")]
+        assert not bad, f"{state}: " + "; ".join(
+            f"{v['id']} ({v['impact']}): {v['help']} at " + ", ".join(str(n["target"]) for n in v["nodes"][:4])
+            for v in bad)
+        return found
+
+    return check

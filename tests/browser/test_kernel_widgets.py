@@ -39,7 +39,7 @@ def open_notebook(page, lab, name: str) -> None:
     page.locator(".jp-StatusBar-Widget", has_text="Idle").first.wait_for(timeout=60_000)
 
 
-def test_agent_magic_renders_the_live_view_and_the_card_approves(page, lab, model_server, shot):
+def test_agent_magic_renders_the_live_view_and_the_card_approves(page, lab, model_server, shot, axe):
     (lab.root / "notes.txt").write_text("colour = red\n")
     write_notebook(lab.root / "agent.ipynb", ["%load_ext nbagent", "%agent Make the colour in notes.txt blue"])
     model_server.enqueue(
@@ -67,6 +67,7 @@ def test_agent_magic_renders_the_live_view_and_the_card_approves(page, lab, mode
     assert "Approve edit_file?" in card.inner_text()
     assert card.locator("span", has_text="+colour = blue").count() == 1  # the diff, coloured
     shot("kernel-01-approval-card")
+    axe(TURN, "the %agent view with an approval card")
 
     card.locator("button", has_text="Approve").click()
     turn.locator(".nbagent-answer h2", has_text="Done").wait_for(timeout=30_000)
@@ -80,21 +81,28 @@ def test_agent_magic_renders_the_live_view_and_the_card_approves(page, lab, mode
     rows.filter(has_text="edit_file").locator("details[open] span", has_text="+colour = blue").wait_for()
     turn.locator(".nbagent-reasoning").scroll_into_view_if_needed()
     shot("kernel-02-turn-done")
+    axe(TURN, "the %agent view, its turn done")
 
 
 def test_wait_keeps_the_cell_busy_and_the_card_still_answers(page, lab, model_server, shot):
     """--wait blocks the cell; the approval card's buttons work anyway (a blocking widget poll)."""
+    (lab.root / "notes.txt").write_text("colour = blue\n")
+    if not page.locator(".jp-NotebookPanel").is_visible():  # run alone: a notebook with nbagent loaded
+        write_notebook(lab.root / "wait.ipynb", ["%load_ext nbagent", ""])
+        open_notebook(page, lab, "wait.ipynb")
+        run_cell(page, 0)
     model_server.enqueue(
         Reply(tool_calls=[Call("edit_file", {"path": "notes.txt", "old_string": "blue", "new_string": "green"})]),
         Reply(text="Now it is **green**."),
     )
-    page.locator(".jp-NotebookPanel .jp-Cell .cm-content").nth(2).click()
+    last = page.locator(".jp-NotebookPanel .jp-Cell").count() - 1  # the empty cell Shift+Enter left
+    page.locator(".jp-NotebookPanel .jp-Cell .cm-content").nth(last).click()
     page.keyboard.type("%agent --wait Make it green")
     page.keyboard.press("Shift+Enter")
-    turn = page.locator(TURN).nth(1)
+    turn = page.locator(TURN).last
     card = turn.locator(".nbagent-approval")
     card.wait_for(timeout=30_000)
-    assert page.locator(".jp-Cell").nth(2).locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
+    assert page.locator(".jp-Cell").nth(last).locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
     shot("kernel-03-wait-approval")
     card.locator("button", has_text="Approve").click()
     turn.locator(".nbagent-answer strong", has_text="green").wait_for(timeout=30_000)

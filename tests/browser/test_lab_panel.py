@@ -1,5 +1,6 @@
 """The side panel in a real JupyterLab: a prompt to the scripted model, its stream, tools, todos,
-an approved edit landing on disk, the @ picker and the dark theme. The tests run in order."""
+an approved edit landing on disk, the @ picker and the dark theme. The tests share one page, in order,
+and each also passes alone: it opens the panel and makes the turns it needs itself."""
 
 from __future__ import annotations
 
@@ -36,6 +37,30 @@ def run_command(page, label: str) -> None:
     search.wait_for(state="hidden")
 
 
+@pytest.fixture
+def panel(page):
+    """The page with the panel shown (a test run alone finds it closed)."""
+    if not page.locator(PANEL).is_visible():
+        run_command(page, "nbagent: Open the Agent Panel")
+        page.locator(f"{PANEL} .jp-nbagent-input textarea").wait_for(state="visible")
+    return page
+
+
+def edit_turn(page, lab, model_server, name: str) -> None:
+    """A turn that changes ``name`` from red to blue, approved in its card, finished."""
+    (lab.root / name).write_text("colour = red\n")
+    model_server.enqueue(
+        Reply(tool_calls=[Call("edit_file", {"path": name, "old_string": "red", "new_string": "blue"})]),
+        Reply(text=f"Changed {name}."),
+    )
+    box = page.locator(f"{PANEL} .jp-nbagent-input textarea")
+    box.fill(f"Make the colour in {name} blue")
+    box.press("Enter")
+    page.locator(f"{PANEL} .jp-nbagent-approval button", has_text="Approve").click()
+    page.locator(f"{PANEL} .jp-nbagent-assistant", has_text=f"Changed {name}.").wait_for()
+    page.locator(f"{PANEL} .jp-nbagent-status").wait_for(state="detached")
+
+
 def test_open_the_panel_from_the_palette(page, shot):
     run_command(page, "nbagent: Open the Agent Panel")
     page.locator(PANEL).wait_for(state="visible")
@@ -44,7 +69,7 @@ def test_open_the_panel_from_the_palette(page, shot):
     shot("01-panel-open")
 
 
-def test_prompt_streams_an_answer_with_tools_todos_and_an_approval(page, lab, model_server, shot):
+def test_prompt_streams_an_answer_with_tools_todos_and_an_approval(panel, page, lab, model_server, shot):
     (lab.root / "notes.txt").write_text("colour = red\n")
     model_server.enqueue(
         Slow(0.05, Reply(reasoning="The user wants a colour change. Read the file, then edit it.",
@@ -94,11 +119,12 @@ def test_prompt_streams_an_answer_with_tools_todos_and_an_approval(page, lab, mo
     model_server.assert_complete()
 
 
-def test_undo_and_redo_from_the_panel(page, lab, shot):
-    notes = lab.root / "notes.txt"
+def test_undo_and_redo_from_the_panel(panel, page, lab, model_server, shot):
+    edit_turn(page, lab, model_server, "undo.txt")
+    notes = lab.root / "undo.txt"
     bar = page.locator(f"{PANEL} .jp-nbagent-checkpoint").last
     bar.wait_for()
-    assert "1 file changed: notes.txt" in bar.inner_text()
+    assert "1 file changed: undo.txt" in bar.inner_text()
     bar.locator(".jp-nbagent-undo").click()
     bar.locator(".jp-nbagent-redo").wait_for()  # the server's checkpoint event reached the panel
     assert notes.read_text() == "colour = red\n"
@@ -109,14 +135,15 @@ def test_undo_and_redo_from_the_panel(page, lab, shot):
     assert notes.read_text() == "colour = blue\n"
 
 
-def test_at_opens_a_keyboard_picker_that_inserts_the_path(page, lab, shot):
+def test_at_opens_a_keyboard_picker_that_inserts_the_path(panel, page, lab, shot):
     for name in ("src/analysis.py", "src/plots.py", "data/raw.csv"):
         (lab.root / name).parent.mkdir(parents=True, exist_ok=True)
         (lab.root / name).write_text("x = 1\n")
     box = page.locator(f"{PANEL} .jp-nbagent-input textarea")
     box.click()
     box.press_sequentially("compare @src/")
-    picker = page.locator(f"{PANEL} .jp-nbagent-picker")
+    # The list of the whole query, not one of an earlier keystroke's ("@s" lists notes.txt too) still shown
+    picker = page.locator(f"{PANEL} .jp-nbagent-picker[data-query='src/']")
     picker.locator("li", has_text="src/plots.py").wait_for()
     listed = picker.locator("li").all_inner_texts()
     assert sorted(listed[:2]) == ["src/analysis.py", "src/plots.py"], "files under src/ come first"
@@ -131,17 +158,21 @@ def test_at_opens_a_keyboard_picker_that_inserts_the_path(page, lab, shot):
     box.fill("")
 
 
-def test_history_walks_with_up_and_down(page):
+def test_history_walks_with_up_and_down(panel, page, model_server):
+    model_server.enqueue(Reply(text="Noted."))
     box = page.locator(f"{PANEL} .jp-nbagent-input textarea")
+    box.fill("Remember this prompt")
+    box.press("Enter")
+    page.locator(f"{PANEL} .jp-nbagent-assistant", has_text="Noted.").wait_for()
     box.fill("a draft")
     box.press("ArrowUp")
-    assert box.input_value() == "Make the colour in notes.txt blue"
+    assert box.input_value() == "Remember this prompt"
     box.press("ArrowDown")
     assert box.input_value() == "a draft"
     box.fill("")
 
 
-def test_dark_theme(page, shot):
+def test_dark_theme(panel, page, shot):
     run_command(page, "Use Theme: JupyterLab Dark")
     page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
     dark = """() => {  // the theme's stylesheet has reached the panel: its background is dark

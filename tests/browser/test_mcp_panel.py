@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from test_lab_panel import PANEL, run_command  # noqa: E402  (tests/browser is on sys.path)
+from test_lab_panel import PANEL, panel  # noqa: E402,F401  (tests/browser is on sys.path; panel: a fixture)
 
 pytest.importorskip("mcp")
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
@@ -58,9 +58,7 @@ def _source(lab) -> str:
     return nbformat.read(lab.root / "shared.ipynb", as_version=4).cells[0].source
 
 
-def test_an_outside_call_asks_in_the_panel_and_approve_lets_it_through(page, lab, outside, shot):
-    run_command(page, "nbagent: Open the Agent Panel")
-    page.locator(f"{PANEL} .jp-nbagent-input textarea").wait_for()
+def test_an_outside_call_asks_in_the_panel_and_approve_lets_it_through(panel, page, lab, outside, shot):
     call = outside("x = 2")
     card = page.locator(f"{PANEL} .jp-nbagent-approval.jp-mod-outside")
     card.wait_for()
@@ -75,18 +73,19 @@ def test_an_outside_call_asks_in_the_panel_and_approve_lets_it_through(page, lab
     card.wait_for(state="detached")
 
 
-def test_deny_in_the_panel_refuses_the_call(page, lab, outside):
+def test_deny_in_the_panel_refuses_the_call(panel, page, lab, outside):
+    before = _source(lab)
     call = outside("import os")
     card = page.locator(f"{PANEL} .jp-nbagent-approval.jp-mod-outside")
     card.wait_for()
     card.locator("button", has_text="Deny").click()
     is_error, text = call.result(timeout=30)
     assert is_error and "denied by the nbagent user" in text
-    assert _source(lab) == "x = 2"
+    assert _source(lab) == before
     card.wait_for(state="detached")
 
 
-def test_the_settings_tab_lists_the_mcp_servers(page, lab, shot):
+def test_the_settings_tab_lists_the_mcp_servers(panel, page, lab, outside, shot):  # outside: writes mcp.json
     page.locator(f"{PANEL} .jp-nbagent-new").click()  # a new session's agent reads the configuration
     page.locator(f"{PANEL} .jp-nbagent-tab[data-tab=settings]").click()
     servers = page.locator(f"{PANEL} .jp-nbagent-mcp-server")

@@ -13,8 +13,7 @@ from .context import ToolContext
 
 
 def context_read(ctx: ToolContext, name: str) -> str:
-    """Read the text of an attached context source (a context note names it). This reads the stored
-    snapshot only: it never runs the source's command.
+    """Read an attached context source's stored text (a context note names it); never runs its command.
 
     Args:
         name: The source's name, as the context note gives it.

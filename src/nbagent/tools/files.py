@@ -179,8 +179,8 @@ async def read_many_files(
 
 
 def multi_edit(ctx: ToolContext, path: str, edits: Annotated[list[Edit], Field(min_length=1)]) -> str:
-    """Make several replacements in one file, all or nothing: edits apply in order, each to the
-    result of the one before, and if any fails the file is left untouched.
+    """Make several replacements in one file, in order (each on the result of the one before), all or
+    nothing: if one fails, the file is left untouched.
 
     Args:
         path: File path.

@@ -173,8 +173,8 @@ def git_diff(ctx: ToolContext, ref: str | None = None, staged: bool = False, pat
     """Show changes as a unified diff: by default the unstaged changes in the working tree.
 
     Args:
-        ref: Compare against this commit or range instead (e.g. HEAD~1, main, main..HEAD).
-        staged: Show what is staged for the next commit (the index) instead of the working tree.
+        ref: Compare against this commit or range instead (e.g. HEAD~1, main..HEAD).
+        staged: Show the staged changes (the index) instead.
         path: Limit the diff to this file or directory.
     """
     args = ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--stat", "--patch"]
@@ -207,7 +207,7 @@ def git_show(ctx: ToolContext, ref: str, path: str | None = None) -> str:
     """Show a commit (message, changed files and patch), or with path, that file's content at the ref.
 
     Args:
-        ref: A commit, branch or tag (e.g. HEAD, HEAD~3, v1.2, a hash).
+        ref: A commit, branch or tag (e.g. HEAD~3, v1.2).
         path: A file: show its content as it was at ref instead of the commit.
     """
     with _Repo(ctx) as repo:

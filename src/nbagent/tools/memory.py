@@ -26,7 +26,7 @@ def remember(ctx: ToolContext, text: str,
              kind: SkipJsonSchema[Literal["fact", "decision", "gotcha", "command"] | None] = None) -> str:
     """Save a durable note about this project for later sessions: how something is (fact), what was
     chosen and why (decision), how the user wants things (preference), a command or code that works
-    (snippet), or a summary of work done. Relevant notes are shown to you in later turns.
+    (snippet), or a summary of work done. Relevant ones are shown to you later.
 
     Args:
         text: Self-contained; one line for a fact, longer for a snippet (long texts are split).

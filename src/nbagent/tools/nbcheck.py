@@ -181,16 +181,14 @@ def _failure(index: int, cell: dict, reply: dict) -> Failure:
 # ----- the tool -----------------------------------------------------------------------------------
 
 def notebook_check(ctx, path: str, timeout: float | None = None) -> str:
-    """Check that a notebook runs from top to bottom in a fresh kernel, without touching the user's kernel or file.
+    """Run a copy of a notebook top to bottom in a fresh kernel (the user's kernel and file stay untouched).
 
-    Runs a copy in a new kernel of the notebook's kernelspec and reports failing cells, outputs that
-    differ from the stored ones, names a cell uses that no earlier cell defines (state that lives only
-    in the user's kernel) and execution counts out of order. Run it after changing a notebook's code
-    cells when the user wants a working notebook.
+    Reports failing cells, changed outputs, names used before any cell defines them (hidden state)
+    and out-of-order execution counts.
 
     Args:
-        path: The .ipynb file, relative to the workspace root.
-        timeout: Seconds each cell may run before it is interrupted and reported (default 120, at most 3600).
+        path: The .ipynb file.
+        timeout: Seconds per cell (default 120, at most 3600).
     """
     processes = getattr(ctx, "processes", None)
     on_stop = processes.add_stop_hook if processes is not None else None

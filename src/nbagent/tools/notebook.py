@@ -159,13 +159,13 @@ def _preview(ctx, path: str, plan: Callable[[Path, str, Snapshot], tuple[Change,
 def notebook_read(ctx, path: str, cells: list[str] | None = None, include_outputs: bool = False) -> str:
     """Read a Jupyter notebook: each cell's id, type, version and source, and its outputs when asked.
 
-    When the notebook is open in JupyterLab this reads what is there now, unsaved typing included.
-    Each cell's v= is its version; the edit tools check it.
+    An open notebook is read as it is now, unsaved typing included. Each cell's v= is its version;
+    the edit tools check it.
 
     Args:
         path: The .ipynb file.
         cells: Only these cell ids (in notebook order); all cells when omitted.
-        include_outputs: Show the cells' outputs too (default: only a one-line list of them).
+        include_outputs: Show the cells' outputs too (default: a one-line list).
     """
     target, name = _target(ctx, path, write=False)
     snap = nbstores.read(ctx, target, name)
@@ -202,9 +202,8 @@ def notebook_edit(ctx, path: str, cell_id: str, source: str, cell_type: CellType
         cell_id: The cell's id from notebook_read.
         source: The cell's complete new source; with old_text, the text that replaces old_text.
         cell_type: Change the cell's type too.
-        version: The cell's v= from notebook_read; by default the one you last read of this cell.
-        old_text: Replace only this exact text (once in the cell); the rest of the cell stays as it is
-            now, even if the user changed it.
+        version: The cell's v= (default: the one you last read).
+        old_text: Replace only this exact text (once in the cell); the rest of the cell is kept as it is now.
     """
     return _change(ctx, path, lambda p, n, s: plan_edit(ctx, p, n, s, cell_id, source, cell_type, version, old_text))
 
@@ -223,7 +222,7 @@ def notebook_insert(ctx, path: str, cell_type: CellType, source: str, after_cell
         cell_type: code, markdown or raw.
         source: The new cell's source.
         after_cell_id: The id of the cell to insert after; omit to insert at the top.
-        version: The v= of after_cell_id: when given, the insert is refused if that cell changed since.
+        version: The v= of after_cell_id; refused if that cell changed since.
     """
     return _change(ctx, path, lambda p, n, s: plan_insert(ctx, p, n, s, cell_type, source, after_cell_id, version),
                    allow_missing=after_cell_id is None)
@@ -241,7 +240,7 @@ def notebook_delete(ctx, path: str, cell_id: str, version: str | None = None) ->
     Args:
         path: The .ipynb file.
         cell_id: The cell's id from notebook_read.
-        version: The cell's v= from notebook_read; by default the one you last read of this cell.
+        version: The cell's v= (default: the one you last read).
     """
     return _change(ctx, path, lambda p, n, s: plan_delete(ctx, p, n, s, cell_id, version))
 
@@ -258,7 +257,7 @@ def notebook_move(ctx, path: str, cell_id: str, after_cell_id: str | None = None
         path: The .ipynb file.
         cell_id: The id of the cell to move.
         after_cell_id: The id of the cell it should follow; omit to move it to the top.
-        version: The moved cell's v= from notebook_read; by default the one you last read of it.
+        version: The moved cell's v= (default: the one you last read).
     """
     return _change(ctx, path, lambda p, n, s: plan_move(ctx, p, n, s, cell_id, after_cell_id, version))
 
@@ -272,8 +271,7 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
     """Run cells of a notebook open in JupyterLab, in that notebook's own kernel, in the order given.
 
     Outputs, execution counts and errors go into the open notebook as if the user ran the cells;
-    the result shows the outputs, shrunk. Needs the notebook open in a Jupyter server running
-    nbagent's server extension, with a kernel.
+    the result shows the outputs, shrunk. Needs the notebook open in JupyterLab, with a kernel.
 
     Args:
         path: The .ipynb file.
@@ -319,6 +317,5 @@ NOTEBOOK = ToolSet("notebook", [
     function_tool(notebook_run, approval="always_ask"),
     # Read-only: a copy runs in a fresh kernel; the user's kernel and the file are never touched.
     function_tool(notebook_check, read_only=True,
-                  prompt_hint="after changing a notebook's code cells, when the user wants a working notebook, "
-                              "run it to prove the notebook runs from a fresh kernel (no hidden state)"),
+                  prompt_hint="run it after changing code cells when the user wants a working notebook"),
 ], description="Read and change Jupyter notebooks cell by cell, by cell id; run cells of an open notebook")

@@ -52,8 +52,6 @@ async def grep(
 ) -> str:
     """Search file contents with a regular expression (ripgrep syntax), skipping files .gitignore ignores.
 
-    Prints path:line:text for each matching line (context lines as path-line-text).
-
     Args:
         pattern: Regular expression, e.g. "def \\w+_tool" or "TODO|FIXME". Escape regex characters for literal text.
         path: File or directory to search.

@@ -36,7 +36,7 @@ async def bash(ctx: ToolContext, command: str, timeout: float | None = None,
     not killed: it becomes a background task (see task_wait) and the result gives its id and output so far.
 
     Args:
-        command: The command, run with `bash -c` in the workspace root.
+        command: The command (run with `bash -c`).
         timeout: Seconds before the command is handed over to a background task (default 120).
         description: A few words on what the command does, shown to the user.
     """

@@ -392,7 +392,7 @@ def describe(manager: TaskManager, task: Task, state: TaskState) -> str:
 def task_create(ctx: ToolContext, command: str, cwd: str | None = None) -> str:
     """Start a long-running command (a server, a watcher, a long build) in the background and return at once.
 
-    Its output goes to a log under .nbagent/tasks/; follow it with task_wait, end it with task_stop.
+    Its output goes to a log under .nbagent/tasks/; end it with task_stop.
     The task outlives this turn.
 
     Args:

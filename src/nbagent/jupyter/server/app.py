@@ -14,6 +14,7 @@ The endpoint and key come from the environment like everywhere else
 
 from __future__ import annotations
 
+import asyncio
 import gc
 
 from concurrent.futures import ThreadPoolExecutor
@@ -140,6 +141,16 @@ class NbAgentServer(ExtensionApp):
                 if getattr(before, k) != getattr(self.agent_settings, k)}
         await self.hub.reconfigure(**live)
         return self.agent_settings
+
+    async def model_choices(self) -> dict[str, Any]:
+        """What the panel's model picker offers: the configured names and the endpoint's /models list."""
+        from ...config import AgentConfig
+        from ...model.catalog import model_choices
+
+        configured = [self.agent_settings.model, self.model, self.agent_options.get("model")]
+        config = await asyncio.get_running_loop().run_in_executor(
+            self.executor, lambda: AgentConfig.load(workspace=self.services.root))
+        return (await model_choices(config, [*configured, config.model])).to_dict()
 
     async def stop_extension(self) -> None:
         if self.mcp_route is not None:

@@ -30,6 +30,8 @@ class ServerParts(Protocol):
 
     async def update_settings(self, changes: Any) -> "ServerSettings": ...
 
+    async def model_choices(self) -> dict[str, Any]: ...
+
 
 def server_parts(handler: ExtensionHandlerMixin) -> ServerParts:
     """The handler's extension application, typed by the parts handlers use."""

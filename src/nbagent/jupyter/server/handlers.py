@@ -165,6 +165,15 @@ class SettingsHandler(BaseHandler):
         self.reply({**settings.to_dict(), "available": AVAILABLE})
 
 
+class ModelsHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """``models`` (configured names first, then the endpoint's), ``endpoint`` and ``problem`` (why the
+        endpoint listed none)."""
+        self.reply(await self.app.model_choices())
+
+
 class SessionSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHandler):
     """One client of one session: its messages go to the hub, the session's events come back."""
 
@@ -235,4 +244,5 @@ ROUTES = [
     (r"/nbagent/api/memory/forget/?", ForgetHandler),
     (r"/nbagent/api/memory/search/?", MemorySearchHandler),
     (r"/nbagent/api/settings/?", SettingsHandler),
+    (r"/nbagent/api/models/?", ModelsHandler),
 ]

@@ -30,6 +30,7 @@ from ...tools.approvals import DECISIONS
 from ...errors import NbagentError
 from ...events import Event
 from ...engine.open_in_jupyter import BadContext, OpenContext, with_context
+from .settings import session_changes
 
 log = logger("nbagent.server")
 
@@ -137,8 +138,10 @@ class SessionHub:
             await self._run(live.agent.abort)
         elif kind in ("undo", "redo"):
             return await self._restore(live, kind, message)
+        elif kind == "settings":
+            return await self._reconfigure_one(live, message)
         else:
-            return _error(f"unknown message type {kind!r} (prompt, approval, stop, abort, undo, redo)",
+            return _error(f"unknown message type {kind!r} (prompt, approval, stop, abort, undo, redo, settings)",
                           "bad_request")
         return None
 
@@ -154,6 +157,16 @@ class SessionHub:
             await self._run(lambda: getattr(live.agent, kind)(force=force, turn=turn))
         except (CheckpointError, RuntimeError) as exc:  # RuntimeError: a turn is running
             return _error(str(exc), "checkpoint")
+        return None
+
+    async def _reconfigure_one(self, live, message: dict) -> dict[str, Any] | None:
+        """This session's model or approval mode, changed live the way the kernel's ``%agent --model/--approval``
+        does (``Agent.reconfigure``): its settings_changed event reaches every tab of the session."""
+        try:
+            changes = session_changes(message)
+            await self._run(lambda: live.agent.reconfigure(**changes))
+        except NbagentError as exc:
+            return _error(str(exc), "config")
         return None
 
     # ----- sessions ----------------------------------------------------------------------

@@ -58,6 +58,24 @@ class ServerSettings:
         return new
 
 
+def session_changes(message: dict[str, Any]) -> dict[str, Any]:
+    """The ``model``, ``approval`` and/or ``toolsets`` of a "settings" message from one session's panel,
+    checked, as keyword arguments for that agent's ``reconfigure``; ConfigError says what is wrong."""
+    changes = {k: message[k] for k in ("model", "approval", "toolsets") if k in message}
+    if not changes:
+        raise ConfigError('a "settings" message gives "model", "approval" and/or "toolsets"')
+    if "toolsets" in changes:
+        changes["toolsets"] = _toolsets(changes["toolsets"]) or ("core",)
+    if "model" in changes:
+        model = changes["model"]
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError("model must be a model's name")
+        changes["model"] = model.strip()
+    if "approval" in changes and changes["approval"] not in APPROVAL_MODES:
+        raise ConfigError(f"approval must be one of {', '.join(APPROVAL_MODES)}, not {changes['approval']!r}")
+    return changes
+
+
 def _model(value: Any) -> str | None:
     if value is None or value == "":
         return None

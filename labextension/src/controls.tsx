@@ -1,0 +1,83 @@
+/**
+ * The session's own controls beside the prompt box: a model picker (the configured names and the
+ * endpoint's /models list) and the approval mode, both always showing the current value. A change
+ * applies to this session at once (a "settings" message: Agent.reconfigure on the server); it becomes
+ * the user's default only through the Settings tab's "Keep as my defaults".
+ */
+import * as React from 'react';
+
+import { PanelModel } from './model';
+import { APPROVAL_MODES, ApprovalMode } from './protocol';
+import { plain } from './settingsTab';
+
+export const APPROVAL_HELP: Record<ApprovalMode, string> = {
+  ask: 'ask before every change',
+  auto: 'approve every change',
+  'read-only': 'deny every change'
+};
+
+/** The names to offer: the current model first if the lists lack it, then the listed ones. */
+/** What the offline badge says when hovered: the answers come from a tiny local model, not a real one. */
+export const OFFLINE_NOTE =
+  'No endpoint is configured, so a 135M-parameter model on this machine answers: it shows how nbagent ' +
+  'works and may invent what is in your files. Point nbagent at a real model (OPENAI_API_KEY, or ' +
+  'OPENAI_BASE_URL and NBAGENT_MODEL) for real work.';
+
+export function modelOptions(current: string, listed: string[] | undefined): string[] {
+  const names = listed ?? [];
+  return current && !names.includes(current) ? [current, ...names] : names;
+}
+
+export function SessionControls({ model }: { model: PanelModel }): React.ReactElement {
+  const settings = model.state.settings as { model?: string; approval?: ApprovalMode; offline?: boolean };
+  const current = settings.model ?? '';
+  const approval = settings.approval ?? 'ask';
+  React.useEffect(() => {
+    if (model.models === null) {
+      void model.loadModels();
+    }
+  }, [model]);
+  const options = modelOptions(current, model.models?.models);
+  return (
+    <div className="jp-nbagent-controls">
+      <label className="jp-nbagent-control">
+        <span className="jp-nbagent-control-label">Model</span>
+        <select
+          className="jp-nbagent-model-picker"
+          value={current}
+          title={model.models?.problem ? `The endpoint listed no models: ${plain(model.models.problem, 300)}` : 'The model of this session'}
+          onFocus={() => void model.loadModels()}
+          onChange={e => model.reconfigure({ model: e.target.value })}
+        >
+          {options.length === 0 && <option value="">(the configured model)</option>}
+          {options.map(name => (
+            <option key={name} value={name}>
+              {plain(name, 80)}
+            </option>
+          ))}
+        </select>
+      </label>
+      {settings.offline && (
+        <span className="jp-nbagent-offline-badge" role="note" title={OFFLINE_NOTE}>
+          offline model
+        </span>
+      )}
+      <label className="jp-nbagent-control">
+        <span className="jp-nbagent-control-label">Approval</span>
+        <select
+          className="jp-nbagent-approval-mode"
+          data-mode={approval}
+          value={approval}
+          title={`Approval mode of this session: ${APPROVAL_HELP[approval] ?? approval}`}
+          onChange={e => model.reconfigure({ approval: e.target.value as ApprovalMode })}
+        >
+          {APPROVAL_MODES.map(mode => (
+            <option key={mode} value={mode}>
+              {mode}
+            </option>
+          ))}
+        </select>
+      </label>
+    </div>
+  );
+}
