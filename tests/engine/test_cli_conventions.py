@@ -138,3 +138,25 @@ def test_a_change_nobody_could_approve_says_so_and_how_to_allow_it(tmp_path):
     assert "by the user" not in out.stderr and "by the user" not in result
     assert "no one could be asked" in out.stderr and "--yes" in out.stderr
     assert "no one could be asked" in result and "--yes" in result
+
+
+def test_every_short_flag_means_one_long_option_in_every_command():
+    import argparse
+
+    from nbagent.cli.app import _parser
+
+    meanings: dict[str, set[str]] = {}
+
+    def walk(parser: argparse.ArgumentParser) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    walk(sub)
+                continue
+            shorts = [o for o in action.option_strings if len(o) == 2 and action.help != argparse.SUPPRESS]
+            longs = [o for o in action.option_strings if o.startswith("--")]
+            for short in shorts:
+                meanings.setdefault(short, set()).update(longs or [action.dest])
+
+    walk(_parser())
+    assert {s: m for s, m in meanings.items() if len(m) > 1} == {}

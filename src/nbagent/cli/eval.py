@@ -19,7 +19,7 @@ def add_eval_parser(sub, parents=()) -> None:
     p.add_argument("--model", "-m", action="append", dest="models",
                    help="model name; repeat it to compare models (default: NBAGENT_MODEL or the offline model)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
-    p.add_argument("--repeat", "-n", type=int, default=1, help="runs of every task per model (default 1)")
+    p.add_argument("--repeat", "-r", type=int, default=1, help="runs of every task per model (default 1)")
     p.add_argument("--tasks", "-t", help="task names or tags to run (globs, comma-separated)")
     p.add_argument("--out", "-o", help="folder for results.csv, report.html and the sessions "
                                        "(default ./nbagent-eval/<time>)")

@@ -49,7 +49,8 @@ def add_sessions_parser(subparsers: Any, parents: Sequence[argparse.ArgumentPars
 
     p = commands.add_parser("export", help="write a session as JSON")
     p.add_argument("session", help="session id or unique prefix")
-    p.add_argument("-o", "--output", help="file to write (default: standard output)")
+    p.add_argument("--out", "-o", dest="output", help="file to write (default: standard output)")
+    p.add_argument("--output", dest="output", help=argparse.SUPPRESS)  # the old spelling, as batch and eval say --out
     p.set_defaults(handler=with_store(cmd_export))
 
     p = commands.add_parser("import", help="add a session from an exported JSON file")
