@@ -165,3 +165,30 @@ def run_python(*args: str, timeout: float = 120) -> Any:
 
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
+
+
+def failed_tests(module: str, source: str, tests_file: str | Path) -> list[str]:
+    """Run the test functions of ``tests_file`` against ``source`` imported as ``module``; the names of
+    those that fail. A task that asks for tests checks them both ways: they pass on the module as it is,
+    and some fail on a copy of it with a bug planted (so tests that assert nothing do not pass)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_loader(module, loader=None)
+    assert spec is not None
+    loaded = importlib.util.module_from_spec(spec)
+    exec(compile(source, f"{module}.py", "exec"), loaded.__dict__)
+    sys.modules[module] = loaded
+    tests_spec = importlib.util.spec_from_file_location("the_tests", str(tests_file))
+    assert tests_spec is not None and tests_spec.loader is not None, f"cannot load {tests_file}"
+    tests = importlib.util.module_from_spec(tests_spec)
+    tests_spec.loader.exec_module(tests)
+    functions = [f for name, f in vars(tests).items() if name.startswith("test") and callable(f)]
+    assert functions, f"{tests_file} has no test functions"
+    failed = []
+    for function in functions:
+        try:
+            function()
+        except Exception:
+            failed.append(function.__name__)
+    return failed

@@ -1,26 +1,10 @@
-import importlib.util
-import sys
 from pathlib import Path
+
+from nbagent.evals.checks import failed_tests
 
 
 def run_tests(module_source):
-    """Run test_durations.py's tests against ``module_source``; the names of those that failed."""
-    spec = importlib.util.spec_from_loader("durations", loader=None)
-    module = importlib.util.module_from_spec(spec)
-    exec(compile(module_source, "durations.py", "exec"), module.__dict__)
-    sys.modules["durations"] = module
-    tests_spec = importlib.util.spec_from_file_location("the_tests", "test_durations.py")
-    tests = importlib.util.module_from_spec(tests_spec)
-    tests_spec.loader.exec_module(tests)
-    functions = [f for name, f in vars(tests).items() if name.startswith("test") and callable(f)]
-    assert functions, "test_durations.py has no test functions"
-    failed = []
-    for f in functions:
-        try:
-            f()
-        except Exception:
-            failed.append(f.__name__)
-    return failed
+    return failed_tests("durations", module_source, "test_durations.py")
 
 
 def test_the_tests_pass_on_the_module():
