@@ -7,8 +7,8 @@
 import * as React from 'react';
 
 import { PanelModel } from './model';
-import { APPROVAL_MODES, ApprovalMode } from './protocol';
-import { plain } from './settingsTab';
+import { ApprovalMode } from './protocol';
+import { approvalOptions, plain } from './settingsTab';
 
 export const APPROVAL_HELP: Record<ApprovalMode, string> = {
   ask: 'ask before every change',
@@ -71,11 +71,7 @@ export function SessionControls({ model }: { model: PanelModel }): React.ReactEl
           title={`Approval mode of this session: ${APPROVAL_HELP[approval] ?? approval}`}
           onChange={e => model.reconfigure({ approval: e.target.value as ApprovalMode })}
         >
-          {APPROVAL_MODES.map(mode => (
-            <option key={mode} value={mode}>
-              {mode}
-            </option>
-          ))}
+          {approvalOptions()}
         </select>
       </label>
     </div>

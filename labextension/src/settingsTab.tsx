@@ -15,6 +15,15 @@ import { HIDDEN } from './hiddenChars';
 import type { PanelModel } from './model';
 import { APPROVAL_MODES, ApprovalMode } from './protocol';
 
+/** The approval modes as a select's options (the controls and the Settings tab share them). */
+export function approvalOptions(): React.ReactElement[] {
+  return APPROVAL_MODES.map(mode => (
+    <option key={mode} value={mode}>
+      {mode}
+    </option>
+  ));
+}
+
 export interface MCPServerRow {
   name: string;
   source: string;
@@ -192,11 +201,7 @@ function SessionSettings({ model }: { model: PanelModel }): React.ReactElement {
           value={settings.approval ?? 'ask'}
           onChange={e => model.reconfigure({ approval: e.target.value as ApprovalMode })}
         >
-          {APPROVAL_MODES.map(mode => (
-            <option key={mode} value={mode}>
-              {mode}
-            </option>
-          ))}
+          {approvalOptions()}
         </select>
       </div>
       <fieldset className="jp-nbagent-setting-toolsets">

@@ -74,13 +74,18 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_json(frame) -> int:
+    """``--json``: one JSON object per line, every column (what scripts read)."""
+    for record in frame.to_dict(orient="records"):
+        print(json.dumps(record, default=str))
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     with _open(args) as memory:
         frame = memory.list(category=args.category, limit=args.limit)
     if args.json:
-        for record in frame.to_dict(orient="records"):
-            print(json.dumps(record, default=str))
-        return 0
+        return _print_json(frame)
     if frame.empty:
         print("no memory entries")
     for row in frame.to_dict(orient="records"):
@@ -94,9 +99,7 @@ def _search(args: argparse.Namespace) -> int:
     with _open(args) as memory:
         frame = memory.search(args.query, args.k, mode=args.mode)
     if args.json:
-        for record in frame.to_dict(orient="records"):
-            print(json.dumps(record, default=str))
-        return 0
+        return _print_json(frame)
     if frame.empty:
         print("nothing found")
     for row in frame.to_dict(orient="records"):
