@@ -6,19 +6,11 @@ import { Dialog, showDialog } from '@jupyterlab/apputils';
 
 import { api } from './api';
 import { checkTitle } from './check';
-import type { OpenContextTracker } from './openContext';
+import { OpenContextTracker, useRedrawOnChange } from './openContext';
 
 export function CheckButton({ tracker }: { tracker: OpenContextTracker | null }): JSX.Element {
-  const [, redraw] = React.useState(0);
   const [running, setRunning] = React.useState(false);
-  React.useEffect(() => {
-    if (!tracker) {
-      return;
-    }
-    const again = () => redraw(n => n + 1);
-    tracker.changed.connect(again);
-    return () => void tracker.changed.disconnect(again);
-  }, [tracker]);
+  useRedrawOnChange(tracker);
   const notebook = tracker?.notebook ?? null;
   const run = async () => {
     if (!notebook) {

@@ -103,8 +103,8 @@ export function chipLabel(c: OpenContext): string {
   return parts.filter(Boolean).join(' · ');
 }
 
-/** The chip above the prompt box: what will be sent, with a button that removes it. */
-export function ContextChip({ tracker }: { tracker: OpenContextTracker | null }): JSX.Element | null {
+/** Draw the component again whenever the tracker's open notebook or cell changes. */
+export function useRedrawOnChange(tracker: OpenContextTracker | null): void {
   const [, redraw] = React.useState(0);
   React.useEffect(() => {
     if (!tracker) {
@@ -114,6 +114,11 @@ export function ContextChip({ tracker }: { tracker: OpenContextTracker | null })
     tracker.changed.connect(again);
     return () => void tracker.changed.disconnect(again);
   }, [tracker]);
+}
+
+/** The chip above the prompt box: what will be sent, with a button that removes it. */
+export function ContextChip({ tracker }: { tracker: OpenContextTracker | null }): JSX.Element | null {
+  useRedrawOnChange(tracker);
   const current = tracker?.current;
   if (!current) {
     return null;
