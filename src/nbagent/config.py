@@ -113,7 +113,7 @@ class AgentConfig:
     kernel_run_auto: bool = False
     """Let kernel_run (code in the user's live kernel) run without asking in "auto" mode. Off by default:
     even in "auto" mode kernel_run asks. Env: NBAGENT_KERNEL_RUN_AUTO. (The same as
-    ``tool_approvals={"kernel_run": "ask"}``.)"""
+    ``tool_approvals={"kernel_run": "ask"}``, and so for kernel_undo and kernel_redo of ``nbagent mcp serve``.)"""
 
     tool_approvals: dict[str, str] = field(default_factory=dict)
     """Approval policy per tool name, over the tool's own: "never", "ask" or "always_ask" (docs/tools.md,
@@ -239,8 +239,9 @@ class AgentConfig:
         for tool_name, policy in self.tool_approvals.items():
             if policy not in POLICIES:
                 raise ConfigError(f"tool_approvals[{tool_name!r}] must be one of {POLICIES}, not {policy!r}")
-        if self.kernel_run_auto:
-            self.tool_approvals.setdefault("kernel_run", "ask")
+        if self.kernel_run_auto:  # kernel_undo and kernel_redo (served over MCP) change the kernel too
+            for name in ("kernel_run", "kernel_undo", "kernel_redo"):
+                self.tool_approvals.setdefault(name, "ask")
         return self
 
 

@@ -91,6 +91,20 @@ class KernelRecord:
         return sum(held_bytes(v) for v in objects.values())
 
 
+RECORD_FIELDS = ("turn", "turn_id", "call_id", "added", "rebound", "deleted", "mutated", "unchecked", "dropped",
+                 "released_new", "unrestored", "undone", "execution_count")
+"""What a record says about itself to a caller in another process (its objects stay in the kernel)."""
+
+
+def record_dict(record: KernelRecord) -> dict[str, Any]:
+    return {k: getattr(record, k) for k in RECORD_FIELDS}
+
+
+def record_from_dict(data: dict[str, Any]) -> KernelRecord:
+    """A record as another process told it: the names, without the objects."""
+    return KernelRecord(**{k: data[k] for k in RECORD_FIELDS if k in data})
+
+
 @dataclass
 class KernelRestore:
     """What an undo or redo did to the kernel: names bound again, and what it could not restore."""
@@ -298,7 +312,7 @@ class KernelLedger:
             ns[name] = value
         done.restored.append(name)
 
-    def release(self) -> None:
-        """Forget every record (the session they belong to is gone)."""
+    def release(self, turn: int | None = None) -> None:
+        """Forget every record (the session they belong to is gone), or those of ``turn``."""
         with self._lock:
-            self.records = []
+            self.records = [] if turn is None else [r for r in self.records if r.turn != turn]

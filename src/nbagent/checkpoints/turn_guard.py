@@ -20,6 +20,7 @@ from ..render.redaction import logger
 from ..workspace.state_dir import CHECKPOINTS, JOURNAL, find_state_file, location
 from .journal import RecoveryJournal, path_argument
 from .kernel_ledger import BUDGET_SECONDS, KernelConflict, KernelLedger, KernelRecord, KernelRestore
+from .remote_ledger import RemoteLedger
 
 KERNEL_TOOLS = frozenset({"kernel_run", "notebook_run"})
 """The calls that run code in the user's kernel: their change to its namespace is recorded."""
@@ -39,12 +40,14 @@ class TurnGuard:
     def __init__(self, workspace: Any, session_id: str, emit: Callable[[ev.Event], None], *,
                  enabled: bool = True, journal: bool = True, max_bytes: int = DEFAULT_MAX_BYTES,
                  kernel: Any = None, kernel_max_bytes: int | None = None,
-                 kernel_budget_seconds: float = BUDGET_SECONDS):
+                 kernel_budget_seconds: float = BUDGET_SECONDS, remote_kernels: RemoteLedger | None = None):
         self.emit = emit
-        self.kernel = (KernelLedger(kernel, max_bytes=kernel_max_bytes, budget_seconds=kernel_budget_seconds,
-                                    execution_count=getattr(kernel, "execution_count", None))
-                       if kernel is not None else None)
-        """The record of what kernel_run and notebook_run did to the live namespace (None: no kernel)."""
+        self.kernel: KernelLedger | RemoteLedger | None = (
+            KernelLedger(kernel, max_bytes=kernel_max_bytes, budget_seconds=kernel_budget_seconds,
+                         execution_count=getattr(kernel, "execution_count", None))
+            if kernel is not None else remote_kernels)
+        """The record of what kernel_run and notebook_run did to the live namespace: kept here when the
+        agent runs in the kernel, else in the kernels its notebook_run reached (``remote_kernels``)."""
         self._kernel_before: dict[str, Any] = {}
         root = workspace.root
         self.off_reason = "checkpoints are switched off (AgentConfig.checkpoints)"
@@ -72,13 +75,15 @@ class TurnGuard:
     # ----- the turn ----------------------------------------------------------------------
     def begin_turn(self, turn: int, turn_id: str) -> None:
         self._turn, self._turn_id, self._reported_error = turn, turn_id, False
+        if isinstance(self.kernel, RemoteLedger):  # the kernels record there, under this turn
+            self.kernel.begin_turn(turn, turn_id)
         if self.enabled:
             self.checkpoints.begin_turn(turn, turn_id)
 
     async def before_call(self, tool: Any, call_id: str, arguments: dict[str, Any]) -> None:
         if not mutates(tool):
             return
-        if self.kernel is not None and getattr(tool, "name", "") in KERNEL_TOOLS:
+        if isinstance(self.kernel, KernelLedger) and getattr(tool, "name", "") in KERNEL_TOOLS:
             self._kernel_before[call_id] = await asyncio.to_thread(self.kernel.before)
         if self.enabled:
             await asyncio.to_thread(self.checkpoints.before_change)
@@ -88,7 +93,7 @@ class TurnGuard:
 
     def after_call(self, tool: Any, call_id: str, arguments: dict[str, Any], status: str) -> None:
         before = self._kernel_before.pop(call_id, None)
-        if before is not None and self.kernel is not None:
+        if before is not None and isinstance(self.kernel, KernelLedger):
             self._record_kernel(before, call_id)  # a failed run may have changed names before it failed
         if mutates(tool):
             path = self.journal.relative(path_argument(arguments))
@@ -97,7 +102,7 @@ class TurnGuard:
                 self._notebooks.add(path)
 
     def _record_kernel(self, before: Any, call_id: str) -> None:
-        assert self.kernel is not None
+        assert isinstance(self.kernel, KernelLedger)
         try:
             record, dropped = self.kernel.after(before, self._turn, self._turn_id, call_id)
         except Exception as exc:  # the namespace kept changing, an odd object: the call itself stands

@@ -6,6 +6,7 @@ session, a tool registry and a loop, and where a live change of settings is appl
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Callable
 
 from .. import events as ev
@@ -13,6 +14,7 @@ from ..tools.approvals import Approvals
 from .compaction import summarize_session
 from ..config import DEFAULT, AgentConfig
 from ..errors import ConfigError
+from ..render.redaction import logger
 from ..attached.live import LiveContext
 from .loop import Loop
 from .stored_commands import StoredCommands
@@ -30,9 +32,12 @@ from ..tools.limits import limit_output
 from ..tools.runner import ToolRunner
 from ..checkpoints.turn_guard import TurnGuard, diverged_note, undo_note
 from ..checkpoints import Restored
+from ..checkpoints.remote_ledger import RemoteLedger
 from ..workspace.tempfiles import sweep_in_background
 from ..workspace.root import Workspace
 from ..workspace.state_dir import OUTPUTS, location
+
+log = logger("nbagent")
 
 FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_key", "api", "local", "profile")
 """Settings a live agent cannot change: they make a different agent (build a new one)."""
@@ -75,13 +80,21 @@ class AgentRuntime:
         return self.state.session
 
     def _build_loop(self) -> None:
+        self._release_remote_kernels()  # a new or resumed session: the old one's records go
+        context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
+                              processes=self.processes, state=self.state, kernel=self.kernel)
+        remote = None
+        if self.kernel is None:  # notebook_run reaches kernels by messages: they keep the undo record
+            remote = RemoteLedger(self.session.id, lambda: _notebook_stores(context),
+                                  max_bytes=self.config.kernel_undo_max_bytes,
+                                  budget_seconds=self.config.kernel_fingerprint_ms / 1000)
+            context.extras["kernel_ledger"] = remote
         self.guard = TurnGuard(self.workspace, self.session.id, self.emit, enabled=self.config.checkpoints,
                                journal=self.config.persist and self.config.recovery_journal,
                                max_bytes=self.config.checkpoint_max_bytes, kernel=self.kernel,
                                kernel_max_bytes=self.config.kernel_undo_max_bytes,
-                               kernel_budget_seconds=self.config.kernel_fingerprint_ms / 1000)
-        context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
-                              processes=self.processes, state=self.state, kernel=self.kernel)
+                               kernel_budget_seconds=self.config.kernel_fingerprint_ms / 1000,
+                               remote_kernels=remote)
         self.guard.checkpoints.notebook_stores = lambda: _notebook_stores(context)
         self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
                                  emit=self.emit, session=self.session, output_limit=self._limit,
@@ -273,8 +286,18 @@ class AgentRuntime:
             self.request_context.reset()  # the summary replaced the notes sent so far
         return events
 
+    def _release_remote_kernels(self) -> None:
+        """Release the records the kernels keep for this agent's notebook_run calls (none: nothing is sent)."""
+        guard = getattr(self, "guard", None)
+        if guard is not None and isinstance(guard.kernel, RemoteLedger) and guard.kernel.records:
+            try:
+                guard.kernel.release()
+            except Exception as exc:  # a kernel or server gone: its records went with it
+                log.warning("could not release the kernels' undo records: %s", exc)
+
     async def aclose(self) -> None:
         self.processes.kill_all()
+        await asyncio.to_thread(self._release_remote_kernels)
         self.context.close()
         self.knowledge.close()
         await self.mcp.aclose()

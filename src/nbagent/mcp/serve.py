@@ -16,6 +16,7 @@ import asyncio
 import hmac
 import secrets
 import sys
+import weakref
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -69,14 +70,19 @@ class ServedTools:
     def tools(self) -> list[Tool]:
         return list(self.registry)
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        """Run one call; returns (text, is_error). Denials and failures are errors the caller sees."""
+    async def call(self, name: str, arguments: dict[str, Any], *, client: str = "") -> tuple[str, bool]:
+        """Run one call; returns (text, is_error). Denials and failures are errors the caller sees.
+        ``client``: the MCP session's id, under which a kernel keeps the record of its kernel_run calls."""
+        from dataclasses import replace
+
         from ..tools.limits import limit_output
 
         tool = self.registry.get(name)
         if tool is None:
             return f"unknown tool {name!r}; the tools are: {', '.join(self.registry.names())}", True
         ctx = self.context.for_call(f"mcp_{secrets.token_hex(6)}")
+        if client:
+            ctx = replace(ctx, extras={**ctx.extras, "kernel_owner": client})
         try:
             args = tool.validate(arguments)
             if await self.approvals.decide(tool, ctx, args) == "deny":
@@ -138,8 +144,19 @@ def build_server(served: ServedTools) -> Any:
     async def on_list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=listing())
 
+    clients: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+
+    def client_of(ctx: Any) -> str:
+        """An id of the call's MCP session, never reused (its records in a kernel are its own)."""
+        session = getattr(ctx, "session", None)
+        if session is None:
+            return ""
+        if session not in clients:
+            clients[session] = f"mcp_{secrets.token_hex(6)}"
+        return clients[session]
+
     async def on_call_tool(ctx: Any, params: Any) -> Any:
-        text, is_error = await served.call(params.name, dict(params.arguments or {}))
+        text, is_error = await served.call(params.name, dict(params.arguments or {}), client=client_of(ctx))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
 
     def input_schema(name: str) -> Any:
@@ -152,8 +169,9 @@ def build_server(served: ServedTools) -> Any:
 
 INSTRUCTIONS = ("nbagent's tools on a Jupyter workspace: read notebooks with notebook_read, then change them "
                 "cell by cell by cell id with notebook_edit, notebook_insert, notebook_delete and notebook_move. "
-                "Where served, kernel_variables and kernel_inspect read a running kernel's namespace and "
-                "kernel_run runs code in it. Changes may need the nbagent user's approval.")
+                "Where served, kernel_variables and kernel_inspect read a running kernel's namespace, "
+                "kernel_run runs code in it and kernel_undo / kernel_redo take your last kernel_run's change to "
+                "its variables back or re-apply it. Changes may need the nbagent user's approval.")
 
 
 def _version() -> str:

@@ -36,11 +36,14 @@ def apply(ctx: Any, path: Path, name: str, ops: list[dict], *, allow_missing: bo
     raise ToolError(f"{name}: no notebook store holds it")
 
 
-def run(ctx: Any, path: Path, name: str, cell_ids: list[str]) -> dict:
-    """Run cells in the notebook's kernel through the first store that can: {"cells": [...], "note"?}."""
+def run(ctx: Any, path: Path, name: str, cell_ids: list[str], *, watch: dict | None = None) -> dict:
+    """Run cells in the notebook's kernel through the first store that can: {"cells": [...], "note"?}.
+
+    ``watch``: the arguments of the kernel's record of the run (nbagent.checkpoints.remote_ledger), for a
+    store that runs them by messages; its result then holds "kernel_id" and "kernel_record"."""
     for store in stores(ctx):
         runner = getattr(store, "run", None)
-        result = runner(path, name, cell_ids) if runner is not None else None
+        result = None if runner is None else runner(path, name, cell_ids, **({"watch": watch} if watch else {}))
         if result is not None:
             return result
     raise ToolError(f"cannot run cells of {name} from here: notebook_run needs the notebook open in a Jupyter "

@@ -280,7 +280,10 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
     if not cell_ids:
         raise ToolError("give at least one cell id to run")
     target, name = _target(ctx, path, write=True)
-    result = nbstores.run(ctx, target, name, list(cell_ids))
+    ledger = ctx.extras.get("kernel_ledger") if ctx.kernel is None else None
+    result = nbstores.run(ctx, target, name, list(cell_ids), watch=ledger.watch_args() if ledger else None)
+    if ledger is not None and isinstance(result.get("kernel_record"), dict):
+        ledger.recorded(str(result.get("kernel_id")), result["kernel_record"])  # undo reaches it there
     tokens = _tokens(ctx, target)
     limit = ctx.config.output_limit
     budget = OutputBudget(max(400, limit // 10), max(2000, limit // 2), {})
@@ -295,14 +298,14 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
         out.append(result["note"])
     change = result.get("kernel_changed")
     if change and ctx.kernel is None:  # inside the kernel, the turn's guard records it (with undo)
-        out.append(_kernel_changed(ctx, change))
+        out.append(_kernel_changed(ctx, change, (result.get("kernel_record") or {}).get("dropped") or []))
     return "\n".join(out)
 
 
-def _kernel_changed(ctx, change: dict) -> str:
+def _kernel_changed(ctx, change: dict, dropped: list) -> str:
     """The notebook kernel's change as told by its watcher: an event for the views, a line for the model."""
     names = {k: [str(n) for n in change.get(k) or []] for k in ("added", "rebound", "deleted", "mutated", "unchecked")}
-    ctx.emit(ev.KernelChanged(call_id=ctx.call_id, turn_id=ctx.turn_id, **names))
+    ctx.emit(ev.KernelChanged(call_id=ctx.call_id, turn_id=ctx.turn_id, dropped=[str(d) for d in dropped], **names))
     return kernel_line(names["added"], names["rebound"], names["deleted"], names["mutated"], names["unchecked"])
 
 

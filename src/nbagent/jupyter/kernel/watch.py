@@ -1,11 +1,15 @@
-"""Run inside a kernel around a call that comes through the Jupyter protocol: what it did to the namespace.
+"""Run inside a kernel for callers that reach it through the Jupyter protocol: record, undo and redo its changes.
 
 The MCP-served kernel_run (nbagent.jupyter.remote.kernel_tools) and a server-side notebook_run
 (nbagent.jupyter.server.cell_runner) reach the kernel only by messages, so they send one fixed, silent
 line before the call and one after; the namespace is compared here by the engine's own code
 (nbagent.checkpoints.kernel_ledger) and the change comes back as one marked JSON line, as the probe's
-answers do. Nothing is held for undo (no agent in this kernel could undo it): the record is shown, then
-forgotten.
+answers do. The record stays here, in a KernelLedger of the caller's own (its ``owner``: a server
+agent's session, an MCP session; owners never see each other's records), with its normal memory cap,
+so that later lines can undo and redo it: ``undo``, ``redo``, ``conflicts``, ``targets``,
+``forget_undone`` and ``release``. A line without an owner is shown, then forgotten.
+
+Every line carries its arguments as one JSON text inside a string literal: data, never code.
 """
 
 from __future__ import annotations
@@ -13,54 +17,152 @@ from __future__ import annotations
 import json
 import threading
 import weakref
+from collections import OrderedDict
 from typing import Any
 
-from ...checkpoints.kernel_ledger import KernelLedger, Snapshot
-from .probe import MARK
+from ...checkpoints.kernel_ledger import KernelConflict, KernelLedger, Snapshot, record_dict
+from .probe import MARK, answer_of
 
-_LEDGERS: "weakref.WeakKeyDictionary[Any, KernelLedger]" = weakref.WeakKeyDictionary()
-_BEFORE: dict[str, Snapshot] = {}
-_LOCK = threading.Lock()
 MAX_PENDING = 16
 """Snapshots kept for calls whose "after" never came (a call cancelled mid-way): the oldest go first."""
+MAX_OWNERS = 8
+"""Callers whose records one kernel keeps; past it the least recently used caller's records are released
+(a server session or MCP client that went away without saying so holds no memory for ever)."""
+ACTIONS = ("before", "after", "undo", "redo", "conflicts", "targets", "forget_undone", "release")
+
+_LEDGERS: "weakref.WeakKeyDictionary[Any, OrderedDict[str, KernelLedger]]" = weakref.WeakKeyDictionary()
+_BEFORE: dict[tuple[str, str], Snapshot] = {}
+_LOCK = threading.Lock()
 
 
-def watch(shell: Any, action: str, key: str) -> None:
-    """``before`` snapshots the namespace under ``key``; ``after`` compares and prints the change."""
+def watch(shell: Any, action: str, args: str = "{}") -> None:
+    """Carry out ``action`` with ``args`` (a JSON object's text) and print the one marked answer line."""
+    try:
+        given = json.loads(args)
+        if action not in ACTIONS or not isinstance(given, dict):
+            raise ValueError(f"unknown watch action {action!r} or arguments that are not an object")
+        answer = _act(shell, action, given)
+    except KernelConflict as exc:
+        answer = {"conflict": exc.names, "message": str(exc)}
+    except (ValueError, TypeError, KeyError) as exc:
+        answer = {"error": str(exc)}
+    print(MARK + json.dumps(answer, default=str), flush=True)
+
+
+def _act(shell: Any, action: str, args: dict) -> dict:
+    owner = str(args.get("owner") or "")
+    if action == "before":
+        return _before(shell, owner, str(args["key"]), args)
+    if action == "after":
+        return _after(shell, owner, str(args["key"]), args)
+    ledger = _ledger(shell, owner, args, create=False)
+    if ledger is None:
+        return {"error": "this kernel holds no record of these calls (it was restarted, or the records were "
+                         "released)", "records": []}
+    turn = args.get("turn")
+    if action in ("undo", "redo"):
+        return _move(ledger, action, turn, bool(args.get("force")))
+    if action == "conflicts":
+        return {"conflicts": ledger.conflicts(str(args["of"]), int(args["turn"]))}
+    if action == "forget_undone":
+        ledger.forget_undone()
+    elif action == "release":
+        _release(shell, owner, ledger, turn)
+    return {"undo": ledger.undo_target(), "redo": ledger.redo_target(), "records": records_of(ledger)}
+
+
+def _before(shell: Any, owner: str, key: str, args: dict) -> dict:
+    ledger = _ledger(shell, owner, args, create=True)
+    assert ledger is not None
+    with _LOCK:
+        _BEFORE[(owner, key)] = ledger.before()
+        while len(_BEFORE) > MAX_PENDING:
+            _BEFORE.pop(next(iter(_BEFORE)))
+    return {"ok": True}
+
+
+def _after(shell: Any, owner: str, key: str, args: dict) -> dict:
+    with _LOCK:
+        snap = _BEFORE.pop((owner, key), None)
+    ledger = _ledger(shell, owner, args, create=True)
+    if snap is None or ledger is None:
+        return {"error": "no snapshot before this call"}
+    turn = args.get("turn")
+    if turn is None:  # the caller numbers nothing (an MCP session): each call is a turn of its own
+        turn = max((r.turn for r in ledger.records), default=0) + 1
+    record, dropped = ledger.after(snap, int(turn), str(args.get("turn_id") or ""), key)
+    if not owner:
+        ledger.release()  # shown, not kept: no caller asked to undo it
+    change = {} if record is None else {k: getattr(record, k) for k in
+                                        ("added", "rebound", "deleted", "mutated", "unchecked")}
+    answer: dict[str, Any] = {"change": change, "dropped": dropped, "turn": int(turn)}
+    if owner:
+        answer["records"] = records_of(ledger)
+    return answer
+
+
+def _move(ledger: KernelLedger, action: str, turn: Any, force: bool) -> dict:
+    target = turn if turn is not None else (ledger.undo_target() if action == "undo" else ledger.redo_target())
+    if target is None:
+        return {"error": f"nothing to {action}: no kernel change of these calls is left to {action}",
+                "records": records_of(ledger)}
+    if not ledger.of_turn(int(target)):
+        return {"error": f"this kernel holds no record of turn {target} (it was restarted, or the record was "
+                         "released)", "records": records_of(ledger)}
+    try:
+        done = ledger.undo(int(target), force) if action == "undo" else ledger.redo(int(target), force)
+    except KernelConflict as exc:
+        return {"conflict": exc.names, "message": str(exc), "turn": int(target), "records": records_of(ledger)}
+    return {"turn": int(target), "restored": done.restored, "not_restored": done.not_restored,
+            "execution_count": done.execution_count, "records": records_of(ledger)}
+
+
+def _ledger(shell: Any, owner: str, args: dict, *, create: bool) -> KernelLedger | None:
+    """The caller's ledger in this kernel (the most recently used last); ``max_bytes`` updates its cap."""
     from .bridge import bridge_from_shell
 
     with _LOCK:
-        ledger = _LEDGERS.get(shell)
-        if ledger is None:
-            ledger = _LEDGERS[shell] = KernelLedger(bridge_from_shell(shell, allow_run=False), max_bytes=0)
-    if action == "before":
-        with _LOCK:
-            _BEFORE[key] = ledger.before()
-            while len(_BEFORE) > MAX_PENDING:
-                _BEFORE.pop(next(iter(_BEFORE)))
+        owners = _LEDGERS.setdefault(shell, OrderedDict())
+        ledger = owners.get(owner)
+        if ledger is None and create:
+            cap = 0 if not owner else args.get("max_bytes")
+            budget = args.get("budget_seconds")
+            extra = {"budget_seconds": float(budget)} if budget else {}
+            bridge = bridge_from_shell(shell, allow_run=False)
+            ledger = owners[owner] = KernelLedger(bridge, max_bytes=None if cap is None else int(cap),
+                                                  execution_count=getattr(bridge, "execution_count", None), **extra)
+            while len(owners) > MAX_OWNERS:
+                owners.popitem(last=False)[1].release()
+        elif ledger is not None:
+            owners.move_to_end(owner)
+            if owner and args.get("max_bytes") is not None:
+                ledger.max_bytes = int(args["max_bytes"])
+        return ledger
+
+
+def _release(shell: Any, owner: str, ledger: KernelLedger, turn: Any) -> None:
+    """Forget one turn's records, or all of the caller's (its session is gone)."""
+    if turn is not None:
+        ledger.release(int(turn))
         return
+    ledger.release()
     with _LOCK:
-        snap = _BEFORE.pop(key, None)
-    if snap is None:
-        print(MARK + json.dumps({"error": "no snapshot before this call"}), flush=True)
-        return
-    record, _ = ledger.after(snap, 0, "", key)
-    ledger.release()  # shown, not kept: nothing here can undo it
-    change = {} if record is None else {k: getattr(record, k) for k in
-                                        ("added", "rebound", "deleted", "mutated", "unchecked")}
-    print(MARK + json.dumps({"change": change}), flush=True)
+        _LEDGERS.get(shell, OrderedDict()).pop(owner, None)
 
 
-def watch_code(action: str, key: str) -> str:
-    """The one line sent to the kernel (``key`` as a JSON literal, so it is data, not code)."""
+def records_of(ledger: KernelLedger) -> list[dict]:
+    return [record_dict(r) for r in ledger.records]
+
+
+def watch_code(action: str, args: dict[str, Any]) -> str:
+    """The one line sent to the kernel: ``args`` as JSON text in a string literal, so it is data, not code."""
+    text = json.dumps(json.dumps(args))  # ASCII JSON inside a JSON string: also a valid Python literal
     return (f"__import__('nbagent.jupyter.kernel.watch', fromlist=['watch']).watch(get_ipython(), "
-            f"{json.dumps(action)}, {json.dumps(key)})")
+            f"{json.dumps(action)}, {text})")
 
 
 def change_of(stdout: str) -> dict[str, list[str]] | None:
     """The change in an "after" line's output; None when there is none (nbagent missing in the kernel)."""
-    from .probe import answer_of
-
     answer = answer_of(stdout)
     change = answer.get("change") if answer else None
     return change if isinstance(change, dict) else None

@@ -3,7 +3,9 @@
 Same names, descriptions and approval policies as the agent's own kernel tools
 (nbagent.tools.kernel): kernel_variables and kernel_inspect read the namespace with the engine's
 code, run inside the kernel by one silent line (nbagent.jupyter.kernel.probe); kernel_run sends the
-code as an execute request with no history. A timeout interrupts the kernel, and so does a cancelled
+code as an execute request with no history, between two silent lines that record its change to the
+namespace in the kernel (nbagent.jupyter.kernel.watch), kept there per MCP session: kernel_undo and
+kernel_redo (served only here) take the session's last kernel_run back or re-apply it. A timeout interrupts the kernel, and so does a cancelled
 call (the outside agent's Stop). ``nbagent mcp serve --kernel`` serves one named kernel; the
 ``/nbagent/mcp`` route lets each call name its kernel (``kernel``: an id or a notebook path).
 """
@@ -22,7 +24,7 @@ from ...render.text import kernel_line
 from ...tools import kernel as engine
 from ...tools.base import Tool, ToolSet, function_tool
 from ..kernel.probe import answer_of, probe_code
-from ..kernel.watch import change_of, watch_code
+from ..kernel.watch import watch_code
 
 Finder = Callable[[str], Awaitable[Any]]
 """Returns the kernel (ServerKernel or LocalKernel) a call names ("" when it names none)."""
@@ -58,43 +60,76 @@ async def _probe(kernel: Any, action: str, name: str = "") -> str:
     return str(answer.get("text", ""))
 
 
-async def _run(ctx: Any, kernel: Any, code: str, timeout: float | None) -> str:
-    """kernel_run, with the change it made to the kernel's namespace as the result's last line."""
+async def _run(ctx: Any, kernel: Any, code: str, timeout: float | None, owner: str) -> str:
+    """kernel_run, with the change it made to the kernel's namespace as the result's last line; the kernel
+    keeps the record under ``owner`` (this MCP session) for kernel_undo."""
     if await kernel.busy():  # queued code would run whenever the kernel gets to it, after any timeout
         raise ToolError(f"kernel {kernel.label} is busy running other code: kernel_run did not queue behind it; "
                         "try again once it is idle")
-    key = short_id("watch_")
-    watched = await _watch(kernel, "before", key) is not None
+    args = {"key": short_id("watch_"), "owner": owner}
+    watched = await _watch(kernel, "before", args) is not None
     try:
         text = await _run_code(ctx, kernel, code, timeout)
     except ToolError as exc:
-        line = await _change_line(ctx, kernel, key) if watched else ""
+        line = await _change_line(ctx, kernel, args) if watched else ""
         if line:
             raise type(exc)(f"{exc}\n\n{line}") from None
         raise
-    line = await _change_line(ctx, kernel, key) if watched else ""
+    line = await _change_line(ctx, kernel, args) if watched else ""
     return f"{text}\n\n{line}" if line else text
 
 
-async def _watch(kernel: Any, action: str, key: str) -> dict | None:
+async def _watch(kernel: Any, action: str, args: dict) -> dict | None:
     """Run the watcher's line (nbagent.jupyter.kernel.watch); its outcome, or None when it did not answer."""
     try:
-        return await asyncio.wait_for(kernel.execute(watch_code(action, key), silent=True), WATCH_TIMEOUT)
+        return await asyncio.wait_for(kernel.execute(watch_code(action, args), silent=True), WATCH_TIMEOUT)
     except (asyncio.TimeoutError, ToolError):
         return None
 
 
-async def _change_line(ctx: Any, kernel: Any, key: str) -> str:
+async def _change_line(ctx: Any, kernel: Any, args: dict) -> str:
     """The "kernel: + x, ~ df ..." line of the call (and its kernel_changed event); "" when not known."""
-    outcome = await _watch(kernel, "after", key)
-    change = change_of(outcome.get("stdout") or "") if outcome else None
+    outcome = await _watch(kernel, "after", args)
+    answer = answer_of(outcome.get("stdout") or "") if outcome else None
+    change = answer.get("change") if answer else None
     if not change:
         return ""
     names = {k: list(change.get(k) or []) for k in ("added", "rebound", "deleted", "mutated", "unchecked")}
+    dropped = [str(d) for d in (answer or {}).get("dropped") or []]
     emit = getattr(ctx, "emit", None)
     if emit is not None:
-        emit(ev.KernelChanged(call_id=getattr(ctx, "call_id", ""), turn_id=getattr(ctx, "turn_id", ""), **names))
-    return kernel_line(names["added"], names["rebound"], names["deleted"], names["mutated"], names["unchecked"])
+        emit(ev.KernelChanged(call_id=getattr(ctx, "call_id", ""), turn_id=getattr(ctx, "turn_id", ""),
+                              dropped=dropped, **names))
+    line = kernel_line(names["added"], names["rebound"], names["deleted"], names["mutated"], names["unchecked"])
+    if dropped:
+        line += f"\n(undo memory cap reached: kernel_undo can no longer restore {', '.join(dropped)})"
+    return line
+
+
+async def _restore(kernel: Any, action: str, force: bool, owner: str) -> str:
+    """kernel_undo / kernel_redo: this session's last kernel_run taken back (or re-applied) in the kernel."""
+    if await kernel.busy():  # the line would queue behind that code and run whenever it ends, unasked
+        raise ToolError(f"kernel {kernel.label} is busy running other code: {_TOOL[action]} did not queue behind "
+                        "it; try again once it is idle")
+    outcome = await _watch(kernel, action, {"owner": owner, "force": force})
+    answer = answer_of(outcome.get("stdout") or "") if outcome else None
+    if answer is None:
+        raise ToolError(f"kernel {kernel.label} gave no answer to {_TOOL[action]} (nbagent must be importable in "
+                        "the kernel's Python)")
+    if "conflict" in answer:
+        raise ToolError(f"{answer.get('message')} (call {_TOOL[action]} with force=true to overwrite them)")
+    if "error" in answer:
+        raise ToolError(f"{_TOOL[action]}: {answer['error']}")
+    done = "undid" if action == "undo" else "redid"
+    restored = ", ".join(answer.get("restored") or []) or "none"
+    lines = [f"{done} kernel_run #{answer.get('turn')} of this session; names "
+             f"{'restored' if action == 'undo' else 'bound again'}: {restored}"]
+    if answer.get("not_restored"):
+        lines.append("not restored: " + "; ".join(answer["not_restored"]))
+    return "\n".join(lines)
+
+
+_TOOL = {"undo": "kernel_undo", "redo": "kernel_redo"}
 
 
 async def _run_code(ctx: Any, kernel: Any, code: str, timeout: float | None) -> str:
@@ -130,6 +165,11 @@ async def _interrupt_own(kernel: Any, progress: Any) -> None:
 
 def kernel_toolset(find: Finder, *, choose: bool) -> ToolSet:
     """The "kernel" tool set over ``find``; ``choose`` adds the ``kernel`` argument to every tool."""
+    process_owner = short_id("mcp_")
+    """The records' owner when a call names no MCP session (``nbagent mcp serve`` on stdio: one client)."""
+
+    def owner_of(ctx: Any) -> str:
+        return str((getattr(ctx, "extras", None) or {}).get("kernel_owner") or process_owner)
 
     async def kernel_variables(ctx, kernel: str = "") -> str:
         return await _probe(await find(kernel), "variables")
@@ -138,13 +178,37 @@ def kernel_toolset(find: Finder, *, choose: bool) -> ToolSet:
         return await _probe(await find(kernel), "inspect", name)
 
     async def kernel_run(ctx, code: str, timeout: float | None = None, kernel: str = "") -> str:
-        return await _run(ctx, await find(kernel), code, timeout)
+        return await _run(ctx, await find(kernel), code, timeout, owner_of(ctx))
 
+    async def kernel_undo(ctx, force: bool = False, kernel: str = "") -> str:
+        """Take back the last kernel_run of this session that changed the kernel's variables: names it
+        rebound get their old objects again, names it added are removed, names it deleted come back.
+        Objects changed in place cannot be restored; the result says which. Refused, restoring nothing,
+        when the user rebound one of those names since, unless force is true. Repeat to go further back.
+
+        Args:
+            force: Overwrite names the user rebound after that kernel_run.
+        """
+        return await _restore(await find(kernel), "undo", force, owner_of(ctx))
+
+    async def kernel_redo(ctx, force: bool = False, kernel: str = "") -> str:
+        """Re-apply the kernel_run the last kernel_undo took back (its names bound again). Refused when
+        the user rebound one of those names since the undo, unless force is true.
+
+        Args:
+            force: Overwrite names the user rebound after the undo.
+        """
+        return await _restore(await find(kernel), "redo", force, owner_of(ctx))
+
+    run_tool = next(t for t in engine.KERNEL.tools if t.name == "kernel_run")
     served = []
-    for fn in (kernel_variables, kernel_inspect, kernel_run):
-        original = next(t for t in engine.KERNEL.tools if t.name == fn.__name__)
-        fn.__doc__ = _doc_with_kernel_arg(getattr(engine, fn.__name__).__doc__ or "")
-        tool = function_tool(fn, toolset="kernel", read_only=original.read_only, approval=original.approval)
+    for fn in (kernel_variables, kernel_inspect, kernel_run, kernel_undo, kernel_redo):
+        original = next((t for t in engine.KERNEL.tools if t.name == fn.__name__), None)
+        if original is not None:  # the agent's own tool: its words
+            fn.__doc__ = getattr(engine, fn.__name__).__doc__
+        fn.__doc__ = _doc_with_kernel_arg(fn.__doc__ or "")
+        policy = original or run_tool  # undo and redo change the kernel as kernel_run does: the same approval
+        tool = function_tool(fn, toolset="kernel", read_only=policy.read_only, approval=policy.approval)
         served.append(tool if choose else _without_kernel_arg(tool))
     return ToolSet("kernel", served, description=engine.KERNEL.description)
 

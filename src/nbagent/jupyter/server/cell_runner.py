@@ -5,7 +5,8 @@ notebook's kernel and collects the IOPub messages of that request as nbformat ou
 (``nbformat.v4.output_from_msg``). The outputs and the execution count are written like JupyterLab
 writes them: into the live document when one is open, else through the notebook's store (the tab
 or the file). Running stops at the first cell that fails, as "run all" does. Two silent lines around
-the cells (nbagent.jupyter.kernel.watch) say what the run did to the kernel's variables.
+the cells (nbagent.jupyter.kernel.watch) say what the run did to the kernel's variables and keep that
+record in the kernel for the agent's undo, which reaches it with more such lines (``kernel_action``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from ...errors import ToolError
 from ...ids import short_id
 from ...tools.nbshrink import as_text
 from ...tools.nbdoc import find
-from ..kernel.watch import change_of, watch_code
+from ..kernel.probe import answer_of
+from ..kernel.watch import watch_code
 from ..remote.kernel import own_session
 
 CELL_TIMEOUT = 300.0
@@ -26,7 +28,10 @@ WATCH_TIMEOUT = 10.0
 """Seconds the namespace watcher's lines may take; past it the run is reported without its change."""
 
 
-async def run_cells(notebooks: Any, rel: str, name: str, cell_ids: list[str], kernel_id: str) -> dict:
+async def run_cells(notebooks: Any, rel: str, name: str, cell_ids: list[str], kernel_id: str,
+                    watch: dict | None = None) -> dict:
+    """Run the cells; ``watch`` (owner, turn, ...: nbagent.checkpoints.remote_ledger) keeps the kernel's
+    record of the run there for undo, and the result then holds it as "kernel_record"."""
     snap = await notebooks.aread(rel, notebooks.root / rel, name)
     cells = snap.notebook["cells"]
     chosen = [cells[find(cells, cell_id, name)] for cell_id in cell_ids]
@@ -37,11 +42,11 @@ async def run_cells(notebooks: Any, rel: str, name: str, cell_ids: list[str], ke
     client = kernel.client(session=own_session(kernel.session))  # not the shared one: see own_session
     client.start_channels()
     done: list[dict] = []
-    key = short_id("watch_")
-    change = None
+    args = {**(watch or {}), "key": short_id("watch_")}
+    answer = None
     try:
         await client.wait_for_ready(timeout=30)
-        watched = await _watch(client, "before", key) is not None
+        watched = await _watch(client, "before", args) is not None
         try:
             for cell in chosen:
                 result = await _run_one(client, cell)
@@ -51,15 +56,40 @@ async def run_cells(notebooks: Any, rel: str, name: str, cell_ids: list[str], ke
                     break
         finally:
             if watched:
-                change = change_of(await _watch(client, "after", key) or "")
+                answer = answer_of(await _watch(client, "after", args) or "")
     finally:
         client.stop_channels()
     skipped = len(chosen) - len(done)
     note = f"stopped at the failing cell: {skipped} cell(s) not run" if skipped else ""
-    return {"cells": done, "note": note, **({"kernel_changed": change} if change else {})}
+    result: dict[str, Any] = {"cells": done, "note": note, "kernel_id": kernel_id}
+    change = answer.get("change") if answer else None
+    if change:
+        result["kernel_changed"] = change
+    if answer and watch and "records" in answer:
+        result["kernel_record"] = {k: answer[k] for k in ("records", "dropped", "turn") if k in answer}
+    return result
 
 
-async def _watch(client: Any, action: str, key: str) -> str | None:
+async def kernel_action(notebooks: Any, kernel_id: str, action: str, args: dict) -> dict:
+    """One watcher line (undo, redo, conflicts, ...) in kernel ``kernel_id``, on its own client; its answer."""
+    manager = notebooks.serverapp.kernel_manager
+    if kernel_id not in manager:
+        return {"error": f"kernel {kernel_id} is no longer running: its record went with it", "records": []}
+    kernel = manager.get_kernel(kernel_id)
+    if getattr(kernel, "execution_state", "") == "busy":  # the line would queue and run later, unasked
+        return {"error": "the kernel is busy running code; try again once it is idle"}
+    client = kernel.client(session=own_session(kernel.session))
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=30)
+        out = await _watch(client, action, args)
+    finally:
+        client.stop_channels()
+    answer = answer_of(out or "")
+    return answer if answer is not None else {"error": "the kernel did not answer (is nbagent importable there?)"}
+
+
+async def _watch(client: Any, action: str, args: dict) -> str | None:
     """The namespace watcher's line (nbagent.jupyter.kernel.watch), silent; its stdout, or None."""
     out: list[str] = []
 
@@ -68,7 +98,7 @@ async def _watch(client: Any, action: str, key: str) -> str | None:
             out.append(msg["content"].get("text", ""))
 
     try:
-        await client.execute_interactive(watch_code(action, key), silent=True, store_history=False,
+        await client.execute_interactive(watch_code(action, args), silent=True, store_history=False,
                                          allow_stdin=False, output_hook=hook, timeout=WATCH_TIMEOUT)
     except TimeoutError:
         return None

@@ -22,11 +22,13 @@ from ...render.redaction import logger
 from ...tools.nbdoc import Snapshot
 from ...tools.nbfile import FILE_STORE
 from ...workspace.root import Workspace
-from .cell_runner import run_cells
+from .cell_runner import kernel_action, run_cells
 
 log = logger("nbagent.server")
 CALL_TIMEOUT = 60.0
 RUN_TIMEOUT = 600.0
+ACTION_TIMEOUT = 45.0
+"""Seconds an undo line may take: a ready client (up to 30 s) and the line itself (up to 10 s)."""
 
 
 class ServerNotebooks:
@@ -86,13 +88,17 @@ class ServerNotebooks:
                 return snap
         return await self._blocking(FILE_STORE.apply, self.root / rel, name, ops, allow_missing)
 
-    async def arun(self, rel: str, name: str, cell_ids: list[str], *, caller_kernel: str | None) -> dict:
+    async def arun(self, rel: str, name: str, cell_ids: list[str], *, caller_kernel: str | None,
+                   watch: dict | None = None) -> dict:
         kernel_id = self._kernel_of(rel, name)
         if caller_kernel and kernel_id == caller_kernel:
             raise ToolError(f"refused: {name} runs in the kernel this agent itself runs in, which is busy with "
                             "this turn; cells queued there would wait for the turn to end, and the turn for "
                             "them (a deadlock). Use kernel_run for code, or ask the user to run the cells.")
-        return await run_cells(self, rel, name, cell_ids, kernel_id)
+        return await run_cells(self, rel, name, cell_ids, kernel_id, watch)
+
+    async def akernel_action(self, kernel_id: str, action: str, args: dict) -> dict:
+        return await kernel_action(self, kernel_id, action, args)
 
     def _kernel_of(self, rel: str, name: str) -> str:
         manager = self.serverapp.session_manager
@@ -137,10 +143,15 @@ class InProcessStore:
         return None if rel is None else self._wait(
             self.notebooks.aapply(rel, path, name, ops, allow_missing=allow_missing), CALL_TIMEOUT)
 
-    def run(self, path: Path, name: str, cell_ids: list[str]) -> dict | None:
+    def run(self, path: Path, name: str, cell_ids: list[str], *, watch: dict | None = None) -> dict | None:
         rel = self.notebooks.relative(path)
         return None if rel is None else self._wait(
-            self.notebooks.arun(rel, name, cell_ids, caller_kernel=None), RUN_TIMEOUT)
+            self.notebooks.arun(rel, name, cell_ids, caller_kernel=None, watch=watch), RUN_TIMEOUT)
+
+    def kernel_action(self, kernel_id: str, action: str, args: dict) -> dict | None:
+        """A line of the kernel's undo record (nbagent.checkpoints.remote_ledger's transport); the server's
+        own kernels only."""
+        return self._wait(self.notebooks.akernel_action(kernel_id, action, args), ACTION_TIMEOUT)
 
     def _wait(self, coro, timeout: float):
         try:

@@ -1,0 +1,154 @@
+"""The kernel undo record of an agent outside the kernel: the ledger's methods, carried out by lines sent to it.
+
+A server-side agent's notebook_run reaches the notebook's kernel by messages; the record of what it
+did to the namespace is kept in that kernel (nbagent.jupyter.kernel.watch, under this agent's
+``owner``), because the old objects undo binds again live there. ``RemoteLedger`` gives the turn's
+guard (nbagent.checkpoints.turn_guard) the methods it uses on a KernelLedger (of_turn, undo_target,
+redo_target, conflicts, undo, redo, forget_undone, release) over the kernel's answers; it keeps a copy
+of the records' names (as the kernel last told them), so finding what to undo asks no kernel.
+
+The transport is any notebook store with ``kernel_action`` (``KernelLines``): the Jupyter layer's,
+which runs the watcher's line in the kernel. No Jupyter import here.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from ..ids import short_id
+from .kernel_ledger import KernelConflict, KernelRecord, KernelRestore, record_from_dict
+
+
+@runtime_checkable
+class KernelLines(Protocol):
+    def kernel_action(self, kernel_id: str, action: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The watcher's answer to ``action`` in kernel ``kernel_id``; None when this store does not reach it.
+        An answer ``{"error": ...}`` says the kernel could not be asked or holds no record."""
+        ...
+
+
+class RemoteLedger:
+    source: Any = None
+    """No namespace in this process: restart-and-replay is offered by an agent in the kernel only."""
+
+    def __init__(self, session_id: str, stores: Callable[[], list[Any]], *, max_bytes: int | None = None,
+                 budget_seconds: float | None = None):
+        self.owner = f"{session_id}.{short_id('')}"
+        """This agent's records in the kernels (a new agent on the same session starts its own)."""
+        self.stores = stores
+        self.max_bytes = max_bytes
+        self.budget_seconds = budget_seconds
+        self._turn, self._turn_id = 0, ""
+        self._kernels: dict[str, list[KernelRecord]] = {}
+        """Per kernel id: its records of this owner, as the kernel last told them."""
+        self._lock = threading.Lock()
+
+    # ----- recording (the kernel records; this learns of it) --------------------------------
+    def begin_turn(self, turn: int, turn_id: str) -> None:
+        self._turn, self._turn_id = turn, turn_id
+
+    def watch_args(self) -> dict[str, Any]:
+        """What the watcher's "before" and "after" lines of a call in this turn carry."""
+        return {"owner": self.owner, "turn": self._turn, "turn_id": self._turn_id, "max_bytes": self.max_bytes,
+                "budget_seconds": self.budget_seconds}
+
+    def recorded(self, kernel_id: str, answer: dict[str, Any]) -> None:
+        """A call's "after" answer from ``kernel_id``: its records as they stand now."""
+        self._mirror(kernel_id, answer)
+
+    def _mirror(self, kernel_id: str, answer: dict[str, Any]) -> None:
+        records = answer.get("records")
+        if not isinstance(records, list):
+            return
+        with self._lock:
+            mirrored = [record_from_dict(r) for r in records if isinstance(r, dict)]
+            if mirrored:
+                self._kernels[kernel_id] = mirrored
+            else:
+                self._kernels.pop(kernel_id, None)
+
+    # ----- reading -----------------------------------------------------------------------------
+    @property
+    def records(self) -> list[KernelRecord]:
+        with self._lock:
+            return sorted((r for records in self._kernels.values() for r in records), key=lambda r: r.turn)
+
+    def of_turn(self, turn: int) -> list[KernelRecord]:
+        return [r for r in self.records if r.turn == turn]
+
+    def undo_target(self) -> int | None:
+        done = [r.turn for r in self.records if not r.undone and r.changed]
+        return max(done) if done else None
+
+    def redo_target(self) -> int | None:
+        undone = [r.turn for r in self.records if r.undone]
+        return min(undone) if undone else None
+
+    def _kernels_of(self, turn: int) -> list[str]:
+        with self._lock:
+            return [k for k, records in self._kernels.items() if any(r.turn == turn for r in records)]
+
+    # ----- undo and redo -----------------------------------------------------------------------
+    def conflicts(self, action: str, turn: int) -> list[str]:
+        names: set[str] = set()
+        for kernel_id in self._kernels_of(turn):
+            answer = self._ask(kernel_id, "conflicts", {"of": action, "turn": turn})
+            names.update(str(n) for n in answer.get("conflicts") or [])
+        return sorted(names)
+
+    def undo(self, turn: int, force: bool = False) -> KernelRestore:
+        return self._move("undo", turn, force)
+
+    def redo(self, turn: int, force: bool = False) -> KernelRestore:
+        return self._move("redo", turn, force)
+
+    def _move(self, action: str, turn: int, force: bool) -> KernelRestore:
+        """Each kernel the turn's calls touched undoes (or redoes) its part; none starts while one refuses."""
+        if not force:
+            names = self.conflicts(action, turn)
+            if names:
+                raise KernelConflict(action, turn, names)
+        done = KernelRestore()
+        for kernel_id in self._kernels_of(turn):
+            mine = [r for r in self.of_turn(turn) if r in self._kernels.get(kernel_id, [])]
+            answer = self._ask(kernel_id, action, {"turn": turn, "force": force})
+            if "conflict" in answer:  # the user rebound a name between the check and now
+                raise KernelConflict(action, turn, [str(n) for n in answer["conflict"]])
+            if "error" in answer:
+                why = str(answer["error"])
+                done.not_restored += [f"{name} ({why})" for r in mine for name in r.added + r.rebound + r.deleted]
+                continue
+            done.restored += [str(n) for n in answer.get("restored") or []]
+            done.not_restored += [str(n) for n in answer.get("not_restored") or []]
+            if done.execution_count is None:
+                done.execution_count = answer.get("execution_count")
+        done.restored = sorted(set(done.restored))
+        return done
+
+    def forget_undone(self) -> None:
+        with self._lock:
+            kernels = [k for k, records in self._kernels.items() if any(r.undone for r in records)]
+        for kernel_id in kernels:
+            self._ask(kernel_id, "forget_undone", {})
+
+    def release(self, turn: int | None = None) -> None:
+        """Forget this agent's records in every kernel (its session is gone), or those of ``turn``."""
+        with self._lock:
+            kernels = list(self._kernels)
+        for kernel_id in kernels:
+            self._ask(kernel_id, "release", {"turn": turn})
+        if turn is None:
+            with self._lock:
+                self._kernels.clear()
+
+    def _ask(self, kernel_id: str, action: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The kernel's answer (its records copied here); ``{"error": ...}`` when no store reaches it."""
+        for store in self.stores():
+            if not isinstance(store, KernelLines):
+                continue
+            answer = store.kernel_action(kernel_id, action, {**args, "owner": self.owner})
+            if answer is not None:
+                self._mirror(kernel_id, answer)
+                return answer
+        return {"error": f"kernel {kernel_id} cannot be reached from here"}
