@@ -1,0 +1,138 @@
+"""The panel's agent undoes what its notebook_run did to the notebook's kernel: the record lives in that
+kernel (nbagent.jupyter.kernel.watch) and undo, redo and the conflict check reach it by silent lines."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from nbagent.testing.replies import Call, Reply
+
+from live_helpers import start_kernel, write_notebook
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def jp_server_config(model):
+    return {
+        "ServerApp": {"jpserver_extensions": {"nbagent.jupyter.server": True}},
+        "NbAgentServer": {"model_factory": lambda session_id: model, "idle_close_seconds": 0.2,
+                          "agent_options": {"memory": False, "kernel_undo_max_bytes": 1_000_000}},
+    }
+
+
+class UserKernel:
+    """The user's side of the notebook's kernel: code run as a cell of theirs would be."""
+
+    def __init__(self, serverapp, kernel_id: str):
+        self.client = serverapp.kernel_manager.get_kernel(kernel_id).client()
+        self.client.start_channels()
+
+    async def run(self, code: str) -> str:
+        out: list[str] = []
+
+        def hook(msg):
+            if msg["header"]["msg_type"] == "execute_result":
+                out.append(msg["content"]["data"]["text/plain"])
+
+        await self.client.wait_for_ready(timeout=30)
+        reply = await self.client.execute_interactive(code, output_hook=hook, timeout=30)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        return "".join(out)
+
+    def close(self) -> None:
+        self.client.stop_channels()
+
+
+@pytest.fixture
+async def notebook(jp_root_dir, jp_fetch, jp_serverapp):
+    ids = write_notebook(jp_root_dir, "work.ipynb", [("code", "x = 'agent'\nadded = 1"),
+                                                    ("code", "big = bytes(600_000)\nx = 'again'")])
+    kernel_id = await start_kernel(jp_fetch, "work.ipynb")
+    user = UserKernel(jp_serverapp, kernel_id)
+    yield ids, user
+    user.close()
+
+
+async def _agent_runs(client, model, cell_id: str, call_id: str, prompt: str = "run it") -> dict:
+    model.enqueue(Reply(tool_calls=[Call("notebook_run", {"path": "work.ipynb", "cell_ids": [cell_id]}, id=call_id)]),
+                  Reply(text="Ran it."))
+    await client.send(type="prompt", text=prompt)
+    await client.until("approval_request", timeout=30)
+    await client.send(type="approval", call_id=call_id, decision="approve")
+    changed = await client.until("kernel_changed", timeout=60)
+    taken = await client.until("checkpoint", timeout=30)
+    await client.until("turn_end", timeout=30)
+    return {"changed": changed, "taken": taken}
+
+
+async def test_panel_undo_and_redo_restore_the_kernel_variables(api, connect, model, notebook):
+    ids, user = notebook
+    await user.run("x = 'user'\nbig = 'small'")
+    sid = (await api("POST", "sessions"))["id"]
+    client = await connect(sid)
+    await client.next()
+
+    first = await _agent_runs(client, model, ids[0], "call_1")
+    assert (first["changed"]["added"], first["changed"]["rebound"]) == (["added"], ["x"])
+    assert first["taken"]["action"] == "taken" and first["taken"]["undo_turn"] == 1
+    assert await user.run("x") == "'agent'"
+
+    await client.send(type="undo")
+    undone = await client.until("checkpoint", timeout=60)
+    assert (undone["action"], undone["turn"], undone["redo_turn"]) == ("undone", 1, 1)
+    assert await user.run("x") == "'user'"
+    assert await user.run("'added' in dir()") == "False"
+
+    await client.send(type="redo")
+    redone = await client.until("checkpoint", timeout=60)
+    assert (redone["action"], redone["undo_turn"]) == ("redone", 1)
+    assert await user.run("(x, added)") == "('agent', 1)"
+
+
+async def test_a_name_the_user_rebound_since_is_not_overwritten_without_asking(api, connect, model, notebook):
+    ids, user = notebook
+    await user.run("x = 'user'")
+    sid = (await api("POST", "sessions"))["id"]
+    client = await connect(sid)
+    await client.next()
+    await _agent_runs(client, model, ids[0], "call_1")
+    await user.run("x = 'mine, later'")
+
+    await client.send(type="undo")
+    refused = await client.until("error", timeout=60)
+    assert refused["kind"] == "checkpoint" and "you changed these kernel variables since: x" in refused["message"]
+    assert await user.run("(x, added)") == "('mine, later', 1)"  # nothing restored, files neither
+
+    await client.send(type="undo", force=True)
+    assert (await client.until("checkpoint", timeout=60))["action"] == "undone"
+    assert await user.run("x") == "'user'"
+
+
+async def test_the_memory_cap_drops_old_values_and_says_so(api, connect, model, notebook, jp_serverapp):
+    ids, user = notebook
+    await user.run("x = 'user'\nbig = bytes(700_000)")
+    sid = (await api("POST", "sessions"))["id"]
+    client = await connect(sid)
+    await client.next()
+    await _agent_runs(client, model, ids[1], "call_1")  # rebinds big (its 700 kB kept for undo) and x
+    second = await _agent_runs(client, model, ids[1], "call_2")  # big again: 1.3 MB kept > the 1 MB cap
+    assert second["changed"]["rebound"] == ["big"]
+    assert sorted(second["changed"]["dropped"]) == ["big (turn 1)", "x (turn 1)"]  # turn 1's, the oldest
+
+    agent = _live_agent(jp_serverapp, sid)
+    restored = await asyncio.to_thread(agent.undo)
+    assert (restored.turn, restored.names, restored.not_restored) == (2, ["big"], [])
+    assert await user.run("len(big)") == "600000"  # turn 1's value, kept by turn 2's record
+    restored = await asyncio.to_thread(agent.undo)
+    assert restored.turn == 1 and restored.names == []
+    assert restored.not_restored == ["big (its old value was released by the memory cap)",
+                                     "x (its old value was released by the memory cap)"]
+    assert await user.run("(x, len(big))") == "('again', 600000)"  # left as they were
+
+
+def _live_agent(serverapp, session_id: str):
+    app = next(iter(serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
+    return app.hub.live[session_id].agent
