@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import hashlib
 import secrets
 import sys
-import weakref
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -72,7 +72,8 @@ class ServedTools:
 
     async def call(self, name: str, arguments: dict[str, Any], *, client: str = "") -> tuple[str, bool]:
         """Run one call; returns (text, is_error). Denials and failures are errors the caller sees.
-        ``client``: the MCP session's id, under which a kernel keeps the record of its kernel_run calls."""
+        ``client``: the MCP session's id, under which a kernel keeps the record of its kernel_run calls
+        (none: the served kernel tools' own, one per process)."""
         from dataclasses import replace
 
         from ..tools.limits import limit_output
@@ -144,16 +145,12 @@ def build_server(served: ServedTools) -> Any:
     async def on_list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=listing())
 
-    clients: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
-
     def client_of(ctx: Any) -> str:
-        """An id of the call's MCP session, never reused (its records in a kernel are its own)."""
-        session = getattr(ctx, "session", None)
-        if session is None:
-            return ""
-        if session not in clients:
-            clients[session] = f"mcp_{secrets.token_hex(6)}"
-        return clients[session]
+        """The call's MCP session on streamable HTTP (its records in a kernel are its own), hashed: the
+        session id admits to the session. "" on stdio, where the process serves one client."""
+        headers = getattr(getattr(ctx, "request", None), "headers", None)
+        session_id = headers.get("mcp-session-id") if headers is not None else None
+        return f"mcp_{hashlib.sha256(session_id.encode()).hexdigest()[:16]}" if session_id else ""
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         text, is_error = await served.call(params.name, dict(params.arguments or {}), client=client_of(ctx))
