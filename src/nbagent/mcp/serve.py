@@ -27,7 +27,7 @@ from ..errors import ConfigError, ToolError
 from ..workspace.procs import ProcessTracker
 from ..tools import builtin_toolsets
 from ..tools.base import Registry, Tool, ToolSet
-from ..tools.context import ToolContext
+from ..tools.context import CALLER, ToolContext
 from ..workspace.root import Workspace
 from ..workspace.state_dir import OUTPUTS
 
@@ -74,16 +74,19 @@ class ServedTools:
         """Run one call; returns (text, is_error). Denials and failures are errors the caller sees.
         ``client``: the MCP session's id, under which a kernel keeps the record of its kernel_run calls
         (none: the served kernel tools' own, one per process)."""
-        from dataclasses import replace
-
-        from ..tools.limits import limit_output
-
         tool = self.registry.get(name)
         if tool is None:
             return f"unknown tool {name!r}; the tools are: {', '.join(self.registry.names())}", True
         ctx = self.context.for_call(f"mcp_{secrets.token_hex(6)}")
-        if client:
-            ctx = replace(ctx, extras={**ctx.extras, "kernel_owner": client})
+        caller = CALLER.set(client)
+        try:
+            return await self._call(tool, ctx, name, arguments)
+        finally:
+            CALLER.reset(caller)
+
+    async def _call(self, tool: Tool, ctx: ToolContext, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        from ..tools.limits import limit_output
+
         try:
             args = tool.validate(arguments)
             if await self.approvals.decide(tool, ctx, args) == "deny":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -10,6 +11,11 @@ if TYPE_CHECKING:
     from ..events import Event
     from ..workspace.procs import ProcessTracker
     from ..workspace.root import Workspace
+
+
+CALLER: ContextVar[str] = ContextVar("nbagent_tool_caller", default="")
+"""The outside caller a served call runs for (an MCP session's id, set by nbagent.mcp.serve): the served
+kernel tools keep each caller's kernel record apart. "" for the agent's own calls and a stdio client."""
 
 
 @dataclass

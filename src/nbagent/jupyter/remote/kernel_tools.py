@@ -23,6 +23,7 @@ from ...ids import short_id
 from ...render.text import kernel_line
 from ...tools import kernel as engine
 from ...tools.base import Tool, ToolSet, function_tool
+from ...tools.context import CALLER
 from ..kernel.probe import answer_of, probe_code
 from ..kernel.watch import watch_code
 
@@ -169,7 +170,7 @@ def kernel_toolset(find: Finder, *, choose: bool) -> ToolSet:
     """The records' owner when a call names no MCP session (``nbagent mcp serve`` on stdio: one client)."""
 
     def owner_of(ctx: Any) -> str:
-        return str((getattr(ctx, "extras", None) or {}).get("kernel_owner") or process_owner)
+        return CALLER.get() or process_owner
 
     async def kernel_variables(ctx, kernel: str = "") -> str:
         return await _probe(await find(kernel), "variables")
