@@ -17,6 +17,7 @@ import threading
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from ..ids import short_id
+from .gitrepo import CheckpointError
 from .kernel_ledger import KernelConflict, KernelRecord, KernelRestore, record_from_dict
 
 
@@ -24,7 +25,8 @@ from .kernel_ledger import KernelConflict, KernelRecord, KernelRestore, record_f
 class KernelLines(Protocol):
     def kernel_action(self, kernel_id: str, action: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The watcher's answer to ``action`` in kernel ``kernel_id``; None when this store does not reach it.
-        An answer ``{"error": ...}`` says the kernel could not be asked or holds no record."""
+        An answer ``{"error": ...}`` says the kernel could not be asked or holds no record; with
+        ``"busy": true``, that it runs other code (a line would queue behind it and run later, unasked)."""
         ...
 
 
@@ -94,6 +96,8 @@ class RemoteLedger:
         names: set[str] = set()
         for kernel_id in self._kernels_of(turn):
             answer = self._ask(kernel_id, "conflicts", {"of": action, "turn": turn})
+            if answer.get("busy"):  # asked before any file is touched: refuse the whole turn, restore nothing
+                raise CheckpointError(f"cannot {action} turn {turn} now: {answer.get('error')}. Nothing was restored.")
             names.update(str(n) for n in answer.get("conflicts") or [])
         return sorted(names)
 
