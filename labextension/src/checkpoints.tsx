@@ -10,6 +10,9 @@ export interface CheckpointInfo {
   turn: number;
   files: string[];
   undone: boolean;
+  /** After an undo or redo: the kernel variables it bound again, and what it could not restore. */
+  names?: string[];
+  not_restored?: string[];
 }
 
 export interface CheckpointBarProps {
@@ -33,6 +36,20 @@ export function filesLine(files: string[]): string {
   return `${files.length} file${files.length === 1 ? '' : 's'} changed: ${shown}${more}`;
 }
 
+/** What the last undo or redo did to the kernel's variables ("" when it touched none). */
+export function kernelRestoreLine(checkpoint: CheckpointInfo): string {
+  const names = checkpoint.names ?? [];
+  const missed = checkpoint.not_restored ?? [];
+  const parts = [];
+  if (names.length > 0) {
+    parts.push(`kernel variables ${checkpoint.undone ? 'restored' : 'bound again'}: ${names.slice(0, SHOWN).join(', ')}`);
+  }
+  if (missed.length > 0) {
+    parts.push(`not restored: ${missed.join('; ')}`);
+  }
+  return parts.join(' · ');
+}
+
 export function CheckpointBar(props: CheckpointBarProps): React.ReactElement {
   const { checkpoint, undoTurn, redoTurn, busy } = props;
   const tooltip = checkpoint.files.slice(0, 50).join('\n');
@@ -44,6 +61,7 @@ export function CheckpointBar(props: CheckpointBarProps): React.ReactElement {
         {checkpoint.undone ? 'undone: ' : ''}
         {filesLine(checkpoint.files)}
       </span>
+      {kernelRestoreLine(checkpoint) && <span className="jp-nbagent-checkpoint-kernel">{kernelRestoreLine(checkpoint)}</span>}
       {!checkpoint.undone && (
         <button
           className="jp-Button jp-nbagent-undo"

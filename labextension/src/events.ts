@@ -286,6 +286,8 @@ export interface ContextNote {
  * (0 for "diverged"); ``turn_id`` is that turn's id when known. ``files``: the paths the turn
  * changed (for "diverged": the paths that differ from the last checkpoint). ``undo_turn`` and
  * ``redo_turn``: the turn /undo and /redo would act on now (None: nothing to undo or redo).
+ * For "undone" and "redone": ``names``, the kernel variables bound again (or removed), and
+ * ``not_restored``, what could not be ("df (changed in place)").
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "Checkpoint".
@@ -297,6 +299,8 @@ export interface Checkpoint {
   files: string[];
   undo_turn: number | null;
   redo_turn: number | null;
+  names: string[];
+  not_restored: string[];
   turn_id: string;
 }
 /**
@@ -472,7 +476,8 @@ export interface NoticeItem {
   kind: 'notice';
 }
 /**
- * The files a finished turn changed (its checkpoint), and whether /undo has put them back.
+ * The files a finished turn changed (its checkpoint), and whether /undo has put them back; after an
+ * undo or redo, the kernel variables it bound again and what it could not restore.
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "TurnCheckpoint".
@@ -481,6 +486,8 @@ export interface TurnCheckpoint {
   turn: number;
   files: string[];
   undone: boolean;
+  names: string[];
+  not_restored: string[];
 }
 /**
  * This interface was referenced by `NbagentTypes`'s JSON-Schema

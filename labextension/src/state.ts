@@ -162,7 +162,13 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
       if (e.action === 'diverged') {
         return notice(s, e.turn_id, { level: 'info', text: 'changed since the last checkpoint: ' + e.files.join(', '), kind: 'notice' });
       }
-      const mark = { turn: e.turn, files: [...e.files], undone: e.action === 'undone' };
+      const mark = {
+        turn: e.turn,
+        files: [...e.files],
+        undone: e.action === 'undone',
+        names: [...e.names],
+        not_restored: [...e.not_restored]
+      };
       const next = { ...s, undo_turn: e.undo_turn, redo_turn: e.redo_turn };
       if (next.turn !== null && next.turn.turn_id === e.turn_id) {
         return { ...next, turn: { ...next.turn, checkpoint: mark } };
@@ -328,6 +334,9 @@ export interface CheckpointItem {
   turn: number;
   files: string[];
   undone: boolean;
+  /** After an undo or redo: the kernel variables bound again, and what could not be restored. */
+  names: string[];
+  not_restored: string[];
   /** Shown after this many turns of the transcript (the turn it belongs to). */
   after: number;
 }

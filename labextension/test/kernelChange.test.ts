@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { checkTitle } from '../src/check';
-import { filesLine } from '../src/checkpoints';
+import { filesLine, kernelRestoreLine } from '../src/checkpoints';
 import { kernelLine } from '../src/kernelChange';
 
 const none = { added: [], rebound: [], deleted: [], mutated: [], unchecked: [], dropped: [] };
@@ -37,5 +37,14 @@ describe('filesLine', () => {
   it('says a turn with no file changed the kernel', () => {
     expect(filesLine([])).toBe('kernel variables changed');
     expect(filesLine(['a.py'])).toBe('1 file changed: a.py');
+  });
+});
+
+describe('kernelRestoreLine', () => {
+  it('says which kernel variables an undo restored and which it could not', () => {
+    const undone = { turn: 2, files: [], undone: true, names: ['x'], not_restored: ['df (changed in place)'] };
+    expect(kernelRestoreLine(undone)).toBe('kernel variables restored: x · not restored: df (changed in place)');
+    expect(kernelRestoreLine({ ...undone, undone: false, not_restored: [] })).toBe('kernel variables bound again: x');
+    expect(kernelRestoreLine({ turn: 1, files: ['a.py'], undone: false })).toBe('');
   });
 });

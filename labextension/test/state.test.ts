@@ -138,8 +138,8 @@ describe('checkpoints and context notes', () => {
   function play(events: Array<Partial<AgentEvent> & { type: string }>): AgentState {
     return events.reduce((state, e) => reduce(state, { turn_id: T, ...e } as AgentEvent), initialState('s1'));
   }
-  const checkpoint = (action: string, undo: number | null, redo: number | null) =>
-    ({ type: 'checkpoint', action, turn: 1, files: ['a.py'], undo_turn: undo, redo_turn: redo }) as const;
+  const checkpoint = (action: string, undo: number | null, redo: number | null, notRestored: string[] = []) =>
+    ({ type: 'checkpoint', action, turn: 1, files: ['a.py'], undo_turn: undo, redo_turn: redo, names: [], not_restored: notRestored }) as const;
 
   it("puts a turn's checkpoint after the turn, updates it in place on undo, and shows context notes", () => {
     const state = play([
@@ -149,11 +149,17 @@ describe('checkpoints and context notes', () => {
       { type: 'turn_end', reason: 'done', text: 'Edited.', steps: 1 },
       { type: 'context_note', source: 'build', change: 'failing', summary: '2 failed', changes: 1, note_id: 'n', text: '', session_id: 's1' },
       { type: 'turn_start', prompt: 'next', session_id: 's1', title: null, turn_id: 'turn2' } as never,
-      checkpoint('undone', null, 1)
+      checkpoint('undone', null, 1, ['df (changed in place)'])
     ]);
     // A note delivered between turns is one of the state's own notices (agent_state._notice).
     expect(rows(state).map(r => r.kind)).toEqual(['user', 'assistant', 'checkpoint', 'user', 'note']);
-    expect(state.transcript[0].checkpoint).toEqual({ turn: 1, files: ['a.py'], undone: true });
+    expect(state.transcript[0].checkpoint).toEqual({
+      turn: 1,
+      files: ['a.py'],
+      undone: true,
+      names: [],
+      not_restored: ['df (changed in place)']
+    });
     expect([state.undo_turn, state.redo_turn]).toEqual([null, 1]);
     expect(rows(state)[4]).toMatchObject({ text: 'context: build is failing: 2 failed' });
   });

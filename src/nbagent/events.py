@@ -211,6 +211,8 @@ class Checkpoint(Event):
     (0 for "diverged"); ``turn_id`` is that turn's id when known. ``files``: the paths the turn
     changed (for "diverged": the paths that differ from the last checkpoint). ``undo_turn`` and
     ``redo_turn``: the turn /undo and /redo would act on now (None: nothing to undo or redo).
+    For "undone" and "redone": ``names``, the kernel variables bound again (or removed), and
+    ``not_restored``, what could not be ("df (changed in place)").
     """
 
     action: str = "taken"
@@ -218,6 +220,8 @@ class Checkpoint(Event):
     files: list[str] = field(default_factory=list)
     undo_turn: int | None = None
     redo_turn: int | None = None
+    names: list[str] = field(default_factory=list)
+    not_restored: list[str] = field(default_factory=list)
 
 
 @_event("kernel_changed")

@@ -83,6 +83,7 @@ async def test_panel_undo_and_redo_restore_the_kernel_variables(api, connect, mo
     await client.send(type="undo")
     undone = await client.until("checkpoint", timeout=60)
     assert (undone["action"], undone["turn"], undone["redo_turn"]) == ("undone", 1, 1)
+    assert (undone["names"], undone["not_restored"]) == (["added", "x"], [])  # what the panel shows
     assert await user.run("x") == "'user'"
     assert await user.run("'added' in dir()") == "False"
 
@@ -122,15 +123,39 @@ async def test_the_memory_cap_drops_old_values_and_says_so(api, connect, model, 
     assert second["changed"]["rebound"] == ["big"]
     assert sorted(second["changed"]["dropped"]) == ["big (turn 1)", "x (turn 1)"]  # turn 1's, the oldest
 
-    agent = _live_agent(jp_serverapp, sid)
-    restored = await asyncio.to_thread(agent.undo)
-    assert (restored.turn, restored.names, restored.not_restored) == (2, ["big"], [])
+    await client.send(type="undo")
+    undone = await client.until("checkpoint", timeout=60)
+    assert (undone["turn"], undone["names"], undone["not_restored"]) == (2, ["big"], [])
     assert await user.run("len(big)") == "600000"  # turn 1's value, kept by turn 2's record
-    restored = await asyncio.to_thread(agent.undo)
-    assert restored.turn == 1 and restored.names == []
-    assert restored.not_restored == ["big (its old value was released by the memory cap)",
-                                     "x (its old value was released by the memory cap)"]
+    await client.send(type="undo")
+    undone = await client.until("checkpoint", timeout=60)
+    assert undone["turn"] == 1 and undone["names"] == []
+    assert undone["not_restored"] == ["big (its old value was released by the memory cap)",
+                                      "x (its old value was released by the memory cap)"]
     assert await user.run("(x, len(big))") == "('again', 600000)"  # left as they were
+    restored = _live_agent(jp_serverapp, sid).kernel_changes(1)  # agent.kernel_changes reads the kernel's record
+    assert sorted(restored[restored.change == "rebound"].name) == ["big", "x"]
+    assert not restored.restorable.any() and restored.undone.all()
+
+
+async def test_undo_waits_for_no_busy_kernel_and_restores_nothing(api, connect, model, notebook, jp_root_dir):
+    ids, user = notebook
+    await user.run("x = 'user'")
+    sid = (await api("POST", "sessions"))["id"]
+    client = await connect(sid)
+    await client.next()
+    await _agent_runs(client, model, ids[0], "call_1")
+    before = (jp_root_dir / "work.ipynb").read_text()
+    sleeping = asyncio.ensure_future(user.run("import time\ntime.sleep(3)\n'slept'"))
+    await asyncio.sleep(0.5)
+    await client.send(type="undo")
+    refused = await client.until("error", timeout=30)
+    assert "the kernel is busy" in refused["message"] and "Nothing was restored" in refused["message"]
+    assert (jp_root_dir / "work.ipynb").read_text() == before  # the turn's file stayed as well
+    assert await sleeping == "'slept'"
+    await client.send(type="undo")
+    assert (await client.until("checkpoint", timeout=60))["action"] == "undone"
+    assert await user.run("x") == "'user'"
 
 
 def _live_agent(serverapp, session_id: str):

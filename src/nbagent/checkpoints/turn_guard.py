@@ -225,14 +225,16 @@ class TurnGuard:
         turn_id = entry.turn_id if entry else ""
         if not turn_id and self.kernel is not None:
             turn_id = next((r.turn_id for r in self.kernel.of_turn(restored.turn)), "")
-        self._emit_state(action, restored.turn, entry.files if entry else restored.files, turn_id)
+        self._emit_state(action, restored.turn, entry.files if entry else restored.files, turn_id, restored)
 
-    def _emit_state(self, action: str, turn: int, files: list[str], turn_id: str) -> None:
+    def _emit_state(self, action: str, turn: int, files: list[str], turn_id: str,
+                    restored: Restored | None = None) -> None:
         undo = [t for t in self._targets("undo") if t is not None]
         redo = [t for t in self._targets("redo") if t is not None]
         self.emit(ev.Checkpoint(action=action, turn=turn, files=list(files),
                                 undo_turn=max(undo) if undo else None, redo_turn=min(redo) if redo else None,
-                                turn_id=turn_id))
+                                names=list(restored.names) if restored else [],
+                                not_restored=list(restored.not_restored) if restored else [], turn_id=turn_id))
 
     # ----- resume ------------------------------------------------------------------------
     def recover(self) -> tuple[str, list[str]]:

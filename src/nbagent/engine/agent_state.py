@@ -89,11 +89,14 @@ class NoticeItem:
 
 @dataclass(frozen=True)
 class TurnCheckpoint:
-    """The files a finished turn changed (its checkpoint), and whether /undo has put them back."""
+    """The files a finished turn changed (its checkpoint), and whether /undo has put them back; after an
+    undo or redo, the kernel variables it bound again and what it could not restore."""
 
     turn: int = 0
     files: tuple[str, ...] = ()
     undone: bool = False
+    names: tuple[str, ...] = ()
+    not_restored: tuple[str, ...] = ()
 
 
 TurnItem = Union[TextItem, ReasoningItem, ToolItem, NoticeItem]
@@ -357,7 +360,8 @@ def _checkpoint(s: AgentState, e: ev.Checkpoint) -> AgentState:
     """A turn's checkpoint taken, undone or redone: on that turn (live or finished); "diverged" is a notice."""
     if e.action == "diverged":
         return _notice(s, e, NoticeItem(level="info", text="changed since the last checkpoint: " + ", ".join(e.files)))
-    mark = TurnCheckpoint(turn=e.turn, files=tuple(e.files), undone=e.action == "undone")
+    mark = TurnCheckpoint(turn=e.turn, files=tuple(e.files), undone=e.action == "undone", names=tuple(e.names),
+                          not_restored=tuple(e.not_restored))
     s = replace(s, undo_turn=e.undo_turn, redo_turn=e.redo_turn)
     if s.turn is not None and s.turn.turn_id == e.turn_id:
         return replace(s, turn=replace(s.turn, checkpoint=mark))
