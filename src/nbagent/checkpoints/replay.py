@@ -11,17 +11,17 @@ The plan comes from two sources, and each cell says which:
 - the kernel's own execution history: what the user ran, in the order that built the kernel's state
   (cells deleted from the notebook since, or run in a console, included);
 - the notebook the kernel belongs to: a history entry whose code is a code cell's source (whitespace
-  normalised) is that cell, and the plan shows its id. Where the history does not reach (no history
-  at all, or counts before it), the notebook's code cells fill in, ordered by their stored
-  ``execution_count``. Run times: the history's timing (from when nbagent loaded), else the time
+  normalised) is that cell, and the plan shows its id. Where the history holds nothing (none at all,
+  or counts it lost, e.g. after ``%reset in``), the notebook's code cells with those stored
+  ``execution_count`` values fill in, in that order. Run times: the history's timing (from when nbagent loaded), else the time
   JupyterLab recorded in the cell's metadata (``metadata.execution``, "record timing").
 
 The agent's own code is never in it: kernel_run runs without history, and ``%agent`` cells (and the
 cells the source marks as having run an agent turn) are left out.
 
 The source (nbagent.jupyter.kernel.bridge.ShellBridge) gives ``history(upto)`` -> [(execution count,
-code, seconds or None)], optionally ``history_reach(upto)`` (the first count the history does not
-cover), ``agent_counts()`` (the counts of cells that ran the agent) and ``notebook_cells()`` (the
+code, seconds or None)], optionally ``history_counts(upto)`` (the counts whose code the history
+holds, left out ones included), ``agent_counts()`` (the counts of cells that ran the agent) and ``notebook_cells()`` (the
 notebook's cells as nbformat JSON, or None), ``reset()`` and ``run_code(code)``; a source with
 neither history nor notebook has no plan.
 """
@@ -73,14 +73,14 @@ def replay_plan(source: Any, upto: int | None) -> list[ReplayCell]:
         return []
     history = getattr(source, "history", None)
     entries = history(upto) if history is not None else []
-    reach = _history_reach(source, upto, entries, history is not None)
+    held = _history_counts(source, upto, entries)
     agent = getattr(source, "agent_counts", None)
     skipped = agent() if agent is not None else set()
     notebook = _code_cells(source)
     matcher = _Matcher(notebook)
     plan = [matcher.cell(count, code, seconds) for count, code, seconds in entries if count not in skipped]
     plan += [ReplayCell(count, code, seconds, cell_id, NOTEBOOK) for count, code, seconds, cell_id in notebook
-             if count is not None and reach <= count < upto and count not in skipped]
+             if count is not None and count < upto and count not in held and count not in skipped]
     return sorted(plan, key=lambda c: c.execution_count)  # stable: the notebook's order among equal counts
 
 
@@ -94,8 +94,10 @@ def plan_source(cells: list[ReplayCell]) -> str:
     if len(from_notebook) == len(cells):
         return ("from the notebook's code cells in the order of their stored execution counts "
                 "(the kernel's history was not available)")
-    return (f"from the kernel's execution history{ids}; In [{min(from_notebook)}] to In [{max(from_notebook)}] "
-            "from the notebook's stored execution counts (the history does not reach them)")
+    low, high = min(from_notebook), max(from_notebook)
+    span = f"In [{low}]" if low == high else f"In [{low}] to In [{high}]"
+    return (f"from the kernel's execution history{ids}; {len(from_notebook)} cell(s) ({span}) from the "
+            "notebook's stored execution counts (the history lost them)")
 
 
 def describe_plan(cells: list[ReplayCell]) -> str:
@@ -175,14 +177,10 @@ def _code_cells(source: Any) -> list[tuple[int | None, str, float | None, str | 
     return found
 
 
-def _history_reach(source: Any, upto: int, entries: list, has_history: bool) -> int:
-    """The first execution count the history does not cover (1: no history at all)."""
-    reach = getattr(source, "history_reach", None)
-    if reach is not None:
-        return min(int(reach(upto)), upto)
-    if not has_history:
-        return 1
-    return max((count for count, _, _ in entries), default=0) + 1
+def _history_counts(source: Any, upto: int, entries: list) -> set[int]:
+    """The execution counts below ``upto`` whose code the history holds (the notebook fills the others)."""
+    held = getattr(source, "history_counts", None)
+    return set(held(upto)) if held is not None else {count for count, _, _ in entries}
 
 
 class _Matcher:

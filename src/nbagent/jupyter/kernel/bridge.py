@@ -79,9 +79,11 @@ class ShellBridge(KernelBridge):
         return [(n, raw[n], self.times.get(n)) for n in range(1, min(upto, len(raw)))
                 if raw[n].strip() and not is_agent_cell(raw[n]) and n not in self.clock.agent_counts]
 
-    def history_reach(self, upto: int) -> int:
-        """The first execution count below ``upto`` the history does not hold (1: no history)."""
-        return min(upto, max(len(self._raw()), 1))
+    def history_counts(self, upto: int) -> set[int]:
+        """The execution counts below ``upto`` whose code the history holds: ``%reset in`` blanks the
+        earlier ones, a shell without a history manager has none (the notebook fills those in)."""
+        raw = self._raw()
+        return {n for n in range(1, min(upto, len(raw))) if raw[n].strip()}
 
     def agent_counts(self) -> set[int]:
         """Execution counts of the cells that ran the agent (never replayed, from either source)."""

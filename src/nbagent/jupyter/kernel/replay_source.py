@@ -38,8 +38,8 @@ class CellClock:
         """Seconds each of the user's cells took, by execution count."""
         self.agent_counts: set[int] = set()
         """Execution counts of cells during which the agent ran a kernel call from that cell."""
-        self.running: int | None = None
-        """The execution count of the cell the main thread runs now (None between cells)."""
+        self.running = False
+        """Whether the main thread runs a user's cell now."""
         self._started: float | None = None
 
     @classmethod
@@ -55,26 +55,28 @@ class CellClock:
 
     def pre(self, info: Any) -> None:
         if getattr(info, "store_history", False):  # a user's cell (kernel_run's code runs without history)
-            self.running, self._started = int(self.shell.execution_count), time.perf_counter()
+            self.running, self._started = True, time.perf_counter()
 
     def post(self, result: Any) -> None:
         info = getattr(result, "info", None)
         if not getattr(info, "store_history", False):
             return
-        if self._started is not None and result.execution_count:
+        if result.execution_count and self._started is not None:
             self.times[int(result.execution_count)] = time.perf_counter() - self._started
-        self.running, self._started = None, None
+        self.running, self._started = False, None
 
     def note_agent_call(self) -> None:
         """Called as the agent's kernel call starts: if the cell running now is the one that runs the
         agent (the main thread is inside nbagent: ``agent.run`` or ``%agent --wait``), mark it. A cell the
         user runs while a background turn works is the user's own and stays."""
-        running = self.running
-        if running is None:
+        raw = getattr(self.shell.history_manager, "input_hist_raw", None)
+        if not self.running or not raw:
             return
         main = threading.main_thread()
         if threading.current_thread() is main or _inside_nbagent(sys._current_frames().get(main.ident or 0)):
-            self.agent_counts.add(running)
+            # The running cell is the history's newest entry (IPython stores it before running it; when
+            # it bumps execution_count differs between versions).
+            self.agent_counts.add(len(raw) - 1)
 
 
 def _inside_nbagent(frame: Any) -> bool:
