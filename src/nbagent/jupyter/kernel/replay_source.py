@@ -51,6 +51,9 @@ class CellClock:
                 clock = _CLOCKS[shell] = cls(shell)
                 shell.events.register("pre_run_cell", clock.pre)
                 shell.events.register("post_run_cell", clock.post)
+                # Made inside a cell (the first agent is often built in the cell that runs it): that
+                # cell's pre_run_cell has passed, so see whether the main thread runs one now.
+                clock.running = _in_frames(_main_frame(), ("IPython.",), "run_cell")
         return clock
 
     def pre(self, info: Any) -> None:
@@ -72,16 +75,22 @@ class CellClock:
         raw = getattr(self.shell.history_manager, "input_hist_raw", None)
         if not self.running or not raw:
             return
-        main = threading.main_thread()
-        if threading.current_thread() is main or _inside_nbagent(sys._current_frames().get(main.ident or 0)):
+        if threading.current_thread() is threading.main_thread() or _in_frames(_main_frame(), ("nbagent.",)):
             # The running cell is the history's newest entry (IPython stores it before running it; when
             # it bumps execution_count differs between versions).
             self.agent_counts.add(len(raw) - 1)
 
 
-def _inside_nbagent(frame: Any) -> bool:
+def _main_frame() -> Any:
+    """The frame the main thread (the one running cells) is in now."""
+    return sys._current_frames().get(threading.main_thread().ident or 0)
+
+
+def _in_frames(frame: Any, modules: tuple[str, ...], function: str | None = None) -> bool:
+    """Whether a frame of ``modules`` (and of ``function``, if given) is on the stack from ``frame`` down."""
     while frame is not None:
-        if str(frame.f_globals.get("__name__", "")).startswith("nbagent."):
+        if str(frame.f_globals.get("__name__", "")).startswith(modules) and \
+                (function is None or frame.f_code.co_name == function):
             return True
         frame = frame.f_back
     return False
