@@ -146,3 +146,14 @@ def test_an_undo_in_the_cell_that_ran_the_agent_leaves_that_cell_out(shell, make
     shell.run_cell("data = [1, 2]", store_history=True)
     shell.run_cell("_ = agent.run('append')\nplan = agent.undo().replay", store_history=True)
     assert [(c.execution_count, c.code) for c in shell.user_ns["plan"]] == [(1, "data = [1, 2]")]
+
+
+def test_a_cell_id_outside_nbformats_pattern_never_reaches_the_plan(notebook_kernel, workspace):
+    shell = notebook_kernel
+    write_notebook(workspace / "analysis.ipynb", [("ok", "a = 1", 1, {})])
+    raw = (workspace / "analysis.ipynb").read_text().replace('"ok"', '"\\u001b[2Jgone"')
+    (workspace / "analysis.ipynb").write_text(raw)  # a hostile file: an escape sequence as the id
+    shell.run_cell("a = 1", store_history=True)
+    plan = replay_plan(bridge_from_shell(shell), shell.execution_count)
+    assert [(c.execution_count, c.origin) for c in plan] == [(1, BOTH)]
+    assert "\x1b" not in (plan[0].cell_id or "") and "\x1b" not in describe_plan(plan)

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..tools.nbdoc import ID_PATTERN
+
 HISTORY = "history"
 """Origin: the kernel's execution history only (not in the notebook: deleted since, or run elsewhere)."""
 NOTEBOOK = "notebook"
@@ -173,7 +175,7 @@ def _code_cells(source: Any) -> list[tuple[int | None, str, float | None, str | 
         count = count if isinstance(count, int) and not isinstance(count, bool) else None
         code = _text(cell.get("source", ""))
         if code.strip() and not is_agent_cell(code):
-            found.append((count, code, cell_seconds(cell), cell.get("id") or None))
+            found.append((count, code, cell_seconds(cell), _valid_id(cell.get("id"))))
     return found
 
 
@@ -199,6 +201,12 @@ class _Matcher:
         _, recorded, cell_id = next((c for c in candidates if c[0] == count), candidates[0])
         # Untimed by the history (run before nbagent loaded): the time JupyterLab recorded for that code.
         return ReplayCell(count, code, recorded if seconds is None else seconds, cell_id, BOTH)
+
+
+def _valid_id(cell_id: Any) -> str | None:
+    """The cell's id if it is one nbformat allows (a file is not trusted to keep to it: no id is shown
+    rather than a control sequence)."""
+    return cell_id if isinstance(cell_id, str) and ID_PATTERN.match(cell_id) else None
 
 
 def _text(source: Any) -> str:
