@@ -138,6 +138,7 @@ def test_a_kernel_without_a_notebook_plans_from_its_history_alone(shell, workspa
     plan = replay_plan(bridge_from_shell(shell), shell.execution_count)
     assert [(c.execution_count, c.code, c.cell_id, c.origin) for c in plan] == [
         (1, "x = 1", None, HISTORY), (3, "y = x + 1", None, HISTORY)]
+    assert "not in the notebook" not in describe_plan(plan)  # there is no notebook to be missing from
 
 
 def test_an_undo_in_the_cell_that_ran_the_agent_leaves_that_cell_out(shell, make_agent):

@@ -111,11 +111,12 @@ def describe_plan(cells: list[ReplayCell]) -> str:
     total = f"about {sum(known):.1f} s" + (" and more (some cells were not timed)" if len(known) < len(cells) else "")
     lines = [f"restart and replay would clear the kernel's variables and run {len(cells)} cell(s), {total},",
              f"{plan_source(cells)}:"]
+    ids = any(c.cell_id for c in cells)  # no notebook (or no cell of it in the plan): no id column
     for cell in cells:
         first = cell.code.strip().splitlines()[0] if cell.code.strip() else ""
         took = f"{cell.seconds:.2f} s" if cell.seconds is not None else "not timed"
-        where = f"cell {cell.cell_id}" if cell.cell_id else "not in the notebook"
-        lines.append(f"  [{cell.execution_count}] {took:>10}  {where:<24}  {first[:80]}")
+        where = (f"cell {cell.cell_id}" if cell.cell_id else "not in the notebook") if ids else ""
+        lines.append(f"  [{cell.execution_count}] {took:>10}  " + (f"{where:<24}  " if ids else "") + first[:80])
     return "\n".join(lines)
 
 
