@@ -32,15 +32,16 @@ import ctypes
 import io
 import sys
 import threading
-import time
 import weakref
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
 from IPython.core.displayhook import DisplayHook
 
+from ...checkpoints.replay import is_agent_cell
 from ...render.escape import strip_ansi
 from ...tools.kernel import KernelBridge
+from .replay_source import CellClock, notebook_cells
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -58,22 +59,43 @@ def bridge_from_shell(shell: "InteractiveShell", *, allow_run: bool = True) -> K
 
 
 class ShellBridge(KernelBridge):
-    """A KernelBridge that also knows the shell's history, for undo's restart-and-replay
-    (nbagent.checkpoints.replay): execution counts, the cells' code and how long each took."""
+    """A KernelBridge that also knows the shell's history and its notebook, for undo's restart-and-replay
+    (nbagent.checkpoints.replay): execution counts, the cells' code, how long each took, and the
+    notebook's cells to match them with (nbagent.jupyter.kernel.replay_source)."""
 
     def __init__(self, shell: "InteractiveShell", run_code, interrupt=None):
         super().__init__(shell.user_ns, run_code, hidden=shell.user_ns_hidden, interrupt=interrupt)
         self.shell = shell
-        self.times = cell_times(shell)
+        self.clock = CellClock.of(shell)
+        self.times = self.clock.times
 
     def execution_count(self) -> int:
         return int(self.shell.execution_count)
 
     def history(self, upto: int) -> list[tuple[int, str, float | None]]:
-        """The cells the user ran before execution count ``upto``: (count, code, seconds)."""
-        raw = self.shell.history_manager.input_hist_raw if self.shell.history_manager else []
+        """The cells the user ran before execution count ``upto``: (count, code, seconds); the agent's
+        prompts (``%agent``) and the cells that ran the agent are left out."""
+        raw = self._raw()
         return [(n, raw[n], self.times.get(n)) for n in range(1, min(upto, len(raw)))
-                if raw[n].strip() and not raw[n].lstrip().startswith(("%agent", "%%agent"))]
+                if raw[n].strip() and not is_agent_cell(raw[n]) and n not in self.clock.agent_counts]
+
+    def history_counts(self, upto: int) -> set[int]:
+        """The execution counts below ``upto`` whose code the history holds: ``%reset in`` blanks the
+        earlier ones, a shell without a history manager has none (the notebook fills those in)."""
+        raw = self._raw()
+        return {n for n in range(1, min(upto, len(raw))) if raw[n].strip()}
+
+    def agent_counts(self) -> set[int]:
+        """Execution counts of the cells that ran the agent (never replayed, from either source)."""
+        return set(self.clock.agent_counts)
+
+    def notebook_cells(self) -> list[dict] | None:
+        """The cells of the notebook this kernel runs (live document or file), None without one."""
+        return notebook_cells(self.shell)
+
+    def _raw(self) -> list[str]:
+        manager = self.shell.history_manager
+        return list(getattr(manager, "input_hist_raw", None) or []) if manager is not None else []
 
     def reset(self) -> None:
         """Clear the user's variables as a restart would (imports and nbagent's own names are kept)."""
@@ -81,32 +103,6 @@ class ShellBridge(KernelBridge):
         for name in [n for n, v in list(ns.items()) if self.is_user_name(n, v) and n not in hidden
                      and not type(v).__module__.startswith("nbagent")]:  # the user's own agent stays
             del ns[name]
-
-
-_TIMES: "weakref.WeakKeyDictionary[Any, dict[int, float]]" = weakref.WeakKeyDictionary()
-
-
-def cell_times(shell: "InteractiveShell") -> dict[int, float]:
-    """Seconds each of the user's cells took, by execution count, from when this was first called."""
-    with _LOCKS_GUARD:
-        if shell in _TIMES:
-            return _TIMES[shell]
-        times: dict[int, float] = {}
-        _TIMES[shell] = times
-    started: dict[str, float] = {}
-
-    def pre(info) -> None:
-        if getattr(info, "store_history", False):
-            started["t"] = time.perf_counter()
-
-    def post(result) -> None:
-        info = getattr(result, "info", None)
-        if getattr(info, "store_history", False) and "t" in started and result.execution_count:
-            times[int(result.execution_count)] = time.perf_counter() - started.pop("t")
-
-    shell.events.register("pre_run_cell", pre)
-    shell.events.register("post_run_cell", post)
-    return times
 
 
 class ShellRunner:
@@ -130,6 +126,7 @@ class ShellRunner:
     def run(self, code: str) -> dict[str, Any]:
         """Run ``code`` in the shell's namespace on this thread; see the module docstring for how."""
         shell = self.shell
+        CellClock.of(shell).note_agent_call()  # the cell running the agent, if one does, is not replayed
         with (self.lock, _routed_output() as (out, err), _routed_tracebacks(shell) as tracebacks,
               _last_value_captured(shell)):
             saved = (shell.last_execution_succeeded, shell.last_execution_result, shell.displayhook.exec_result)

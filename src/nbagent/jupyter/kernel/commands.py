@@ -223,7 +223,7 @@ def _replay(keeper, arg):
     outcome = keeper.get().replay(cells)
     keeper.replay_plan = []
     if outcome.failed is not None:
-        return f"replay stopped at cell [{outcome.failed}] (ran {len(outcome.ran)} before it):\n{outcome.error}"
+        return f"{outcome.stopped()}:\n{outcome.error}"
     return f"replayed {len(outcome.ran)} cell(s)"
 
 

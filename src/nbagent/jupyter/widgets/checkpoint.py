@@ -105,7 +105,7 @@ class CheckpointBar(widgets.HBox):
             return
         self._offer_replay([])
         if outcome.failed is not None:
-            self.message.value = _small(f"replay stopped at cell [{outcome.failed}]: {outcome.error}", "#cf222e")
+            self.message.value = _small(f"{outcome.stopped()}: {outcome.error}", "#cf222e")
         else:
             self.message.value = _small(f"replayed {len(outcome.ran)} cell(s)")
 
