@@ -158,6 +158,24 @@ async def test_undo_waits_for_no_busy_kernel_and_restores_nothing(api, connect, 
     assert await user.run("x") == "'user'"
 
 
+async def test_a_restarted_kernel_lost_the_record_and_undo_says_so(api, connect, model, notebook, jp_fetch,
+                                                                   jp_serverapp, jp_root_dir):
+    ids, user = notebook
+    sid = (await api("POST", "sessions"))["id"]
+    client = await connect(sid)
+    await client.next()
+    before = (jp_root_dir / "work.ipynb").read_text()
+    await _agent_runs(client, model, ids[0], "call_1")
+    kernel_id = jp_serverapp.kernel_manager.list_kernel_ids()[0]
+    await jp_fetch("api", "kernels", kernel_id, "restart", method="POST", body="")
+    await client.send(type="undo")
+    undone = await client.until("checkpoint", timeout=60)
+    assert undone["action"] == "undone" and undone["names"] == []  # the files are back all the same
+    assert undone["not_restored"] == [f"{name} (this kernel holds no record of these calls: it was restarted "
+                                      "since, or the records were released)" for name in ("added", "x")]
+    assert (jp_root_dir / "work.ipynb").read_text() == before
+
+
 def _live_agent(serverapp, session_id: str):
     app = next(iter(serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
     return app.hub.live[session_id].agent

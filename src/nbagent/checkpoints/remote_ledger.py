@@ -122,6 +122,9 @@ class RemoteLedger:
             if "error" in answer:
                 why = str(answer["error"])
                 done.not_restored += [f"{name} ({why})" for r in mine for name in r.added + r.rebound + r.deleted]
+                if answer.get("records") == []:  # restarted or gone: none of its records is left there
+                    with self._lock:
+                        self._kernels.pop(kernel_id, None)
                 continue
             done.restored += [str(n) for n in answer.get("restored") or []]
             done.not_restored += [str(n) for n in answer.get("not_restored") or []]
@@ -153,6 +156,7 @@ class RemoteLedger:
                 continue
             answer = store.kernel_action(kernel_id, action, {**args, "owner": self.owner})
             if answer is not None:
-                self._mirror(kernel_id, answer)
+                if "error" not in answer:  # a refusal says why; the records stay until a move reports them
+                    self._mirror(kernel_id, answer)
                 return answer
         return {"error": f"kernel {kernel_id} cannot be reached from here"}

@@ -57,8 +57,8 @@ def _act(shell: Any, action: str, args: dict) -> dict:
         return _after(shell, owner, str(args["key"]), args)
     ledger = _ledger(shell, owner, args, create=False)
     if ledger is None:
-        return {"error": "this kernel holds no record of these calls (it was restarted, or the records were "
-                         "released)", "records": []}
+        return {"error": "this kernel holds no record of these calls: it was restarted since, or the records "
+                         "were released", "records": []}
     turn = args.get("turn")
     if action in ("undo", "redo"):
         return _move(ledger, action, turn, bool(args.get("force")))
@@ -107,8 +107,8 @@ def _move(ledger: KernelLedger, action: str, turn: Any, force: bool) -> dict:
         return {"error": f"nothing to {action}: no kernel change of these calls is left to {action}",
                 "records": records_of(ledger)}
     if not ledger.of_turn(int(target)):
-        return {"error": f"this kernel holds no record of turn {target} (it was restarted, or the record was "
-                         "released)", "records": records_of(ledger)}
+        return {"error": f"this kernel holds no record of turn {target}: it was restarted since, or the record "
+                         "was released", "records": records_of(ledger)}
     try:
         done = ledger.undo(int(target), force) if action == "undo" else ledger.redo(int(target), force)
     except KernelConflict as exc:

@@ -74,7 +74,7 @@ async def kernel_action(notebooks: Any, kernel_id: str, action: str, args: dict)
     """One watcher line (undo, redo, conflicts, ...) in kernel ``kernel_id``, on its own client; its answer."""
     manager = notebooks.serverapp.kernel_manager
     if kernel_id not in manager:
-        return {"error": f"kernel {kernel_id} is no longer running: its record went with it", "records": []}
+        return {"error": "its kernel is no longer running: the record went with it", "records": []}
     kernel = manager.get_kernel(kernel_id)
     if getattr(kernel, "execution_state", "") == "busy":  # the line would queue and run later, unasked
         return {"error": "the kernel is busy running code; try again once it is idle", "busy": True}
