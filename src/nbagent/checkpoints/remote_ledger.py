@@ -115,7 +115,8 @@ class RemoteLedger:
                 raise KernelConflict(action, turn, names)
         done = KernelRestore()
         for kernel_id in self._kernels_of(turn):
-            mine = [r for r in self.of_turn(turn) if r in self._kernels.get(kernel_id, [])]
+            with self._lock:
+                mine = [r for r in self._kernels.get(kernel_id, []) if r.turn == turn]
             answer = self._ask(kernel_id, action, {"turn": turn, "force": force})
             if "conflict" in answer:  # the user rebound a name between the check and now
                 raise KernelConflict(action, turn, [str(n) for n in answer["conflict"]])

@@ -160,9 +160,3 @@ def watch_code(action: str, args: dict[str, Any]) -> str:
     return (f"__import__('nbagent.jupyter.kernel.watch', fromlist=['watch']).watch(get_ipython(), "
             f"{json.dumps(action)}, {text})")
 
-
-def change_of(stdout: str) -> dict[str, list[str]] | None:
-    """The change in an "after" line's output; None when there is none (nbagent missing in the kernel)."""
-    answer = answer_of(stdout)
-    change = answer.get("change") if answer else None
-    return change if isinstance(change, dict) else None

@@ -5,9 +5,10 @@ Same names, descriptions and approval policies as the agent's own kernel tools
 code, run inside the kernel by one silent line (nbagent.jupyter.kernel.probe); kernel_run sends the
 code as an execute request with no history, between two silent lines that record its change to the
 namespace in the kernel (nbagent.jupyter.kernel.watch), kept there per MCP session: kernel_undo and
-kernel_redo (served only here) take the session's last kernel_run back or re-apply it. A timeout interrupts the kernel, and so does a cancelled
-call (the outside agent's Stop). ``nbagent mcp serve --kernel`` serves one named kernel; the
-``/nbagent/mcp`` route lets each call name its kernel (``kernel``: an id or a notebook path).
+kernel_redo (served only here) take the session's last kernel_run back or re-apply it. A timeout
+interrupts the kernel, and so does a cancelled call (the outside agent's Stop). ``nbagent mcp serve
+--kernel`` serves one named kernel; the ``/nbagent/mcp`` route lets each call name its kernel
+(``kernel``: an id or a notebook path).
 """
 
 from __future__ import annotations
