@@ -26,7 +26,8 @@ class KernelLines(Protocol):
     def kernel_action(self, kernel_id: str, action: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The watcher's answer to ``action`` in kernel ``kernel_id``; None when this store does not reach it.
         An answer ``{"error": ...}`` says the kernel could not be asked or holds no record; with
-        ``"busy": true``, that it runs other code (a line would queue behind it and run later, unasked)."""
+        ``"retry": true``, that it cannot be asked now (it runs other code: a line would queue behind it
+        and run later, unasked)."""
         ...
 
 
@@ -96,7 +97,7 @@ class RemoteLedger:
         names: set[str] = set()
         for kernel_id in self._kernels_of(turn):
             answer = self._ask(kernel_id, "conflicts", {"of": action, "turn": turn})
-            if answer.get("busy"):  # asked before any file is touched: refuse the whole turn, restore nothing
+            if answer.get("retry"):  # asked before any file is touched: refuse the whole turn, restore nothing
                 raise CheckpointError(f"cannot {action} turn {turn} now: {answer.get('error')}. Nothing was restored.")
             names.update(str(n) for n in answer.get("conflicts") or [])
         return sorted(names)
@@ -155,7 +156,10 @@ class RemoteLedger:
         for store in self.stores():
             if not isinstance(store, KernelLines):
                 continue
-            answer = store.kernel_action(kernel_id, action, {**args, "owner": self.owner})
+            try:
+                answer = store.kernel_action(kernel_id, action, {**args, "owner": self.owner})
+            except Exception as exc:  # a timeout, a server shutting down: the line may still run later
+                return {"error": f"the kernel did not answer ({type(exc).__name__}: {exc})", "retry": True}
             if answer is not None:
                 if "error" not in answer:  # a refusal says why; the records stay until a move reports them
                     self._mirror(kernel_id, answer)

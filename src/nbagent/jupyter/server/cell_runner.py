@@ -77,7 +77,7 @@ async def kernel_action(notebooks: Any, kernel_id: str, action: str, args: dict)
         return {"error": "its kernel is no longer running: the record went with it", "records": []}
     kernel = manager.get_kernel(kernel_id)
     if getattr(kernel, "execution_state", "") == "busy":  # the line would queue and run later, unasked
-        return {"error": "the kernel is busy running code; try again once it is idle", "busy": True}
+        return {"error": "the kernel is busy running code; try again once it is idle", "retry": True}
     client = kernel.client(session=own_session(kernel.session))
     client.start_channels()
     try:
