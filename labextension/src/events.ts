@@ -28,6 +28,7 @@ export type AgentEvent =
   | ContextNote
   | Checkpoint
   | KernelChanged
+  | KernelReplayed
   | TurnEnd
   | ErrorEvent;
 
@@ -287,7 +288,10 @@ export interface ContextNote {
  * changed (for "diverged": the paths that differ from the last checkpoint). ``undo_turn`` and
  * ``redo_turn``: the turn /undo and /redo would act on now (None: nothing to undo or redo).
  * For "undone" and "redone": ``names``, the kernel variables bound again (or removed), and
- * ``not_restored``, what could not be ("df (changed in place)").
+ * ``not_restored``, what could not be ("df (changed in place)"). For an "undone" with something not
+ * restored: ``replay``, the restart-and-replay plan on offer (run only on the user's confirmation), one
+ * object per cell: ``execution_count``, ``cell_id`` (None: not in the notebook), ``seconds`` (None: not
+ * timed), ``origin`` ("history", "notebook", "history+notebook") and ``line`` (the code's first line).
  *
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "Checkpoint".
@@ -301,6 +305,9 @@ export interface Checkpoint {
   redo_turn: number | null;
   names: string[];
   not_restored: string[];
+  replay: {
+    [k: string]: unknown;
+  }[];
   turn_id: string;
 }
 /**
@@ -324,6 +331,24 @@ export interface KernelChanged {
   mutated: string[];
   unchecked: string[];
   dropped: string[];
+  turn_id: string;
+}
+/**
+ * Restart and replay ran, on the user's confirmation, after the undo of ``turn``: the kernel's
+ * variables were cleared and the plan's cells run in order. ``ran``: the execution counts of the cells
+ * that ran without error; ``failed``: the cell it stopped at (None: all ran), with its notebook cell id
+ * (``failed_cell_id``, None when not in the notebook) and ``error``.
+ *
+ * This interface was referenced by `NbagentTypes`'s JSON-Schema
+ * via the `definition` "KernelReplayed".
+ */
+export interface KernelReplayed {
+  type: 'kernel_replayed';
+  turn: number;
+  ran: number[];
+  failed: number | null;
+  failed_cell_id: string | null;
+  error: string | null;
   turn_id: string;
 }
 /**
@@ -488,6 +513,12 @@ export interface TurnCheckpoint {
   undone: boolean;
   names: string[];
   not_restored: string[];
+  replay: {
+    [k: string]: unknown;
+  }[];
+  replayed: {
+    [k: string]: unknown;
+  } | null;
 }
 /**
  * This interface was referenced by `NbagentTypes`'s JSON-Schema

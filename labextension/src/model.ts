@@ -130,6 +130,11 @@ export class PanelModel {
     this.socket?.send({ type: 'redo', turn });
   }
 
+  /** Restart and replay the plan ``turn``'s undo offered (after the user confirmed); `kernel_replayed` reports it. */
+  replay(turn: number): void {
+    this.socket?.send({ type: 'replay', turn });
+  }
+
   /** Kill the command in flight; the turn goes on. */
   stop(): void {
     this.socket?.send({ type: 'stop' });

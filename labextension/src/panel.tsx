@@ -115,6 +115,7 @@ function PanelView({ model, rendermime }: ViewProps): React.ReactElement {
             busy={isBusy(s)}
             onUndo={turn => model.undo(turn)}
             onRedo={turn => model.redo(turn)}
+            onReplay={turn => model.replay(turn)}
           />
         )}
       />}

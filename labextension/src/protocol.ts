@@ -22,6 +22,7 @@ export type ClientMessage =
   | { type: 'abort' }
   | { type: 'undo'; turn?: number; force?: boolean }
   | { type: 'redo'; turn?: number; force?: boolean }
+  | { type: 'replay'; turn: number }
   | { type: 'settings'; model?: string; approval?: ApprovalMode; toolsets?: string[] };
 
 /** The approval modes, in the order the panel offers them. */

@@ -16,7 +16,8 @@ import type {
   ReasoningItem,
   TextItem,
   ToolItem,
-  Turn
+  Turn,
+  TurnCheckpoint
 } from './events';
 
 import { contextNoteLine } from './contextNote';
@@ -167,13 +168,17 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
         files: [...e.files],
         undone: e.action === 'undone',
         names: [...e.names],
-        not_restored: [...e.not_restored]
+        not_restored: [...e.not_restored],
+        replay: (e.replay ?? []).map(c => ({ ...c })), // absent in sequences recorded before it existed
+        replayed: null
       };
       const next = { ...s, undo_turn: e.undo_turn, redo_turn: e.redo_turn };
-      if (next.turn !== null && next.turn.turn_id === e.turn_id) {
-        return { ...next, turn: { ...next.turn, checkpoint: mark } };
-      }
-      return { ...next, transcript: next.transcript.map(t => (e.turn_id && t.turn_id === e.turn_id ? { ...t, checkpoint: mark } : t)) };
+      return markTurn(next, e.turn_id, () => mark);
+    }
+    case 'kernel_replayed': {
+      // Restart and replay ran: its outcome on the turn whose undo offered it.
+      const outcome = { ran: [...e.ran], failed: e.failed, failed_cell_id: e.failed_cell_id, error: e.error };
+      return markTurn(s, e.turn_id, mark => (mark ? { ...mark, replayed: outcome } : null));
     }
     case 'compacted':
       return notice(s, e.turn_id, { level: 'info', text: e.message, kind: 'notice' });
@@ -186,6 +191,18 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
     default:
       return s;
   }
+}
+
+/** ``change`` applied to the checkpoint of turn ``turnId`` (the live turn or one of the transcript). */
+function markTurn(
+  s: AgentState,
+  turnId: string,
+  change: (mark: TurnCheckpoint | null) => TurnCheckpoint | null
+): AgentState {
+  if (s.turn !== null && s.turn.turn_id === turnId) {
+    return { ...s, turn: { ...s.turn, checkpoint: change(s.turn.checkpoint) } };
+  }
+  return { ...s, transcript: s.transcript.map(t => (turnId && t.turn_id === turnId ? { ...t, checkpoint: change(t.checkpoint) } : t)) };
 }
 
 function newTurn(turnId: string, prompt: string): Turn {
@@ -337,6 +354,9 @@ export interface CheckpointItem {
   /** After an undo or redo: the kernel variables bound again, and what could not be restored. */
   names: string[];
   not_restored: string[];
+  /** After an undo that could not restore everything: the restart-and-replay plan on offer, and its outcome once run. */
+  replay: { [k: string]: unknown }[];
+  replayed: { [k: string]: unknown } | null;
   /** Shown after this many turns of the transcript (the turn it belongs to). */
   after: number;
 }

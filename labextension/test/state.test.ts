@@ -1,8 +1,11 @@
 import { readdirSync, readFileSync } from 'fs';
 import { join } from 'path';
 
+import * as React from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 
+import { CheckpointBar, type CheckpointInfo, ReplayOffer, replayCells, replayOutcomeLine, replayTotal } from '../src/checkpoints';
 import type { AgentEvent, AgentState } from '../src/events';
 import {
   diffLines,
@@ -158,10 +161,71 @@ describe('checkpoints and context notes', () => {
       files: ['a.py'],
       undone: true,
       names: [],
-      not_restored: ['df (changed in place)']
+      not_restored: ['df (changed in place)'],
+      replay: [],
+      replayed: null
     });
     expect([state.undo_turn, state.redo_turn]).toEqual([null, 1]);
     expect(rows(state)[4]).toMatchObject({ text: 'context: build is failing: 2 failed' });
+  });
+});
+
+describe('restart and replay', () => {
+  const plan = [
+    { execution_count: 1, cell_id: 'load', seconds: 0.5, origin: 'history+notebook', line: 'import pandas as pd' },
+    { execution_count: 2, cell_id: null, seconds: null, origin: 'history', line: 'df = <b>pd.read_csv("a.csv")</b>' }
+  ];
+  const undone = { type: 'checkpoint', action: 'undone', turn: 1, files: [], undo_turn: null, redo_turn: 1, names: [],
+    not_restored: ['df (changed in place)'], replay: plan, turn_id: T } as const;
+
+  function play(events: AgentEvent[]): AgentState {
+    return events.reduce(reduce, initialState('s1'));
+  }
+
+  it('keeps the plan an undo offered on its turn, then the outcome once it ran', () => {
+    const start = { type: 'turn_start', prompt: 'clean df', session_id: 's1', title: null, turn_id: T } as AgentEvent;
+    const end = { type: 'turn_end', reason: 'done', text: '', steps: 1, turn_id: T } as AgentEvent;
+    let state = play([start, end, undone as unknown as AgentEvent]);
+    expect(state.transcript[0].checkpoint?.replay).toEqual(plan);
+    expect(state.transcript[0].checkpoint?.replayed).toBeNull();
+    state = reduce(state, { type: 'kernel_replayed', turn: 1, ran: [1], failed: 2, failed_cell_id: null,
+      error: 'FileNotFoundError: a.csv', turn_id: T });
+    expect(state.transcript[0].checkpoint?.replayed).toEqual({ ran: [1], failed: 2, failed_cell_id: null, error: 'FileNotFoundError: a.csv' });
+    expect(state.transcript[0].checkpoint?.replay).toEqual(plan);
+  });
+
+  it('shows the plan (ids, times, first lines as text) and asks before running it', () => {
+    const cells = replayCells({ turn: 1, files: [], undone: true, replay: plan });
+    expect(replayTotal(cells)).toBe('about 0.5 s and more (some cells were not timed)');
+    const props = { turn: 1, cells, busy: false, onAsk: () => {}, onConfirm: () => {}, onCancel: () => {} };
+    const offered = renderToStaticMarkup(React.createElement(ReplayOffer, { ...props, confirming: false }));
+    expect(offered).toContain('data-cell-id="load"');
+    expect(offered).toContain('cell load');
+    expect(offered).toContain('not in the notebook');
+    expect(offered).toContain('0.50 s');
+    expect(offered).toContain('not timed');
+    expect(offered).toContain('&lt;b&gt;pd.read_csv');
+    expect(offered).not.toContain('<b>');
+    expect(offered).toContain('Restart and replay…');
+    expect(offered).not.toContain('Confirm');
+    const confirming = renderToStaticMarkup(React.createElement(ReplayOffer, { ...props, confirming: true }));
+    expect(confirming).toContain('Confirm: clear the variables and run 2 cell(s)');
+    expect(confirming).toContain('Cancel');
+    const busy = renderToStaticMarkup(React.createElement(ReplayOffer, { ...props, confirming: true, busy: true }));
+    expect(busy).toMatch(/<button class="[^"]*jp-nbagent-replay-run" disabled=""/);
+  });
+
+  it('puts the offer under an undone turn only, and the outcome in its place once run', () => {
+    const bar = (checkpoint: CheckpointInfo) => renderToStaticMarkup(React.createElement(CheckpointBar, {
+      checkpoint, undoTurn: null, redoTurn: 1, busy: false, onUndo: () => {}, onRedo: () => {}, onReplay: () => {}
+    }));
+    const info: CheckpointInfo = { turn: 1, files: [], undone: true, not_restored: ['df (changed in place)'], replay: plan };
+    expect(bar(info)).toContain('Restart and replay…');
+    expect(bar({ ...info, undone: false })).not.toContain('Restart and replay');
+    const stopped = bar({ ...info, replayed: { ran: [1], failed: 2, failed_cell_id: 'clean', error: 'KeyError: x' } });
+    expect(stopped).toContain('replay stopped at cell [2] (ran 1 before it, notebook cell clean): KeyError: x');
+    expect(stopped).not.toContain('Restart and replay');
+    expect(replayOutcomeLine({ ran: [1, 2], failed: null })).toBe('replayed 2 cell(s)');
   });
 });
 

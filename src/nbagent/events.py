@@ -212,7 +212,10 @@ class Checkpoint(Event):
     changed (for "diverged": the paths that differ from the last checkpoint). ``undo_turn`` and
     ``redo_turn``: the turn /undo and /redo would act on now (None: nothing to undo or redo).
     For "undone" and "redone": ``names``, the kernel variables bound again (or removed), and
-    ``not_restored``, what could not be ("df (changed in place)").
+    ``not_restored``, what could not be ("df (changed in place)"). For an "undone" with something not
+    restored: ``replay``, the restart-and-replay plan on offer (run only on the user's confirmation), one
+    object per cell: ``execution_count``, ``cell_id`` (None: not in the notebook), ``seconds`` (None: not
+    timed), ``origin`` ("history", "notebook", "history+notebook") and ``line`` (the code's first line).
     """
 
     action: str = "taken"
@@ -222,6 +225,7 @@ class Checkpoint(Event):
     redo_turn: int | None = None
     names: list[str] = field(default_factory=list)
     not_restored: list[str] = field(default_factory=list)
+    replay: list[dict[str, Any]] = field(default_factory=list)
 
 
 @_event("kernel_changed")
@@ -242,6 +246,21 @@ class KernelChanged(Event):
     mutated: list[str] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+
+
+@_event("kernel_replayed")
+class KernelReplayed(Event):
+    """Restart and replay ran, on the user's confirmation, after the undo of ``turn``: the kernel's
+    variables were cleared and the plan's cells run in order. ``ran``: the execution counts of the cells
+    that ran without error; ``failed``: the cell it stopped at (None: all ran), with its notebook cell id
+    (``failed_cell_id``, None when not in the notebook) and ``error``.
+    """
+
+    turn: int = 0
+    ran: list[int] = field(default_factory=list)
+    failed: int | None = None
+    failed_cell_id: str | None = None
+    error: str | None = None
 
 
 @_event("turn_end")

@@ -7,6 +7,11 @@ guard (nbagent.checkpoints.turn_guard) the methods it uses on a KernelLedger (of
 redo_target, conflicts, undo, redo, forget_undone, release) over the kernel's answers; it keeps a copy
 of the records' names (as the kernel last told them), so finding what to undo asks no kernel.
 
+When an undo leaves names not restored, the kernel that could not restore them also plans the
+restart-and-replay (its history and its notebook are there: the watcher's ``replay_plan``); the plan is
+kept here as the one on offer (``offer``) until the user confirms it (``replay``: the store's
+``kernel_replay`` runs it in that kernel), the next turn, a redo or another undo.
+
 The transport is any notebook store with ``kernel_action`` (``KernelLines``): the Jupyter layer's,
 which runs the watcher's line in the kernel. No Jupyter import here.
 """
@@ -14,11 +19,13 @@ which runs the watcher's line in the kernel. No Jupyter import here.
 from __future__ import annotations
 
 import threading
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from ..ids import short_id
 from .gitrepo import CheckpointError
 from .kernel_ledger import KernelConflict, KernelRecord, KernelRestore, record_from_dict
+from .replay import ReplayCell, ReplayOutcome
 
 
 @runtime_checkable
@@ -31,9 +38,18 @@ class KernelLines(Protocol):
         ...
 
 
+@dataclass
+class ReplayOffer:
+    """The restart-and-replay plan an undo offered: which turn, in which kernel, and its cells."""
+
+    turn: int
+    kernel_id: str
+    cells: list[ReplayCell]
+
+
 class RemoteLedger:
     source: Any = None
-    """No namespace in this process: restart-and-replay is offered by an agent in the kernel only."""
+    """No namespace in this process: the kernel plans restart-and-replay itself (``plan``)."""
 
     def __init__(self, session_id: str, stores: Callable[[], list[Any]], *, max_bytes: int | None = None,
                  budget_seconds: float | None = None):
@@ -46,10 +62,15 @@ class RemoteLedger:
         self._kernels: dict[str, list[KernelRecord]] = {}
         """Per kernel id: its records of this owner, as the kernel last told them."""
         self._lock = threading.Lock()
+        self._unrestored: list[tuple[str, int | None]] = []
+        """The last undo's kernels that left names not restored, with the agent call's execution count."""
+        self.offer: ReplayOffer | None = None
+        """The restart-and-replay plan on offer (None: none)."""
 
     # ----- recording (the kernel records; this learns of it) --------------------------------
     def begin_turn(self, turn: int, turn_id: str) -> None:
         self._turn, self._turn_id = turn, turn_id
+        self.offer = None  # the kernel moves on: the plan was made for the state before this turn
 
     def watch_args(self) -> dict[str, Any]:
         """What the watcher's "before" and "after" lines of a call in this turn carry."""
@@ -115,6 +136,7 @@ class RemoteLedger:
             if names:
                 raise KernelConflict(action, turn, names)
         done = KernelRestore()
+        self.offer, self._unrestored = None, []
         for kernel_id in self._kernels_of(turn):
             with self._lock:
                 mine = [r for r in self._kernels.get(kernel_id, []) if r.turn == turn]
@@ -130,10 +152,56 @@ class RemoteLedger:
                 continue
             done.restored += [str(n) for n in answer.get("restored") or []]
             done.not_restored += [str(n) for n in answer.get("not_restored") or []]
+            if answer.get("not_restored"):
+                count = answer.get("execution_count")
+                self._unrestored.append((kernel_id, count if isinstance(count, int) else None))
             if done.execution_count is None:
                 done.execution_count = answer.get("execution_count")
         done.restored = sorted(set(done.restored))
         return done
+
+    # ----- restart and replay ------------------------------------------------------------------
+    def plan(self, turn: int) -> list[ReplayCell]:
+        """After an undo of ``turn`` that left names not restored: the kernel's restart-and-replay plan
+        (made there, from its history and its notebook), kept as the offer; [] when it has none."""
+        if not self._unrestored:
+            return []
+        kernel_id, upto = self._unrestored[0]  # the first kernel that could not restore (one plan at a time)
+        answer = self._ask(kernel_id, "replay_plan", {"upto": upto})
+        cells = [_cell(c) for c in answer.get("cells") or [] if isinstance(c, dict)]
+        self.offer = ReplayOffer(turn, kernel_id, cells) if cells else None
+        return cells
+
+    def replay(self, cells: list[ReplayCell] | None = None) -> ReplayOutcome:
+        """Run the plan on offer (or ``cells``, in its kernel) on the user's word: the kernel's variables
+        cleared, the cells run in order, stopping at the first error. A busy kernel refuses, running nothing."""
+        offer = self.offer
+        if offer is None:
+            raise CheckpointError("nothing to replay: restart and replay is offered after an undo that could not "
+                                  "restore every kernel variable")
+        chosen = offer.cells if cells is None else cells
+        answer = self._replay_in(offer.kernel_id, [asdict(c) for c in chosen])
+        if "error" in answer and "ran" not in answer:
+            raise CheckpointError(f"restart and replay did not run: {answer['error']}")
+        self.offer = None  # ran (all or up to an error): the kernel is no longer the one the plan was for
+        failed = answer.get("failed")
+        return ReplayOutcome(ran=[int(n) for n in answer.get("ran") or []],
+                             failed=failed if isinstance(failed, int) else None,
+                             error=str(answer["error"]) if answer.get("error") else None,
+                             failed_cell_id=answer.get("failed_cell_id"))
+
+    def _replay_in(self, kernel_id: str, cells: list[dict[str, Any]]) -> dict[str, Any]:
+        for store in self.stores():
+            runner = getattr(store, "kernel_replay", None)
+            if runner is None:
+                continue
+            try:
+                answer = runner(kernel_id, cells, self.owner)
+            except Exception as exc:  # a timeout, a server shutting down: say so, the kernel may still run
+                return {"error": f"the kernel did not answer ({type(exc).__name__}: {exc})"}
+            if answer is not None:
+                return answer
+        return {"error": f"kernel {kernel_id} cannot be reached from here"}
 
     def forget_undone(self) -> None:
         with self._lock:
@@ -143,6 +211,7 @@ class RemoteLedger:
 
     def release(self, turn: int | None = None) -> None:
         """Forget this agent's records in every kernel (its session is gone), or those of ``turn``."""
+        self.offer = None
         with self._lock:
             kernels = list(self._kernels)
         for kernel_id in kernels:
@@ -165,3 +234,11 @@ class RemoteLedger:
                     self._mirror(kernel_id, answer)
                 return answer
         return {"error": f"kernel {kernel_id} cannot be reached from here"}
+
+
+def _cell(data: dict[str, Any]) -> ReplayCell:
+    """A plan's cell as the kernel's watcher sent it (its types checked: the kernel's answer is data)."""
+    count, seconds, cell_id = data.get("execution_count"), data.get("seconds"), data.get("cell_id")
+    return ReplayCell(execution_count=count if isinstance(count, int) else 0, code=str(data.get("code") or ""),
+                      seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
+                      cell_id=cell_id if isinstance(cell_id, str) else None, origin=str(data.get("origin") or ""))

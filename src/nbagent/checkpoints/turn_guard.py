@@ -211,7 +211,24 @@ class TurnGuard:
         if done.not_restored and restored.action == "undo" and self.kernel is not None:
             from .replay import replay_plan
 
-            restored.replay = replay_plan(self.kernel.source, done.execution_count)
+            if isinstance(self.kernel, RemoteLedger):  # the kernel plans it, from its history and notebook
+                restored.replay = self.kernel.plan(restored.turn)
+            else:
+                restored.replay = replay_plan(self.kernel.source, done.execution_count)
+
+    def replay(self, cells: list[Any] | None = None) -> Any:
+        """Restart and replay in the kernels of an agent outside them (``RemoteLedger``): the plan the last
+        undo offered (or ``cells``) run there on the user's word; a ``kernel_replayed`` event says how far
+        it got. Returns a ReplayOutcome."""
+        if not isinstance(self.kernel, RemoteLedger) or self.kernel.offer is None:
+            raise CheckpointError("nothing to replay: restart and replay is offered after an undo that could not "
+                                  "restore every kernel variable")
+        turn = self.kernel.offer.turn
+        outcome = self.kernel.replay(cells)
+        turn_id = self._turn_id_of(turn)
+        self.emit(ev.KernelReplayed(turn=turn, ran=list(outcome.ran), failed=outcome.failed,
+                                    failed_cell_id=outcome.failed_cell_id, error=outcome.error, turn_id=turn_id))
+        return outcome
 
     def _targets(self, action: str) -> tuple[int | None, int | None]:
         files = self.checkpoints.preview(action) if self.enabled else None
@@ -222,10 +239,16 @@ class TurnGuard:
 
     def _emit_restored(self, restored: Restored, action: str) -> None:
         entry = self.checkpoints.manifest.find(restored.turn) if self.enabled else None
+        self._emit_state(action, restored.turn, entry.files if entry else restored.files,
+                         self._turn_id_of(restored.turn), restored)
+
+    def _turn_id_of(self, turn: int) -> str:
+        """The id of session turn ``turn``: from its checkpoint, else from its kernel records."""
+        entry = self.checkpoints.manifest.find(turn) if self.enabled else None
         turn_id = entry.turn_id if entry else ""
         if not turn_id and self.kernel is not None:
-            turn_id = next((r.turn_id for r in self.kernel.of_turn(restored.turn)), "")
-        self._emit_state(action, restored.turn, entry.files if entry else restored.files, turn_id, restored)
+            turn_id = next((r.turn_id for r in self.kernel.of_turn(turn)), "")
+        return turn_id
 
     def _emit_state(self, action: str, turn: int, files: list[str], turn_id: str,
                     restored: Restored | None = None) -> None:
@@ -234,7 +257,9 @@ class TurnGuard:
         self.emit(ev.Checkpoint(action=action, turn=turn, files=list(files),
                                 undo_turn=max(undo) if undo else None, redo_turn=min(redo) if redo else None,
                                 names=list(restored.names) if restored else [],
-                                not_restored=list(restored.not_restored) if restored else [], turn_id=turn_id))
+                                not_restored=list(restored.not_restored) if restored else [],
+                                replay=[plan_entry(c) for c in restored.replay] if restored else [],
+                                turn_id=turn_id))
 
     # ----- resume ------------------------------------------------------------------------
     def recover(self) -> tuple[str, list[str]]:
@@ -251,6 +276,15 @@ class TurnGuard:
             except (CheckpointError, OSError) as exc:
                 log.warning("could not compare the workspace with the last checkpoint: %s", exc)
         return note, diverged
+
+
+def plan_entry(cell: Any) -> dict[str, Any]:
+    """A restart-and-replay cell as the ``checkpoint`` event carries it: where it is, how long it took, and
+    the first line of its code (the plan shows that; the whole code stays with the agent)."""
+    code = str(cell.code).strip()
+    line = code.splitlines()[0][:200] if code else ""
+    return {"execution_count": cell.execution_count, "cell_id": cell.cell_id, "seconds": cell.seconds,
+            "origin": cell.origin, "line": line}
 
 
 def undo_note(restored: Restored) -> str:

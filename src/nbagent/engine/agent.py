@@ -340,15 +340,28 @@ class Agent:
                                  "undone": r.undone, "restorable": restorable})
         return pd.DataFrame(rows, columns=["turn", "call_id", "name", "change", "undone", "restorable"])
 
-    def replay(self, cells):
+    def replay(self, cells=None):
         """Restart and replay, on the user's word: clear the kernel's variables and run ``cells`` (an
         undo's ``Restored.replay``) in order in the user's kernel, stopping at the first error.
-        Returns a ReplayOutcome (ran, failed, error)."""
+        Returns a ReplayOutcome (ran, failed, error).
+
+        An agent outside the kernel (the JupyterLab panel's) replays in the kernel whose undo offered the
+        plan, through the Jupyter protocol; ``cells`` None there is that plan, and a ``kernel_replayed``
+        event reports the outcome."""
         from ..checkpoints.replay import replay
 
         if self.runtime.kernel is None:
-            raise RuntimeError("this agent does not run in a kernel: there is nothing to replay")
+            return self._call_idle(self.runtime.guard.replay, None if cells is None else list(cells))
+        if cells is None:
+            raise ValueError("replay takes the cells of an undo's Restored.replay")
         return self._call_idle(replay, self.runtime.kernel, list(cells))
+
+    @property
+    def replay_offered(self) -> int | None:
+        """The turn whose undo offered a restart-and-replay plan that has not run yet (an agent outside the
+        kernel; None: no plan on offer)."""
+        offer = getattr(self.runtime.guard.kernel, "offer", None)
+        return offer.turn if offer is not None else None
 
     def diff(self, turn: int) -> str:
         """The unified diff of the files ``turn`` changed (from its checkpoints)."""

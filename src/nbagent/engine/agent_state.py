@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Literal, Union
+from typing import Any, Callable, Literal, Union
 
 from .. import events as ev
 from ..attached.notes import note_line
@@ -97,6 +97,11 @@ class TurnCheckpoint:
     undone: bool = False
     names: tuple[str, ...] = ()
     not_restored: tuple[str, ...] = ()
+    replay: tuple[dict[str, Any], ...] = ()
+    """After an undo that could not restore everything: the restart-and-replay plan on offer (the
+    ``checkpoint`` event's ``replay`` cells)."""
+    replayed: dict[str, Any] | None = None
+    """Once that plan ran (``kernel_replayed``): ``ran``, ``failed``, ``failed_cell_id``, ``error``."""
 
 
 TurnItem = Union[TextItem, ReasoningItem, ToolItem, NoticeItem]
@@ -361,12 +366,23 @@ def _checkpoint(s: AgentState, e: ev.Checkpoint) -> AgentState:
     if e.action == "diverged":
         return _notice(s, e, NoticeItem(level="info", text="changed since the last checkpoint: " + ", ".join(e.files)))
     mark = TurnCheckpoint(turn=e.turn, files=tuple(e.files), undone=e.action == "undone", names=tuple(e.names),
-                          not_restored=tuple(e.not_restored))
+                          not_restored=tuple(e.not_restored), replay=tuple(dict(c) for c in e.replay))
     s = replace(s, undo_turn=e.undo_turn, redo_turn=e.redo_turn)
-    if s.turn is not None and s.turn.turn_id == e.turn_id:
-        return replace(s, turn=replace(s.turn, checkpoint=mark))
-    return replace(s, transcript=tuple(replace(t, checkpoint=mark) if e.turn_id and t.turn_id == e.turn_id else t
-                                       for t in s.transcript))
+    return _mark_turn(s, e.turn_id, lambda _: mark)
+
+
+def _kernel_replayed(s: AgentState, e: ev.KernelReplayed) -> AgentState:
+    """Restart and replay ran: its outcome on the turn whose undo offered it (the plan is no longer on offer)."""
+    outcome = {"ran": list(e.ran), "failed": e.failed, "failed_cell_id": e.failed_cell_id, "error": e.error}
+    return _mark_turn(s, e.turn_id, lambda mark: replace(mark, replayed=outcome) if mark is not None else None)
+
+
+def _mark_turn(s: AgentState, turn_id: str, change: Callable[[TurnCheckpoint | None], TurnCheckpoint | None]) -> AgentState:
+    """``change`` applied to the checkpoint of turn ``turn_id`` (the live turn or one of the transcript)."""
+    if s.turn is not None and s.turn.turn_id == turn_id:
+        return replace(s, turn=replace(s.turn, checkpoint=change(s.turn.checkpoint)))
+    return replace(s, transcript=tuple(replace(t, checkpoint=change(t.checkpoint)) if turn_id and t.turn_id == turn_id
+                                       else t for t in s.transcript))
 
 
 def _turn_end(s: AgentState, e: ev.TurnEnd) -> AgentState:
@@ -408,6 +424,7 @@ _HANDLERS: dict[type, Any] = {
     ev.ContextNote: _context_note,
     ev.Error: _error,
     ev.Checkpoint: _checkpoint,
+    ev.KernelReplayed: _kernel_replayed,
     ev.TurnEnd: _turn_end,
 }
 

@@ -9,6 +9,11 @@ agent's session, an MCP session; owners never see each other's records), with it
 so that later lines can undo and redo it: ``undo``, ``redo``, ``conflicts``, ``targets``,
 ``forget_undone`` and ``release``. A line without an owner is shown, then forgotten.
 
+Restart-and-replay for such a caller (an undo that could not restore everything) is planned here too,
+by the code the in-kernel agent uses (nbagent.checkpoints.replay over ShellBridge: the kernel's history,
+CellClock's times, the notebook's cells): ``replay_plan`` answers the cells before the agent's call;
+``reset`` clears the user's variables before the caller runs those cells again.
+
 Every line carries its arguments as one JSON text inside a string literal: data, never code.
 """
 
@@ -28,7 +33,8 @@ MAX_PENDING = 16
 MAX_OWNERS = 8
 """Callers whose records one kernel keeps; past it the least recently used caller's records are released
 (a server session or MCP client that went away without saying so holds no memory for ever)."""
-ACTIONS = ("before", "after", "undo", "redo", "conflicts", "targets", "forget_undone", "release")
+ACTIONS = ("before", "after", "undo", "redo", "conflicts", "targets", "forget_undone", "release", "replay_plan",
+           "reset")
 
 _LEDGERS: "weakref.WeakKeyDictionary[Any, OrderedDict[str, KernelLedger]]" = weakref.WeakKeyDictionary()
 _BEFORE: dict[tuple[str, str], Snapshot] = {}
@@ -55,6 +61,8 @@ def _act(shell: Any, action: str, args: dict) -> dict:
         return _before(shell, owner, str(args["key"]), args)
     if action == "after":
         return _after(shell, owner, str(args["key"]), args)
+    if action in ("replay_plan", "reset"):  # the kernel's history and namespace: no record needed
+        return _replay_action(shell, action, args)
     ledger = _ledger(shell, owner, args, create=False)
     if ledger is None:
         return {"error": "this kernel holds no record of these calls: it was restarted since, or the records "
@@ -148,6 +156,24 @@ def _release(shell: Any, owner: str, ledger: KernelLedger, turn: Any) -> None:
     ledger.release()
     with _LOCK:
         _LEDGERS.get(shell, OrderedDict()).pop(owner, None)
+
+
+def _replay_action(shell: Any, action: str, args: dict) -> dict:
+    """The restart-and-replay plan of the cells before execution count ``upto``, or the namespace cleared."""
+    from dataclasses import asdict
+
+    from ...checkpoints.replay import plan_source, replay_plan
+    from .bridge import ShellBridge
+
+    bridge = ShellBridge(shell, None)  # reads the history and the notebook, runs nothing
+    if action == "reset":
+        bridge.reset()
+        return {"ok": True}
+    upto = args.get("upto")
+    if upto is not None and (not isinstance(upto, int) or isinstance(upto, bool)):
+        raise ValueError("replay_plan takes an integer \"upto\" (the agent call's execution count)")
+    cells = replay_plan(bridge, upto)
+    return {"cells": [asdict(c) for c in cells], "source": plan_source(cells) if cells else ""}
 
 
 def records_of(ledger: KernelLedger) -> list[dict]:

@@ -7,6 +7,8 @@ writes them: into the live document when one is open, else through the notebook'
 or the file). Running stops at the first cell that fails, as "run all" does. Two silent lines around
 the cells (nbagent.jupyter.kernel.watch) say what the run did to the kernel's variables and keep that
 record in the kernel for the agent's undo, which reaches it with more such lines (``kernel_action``).
+When that undo could not restore everything, ``replay_cells`` runs the restart-and-replay plan the kernel
+made (the user's confirmed click in the panel).
 """
 
 from __future__ import annotations
@@ -87,6 +89,52 @@ async def kernel_action(notebooks: Any, kernel_id: str, action: str, args: dict)
         client.stop_channels()
     answer = answer_of(out or "")
     return answer if answer is not None else {"error": "the kernel did not answer (is nbagent importable there?)"}
+
+
+async def replay_cells(notebooks: Any, kernel_id: str, cells: list[dict], owner: str) -> dict:
+    """Restart and replay in kernel ``kernel_id``: clear the user's variables, then run ``cells``
+    (``execution_count``, ``code``, ``cell_id``) in order, stopping at the first error.
+
+    Each cell is its own execute request on a kernel client, as notebook_run's cells are, rather than one
+    watcher line that runs them all: a cell then runs at the kernel's top level like the user's own (its
+    magics, its displays, an interrupt from JupyterLab stops it), and no line holds the kernel for the whole
+    replay past the watcher's timeout. ``store_history=False``: the replayed cells add no In[] entries
+    and leave the notebook's outputs alone. Refused (``retry``) while the kernel is busy."""
+    manager = notebooks.serverapp.kernel_manager
+    if kernel_id not in manager:
+        return {"error": "the kernel is no longer running: there is nothing to replay into"}
+    kernel = manager.get_kernel(kernel_id)
+    if getattr(kernel, "execution_state", "") == "busy":
+        return {"error": "the kernel is busy running code; replay once it is idle", "retry": True}
+    client = kernel.client(session=own_session(kernel.session))
+    client.start_channels()
+    ran: list[int] = []
+    try:
+        await client.wait_for_ready(timeout=30)
+        if answer_of(await _watch(client, "reset", {"owner": owner}) or "") != {"ok": True}:
+            return {"error": "the kernel did not clear its variables (is nbagent importable there?): nothing ran"}
+        for cell in cells:
+            error = await _replay_one(client, str(cell.get("code", "")))
+            if error is not None:
+                return {"ran": ran, "failed": cell.get("execution_count"), "failed_cell_id": cell.get("cell_id"),
+                        "error": error}
+            ran.append(int(cell.get("execution_count") or 0))
+    finally:
+        client.stop_channels()
+    return {"ran": ran}
+
+
+async def _replay_one(client: Any, code: str) -> str | None:
+    """Run one replayed cell; its error ("NameError: x") or None."""
+    try:
+        reply = await client.execute_interactive(code, store_history=False, allow_stdin=False, stop_on_error=True,
+                                                 output_hook=lambda msg: None, timeout=CELL_TIMEOUT)
+    except TimeoutError:
+        return f"ran longer than {CELL_TIMEOUT:.0f} s (it is still running in the kernel: interrupt it from JupyterLab)"
+    content = reply["content"]
+    if content.get("status", "ok") == "ok":
+        return None
+    return f"{content.get('ename', 'error')}: {content.get('evalue', '')}".rstrip(": ")
 
 
 async def _watch(client: Any, action: str, args: dict) -> str | None:

@@ -138,10 +138,13 @@ class SessionHub:
             await self._run(live.agent.abort)
         elif kind in ("undo", "redo"):
             return await self._restore(live, kind, message)
+        elif kind == "replay":
+            return await self._replay(live, message)
         elif kind == "settings":
             return await self._reconfigure_one(live, message)
         else:
-            return _error(f"unknown message type {kind!r} (prompt, approval, stop, abort, undo, redo, settings)",
+            return _error(f"unknown message type {kind!r} (prompt, approval, stop, abort, undo, redo, replay, "
+                          "settings)",
                           "bad_request")
         return None
 
@@ -155,6 +158,24 @@ class SessionHub:
             return _error(f"{kind} takes an optional integer \"turn\" and a boolean \"force\"", "bad_request")
         try:
             await self._run(lambda: getattr(live.agent, kind)(force=force, turn=turn))
+        except (CheckpointError, RuntimeError) as exc:  # RuntimeError: a turn is running
+            return _error(str(exc), "checkpoint")
+        return None
+
+    async def _replay(self, live, message: dict) -> dict[str, Any] | None:
+        """Restart and replay, the panel's confirmed click: the plan the agent's last undo offered (held
+        server-side; a message never carries code to run), run in that kernel. The outcome goes to every
+        client as a ``kernel_replayed`` event; a refusal (busy kernel, running turn, no plan) to this one."""
+        from ...checkpoints import CheckpointError
+
+        turn = message.get("turn")
+        if not isinstance(turn, int) or isinstance(turn, bool):
+            return _error("replay takes the integer \"turn\" whose undo offered the plan", "bad_request")
+        if live.agent.replay_offered != turn:
+            return _error(f"no restart-and-replay plan is on offer for turn {turn} (undo it again to get one)",
+                          "checkpoint")
+        try:
+            await self._run(live.agent.replay)
         except (CheckpointError, RuntimeError) as exc:  # RuntimeError: a turn is running
             return _error(str(exc), "checkpoint")
         return None

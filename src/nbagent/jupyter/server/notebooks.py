@@ -22,13 +22,15 @@ from ...render.redaction import logger
 from ...tools.nbdoc import Snapshot
 from ...tools.nbfile import FILE_STORE
 from ...workspace.root import Workspace
-from .cell_runner import kernel_action, run_cells
+from .cell_runner import kernel_action, replay_cells, run_cells
 
 log = logger("nbagent.server")
 CALL_TIMEOUT = 60.0
 RUN_TIMEOUT = 600.0
 ACTION_TIMEOUT = 45.0
 """Seconds an undo line may take: a ready client (up to 30 s) and the line itself (up to 10 s)."""
+REPLAY_TIMEOUT = 3600.0
+"""Seconds a whole restart-and-replay may take (each cell has cell_runner's CELL_TIMEOUT)."""
 
 
 class ServerNotebooks:
@@ -100,6 +102,9 @@ class ServerNotebooks:
     async def akernel_action(self, kernel_id: str, action: str, args: dict) -> dict:
         return await kernel_action(self, kernel_id, action, args)
 
+    async def akernel_replay(self, kernel_id: str, cells: list[dict], owner: str) -> dict:
+        return await replay_cells(self, kernel_id, cells, owner)
+
     def _kernel_of(self, rel: str, name: str) -> str:
         manager = self.serverapp.session_manager
         for session in _sessions(manager):
@@ -152,6 +157,10 @@ class InProcessStore:
         """A line of the kernel's undo record (nbagent.checkpoints.remote_ledger's transport); the server's
         own kernels only."""
         return self._wait(self.notebooks.akernel_action(kernel_id, action, args), ACTION_TIMEOUT)
+
+    def kernel_replay(self, kernel_id: str, cells: list[dict], owner: str) -> dict | None:
+        """Restart and replay ``cells`` in one of the server's own kernels (nbagent.checkpoints.remote_ledger)."""
+        return self._wait(self.notebooks.akernel_replay(kernel_id, cells, owner), REPLAY_TIMEOUT)
 
     def _wait(self, coro, timeout: float):
         try:
