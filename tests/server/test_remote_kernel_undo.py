@@ -176,6 +176,85 @@ async def test_a_restarted_kernel_lost_the_record_and_undo_says_so(api, connect,
     assert (jp_root_dir / "work.ipynb").read_text() == before
 
 
+REPLAY_CELLS = [("code", "data = [1, 2, 3]"),
+                ("code", "import os\nassert 'NB_STOP' not in os.environ, 'stop here'"),
+                ("code", "tail = len(data)"),
+                ("code", "data.append(99)")]
+
+
+@pytest.fixture
+async def replay_notebook(jp_root_dir, jp_fetch, jp_serverapp):
+    """The user ran the notebook's first three cells; the agent's notebook_run then runs the fourth,
+    which changes ``data`` in place (undo cannot put that back)."""
+    ids = write_notebook(jp_root_dir, "work.ipynb", REPLAY_CELLS)
+    kernel_id = await start_kernel(jp_fetch, "work.ipynb")
+    user = UserKernel(jp_serverapp, kernel_id)
+    for _, source in REPLAY_CELLS[:3]:
+        await user.run(source)
+    yield ids, user
+    user.close()
+
+
+async def _undo_offers_a_plan(api, connect, model, ids) -> tuple:
+    sid = (await api("POST", "sessions"))["id"]
+    client = await connect(sid)
+    await client.next()
+    ran = await _agent_runs(client, model, ids[3], "call_1")
+    assert ran["changed"]["mutated"] == ["data"]
+    await client.send(type="undo")
+    undone = await client.until("checkpoint", timeout=60)
+    return client, undone
+
+
+async def test_panel_undo_offers_the_kernels_replay_plan_and_replay_rebuilds_the_variable(
+        api, connect, model, replay_notebook):
+    ids, user = replay_notebook
+    client, undone = await _undo_offers_a_plan(api, connect, model, ids)
+    assert undone["not_restored"] == ["data (changed in place)"]
+    # Planned in the kernel: its history (counts 1-3, the user's) matched to the notebook's cells (their ids).
+    assert [(c["execution_count"], c["cell_id"], c["origin"]) for c in undone["replay"]] == [
+        (1, ids[0], "history+notebook"), (2, ids[1], "history+notebook"), (3, ids[2], "history+notebook")]
+    assert [c["line"] for c in undone["replay"]] == ["data = [1, 2, 3]", "import os", "tail = len(data)"]
+    assert await user.run("data") == "[1, 2, 3, 99]"  # nothing runs before the user confirms
+
+    await user.run("del tail")
+    await client.send(type="replay", turn=1)
+    replayed = await client.until("kernel_replayed", timeout=60)
+    assert (replayed["turn"], replayed["ran"], replayed["failed"], replayed["error"]) == (1, [1, 2, 3], None, None)
+    assert replayed["turn_id"] == undone["turn_id"]
+    assert await user.run("(data, tail)") == "([1, 2, 3], 3)"  # rebuilt by the user's own cells
+
+    await client.send(type="replay", turn=1)  # the plan ran: it is no longer on offer
+    refused = await client.until("error", timeout=30)
+    assert "no restart-and-replay plan is on offer for turn 1" in refused["message"]
+
+
+async def test_replay_stops_at_the_first_error_and_names_the_cell(api, connect, model, replay_notebook):
+    ids, user = replay_notebook
+    client, undone = await _undo_offers_a_plan(api, connect, model, ids)
+    await user.run("os.environ['NB_STOP'] = '1'\ndel tail")  # the second cell fails when run again
+    await client.send(type="replay", turn=1)
+    replayed = await client.until("kernel_replayed", timeout=60)
+    assert (replayed["ran"], replayed["failed"], replayed["failed_cell_id"]) == ([1], 2, ids[1])
+    assert replayed["error"] == "AssertionError: stop here"
+    assert await user.run("(data, 'tail' in dir())") == "([1, 2, 3], False)"  # stopped there: cell 3 did not run
+
+
+async def test_replay_is_refused_while_the_kernel_is_busy(api, connect, model, replay_notebook):
+    ids, user = replay_notebook
+    client, undone = await _undo_offers_a_plan(api, connect, model, ids)
+    sleeping = asyncio.ensure_future(user.run("import time\ntime.sleep(3)\n'slept'"))
+    await asyncio.sleep(0.5)
+    await client.send(type="replay", turn=1)
+    refused = await client.until("error", timeout=30)
+    assert "the kernel is busy" in refused["message"] and "did not run" in refused["message"]
+    assert await sleeping == "'slept'"
+    assert await user.run("data") == "[1, 2, 3, 99]"  # nothing was cleared or run
+    await client.send(type="replay", turn=1)  # still on offer: runs once the kernel is idle
+    assert (await client.until("kernel_replayed", timeout=60))["ran"] == [1, 2, 3]
+    assert await user.run("data") == "[1, 2, 3]"
+
+
 def _live_agent(serverapp, session_id: str):
     app = next(iter(serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
     return app.hub.live[session_id].agent
