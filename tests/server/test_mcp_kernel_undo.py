@@ -92,3 +92,84 @@ async def _user_runs(serverapp, code: str) -> None:
         assert reply["content"]["status"] == "ok"
     finally:
         client.stop_channels()
+
+
+OWNERS = ("len(__import__('nbagent.jupyter.kernel.watch', fromlist=['_LEDGERS'])._LEDGERS.get(get_ipython(), {}))")
+"""How many callers keep records in the kernel (read there, as the user could)."""
+
+
+async def test_an_ended_route_session_releases_its_records_in_the_kernel(jp_fetch, server_url, jp_auth_header,
+                                                                          jp_serverapp):
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from nbagent.jupyter.kernel.watch import watch_code
+    from nbagent.mcp.serve import caller_of
+
+    await start_kernel(jp_fetch, "a.ipynb")
+    session_ids: list[str] = []
+
+    async def seen(response) -> None:
+        if response.headers.get("mcp-session-id"):
+            session_ids.append(response.headers["mcp-session-id"])
+
+    async with create_mcp_http_client(headers=jp_auth_header) as http:
+        http.event_hooks = {"response": [seen]}
+        async with Client(streamable_http_client(server_url + "nbagent/mcp", http_client=http), mode="legacy") as c:
+            assert not (await c.call_tool("kernel_run", {"code": "mine = [1]\nmine.append(2)"})).is_error
+            assert await _kernel_value(jp_serverapp, OWNERS) == "1"
+    # Leaving the client sent DELETE: the session ended, and its records in the kernel went with it.
+    owner = caller_of(session_ids[0])
+    assert await _eventually(lambda: _kernel_value(jp_serverapp, OWNERS), "0")
+    targets = await _kernel_value(jp_serverapp, watch_code("targets", {"owner": owner}), stdout=True)
+    assert "holds no record of these calls" in targets and '"records": []' in targets
+    assert await _kernel_value(jp_serverapp, "mine") == "[1, 2]"  # the variables stay: only the record goes
+
+
+async def test_a_stdio_server_that_exits_releases_its_records(jp_fetch, jp_root_dir, server_url, jp_serverapp):
+    from mcp import Client
+
+    await start_kernel(jp_fetch, "work.ipynb")
+    token = jp_serverapp.identity_provider.token
+    async with Client(_serve(jp_root_dir, server_url, token, "work.ipynb", "--approval", "auto"),
+                      mode="legacy") as client:
+        assert not (await client.call_tool("kernel_run", {"code": "kept = 1"})).is_error
+        assert await _kernel_value(jp_serverapp, OWNERS) == "1"
+    assert await _eventually(lambda: _kernel_value(jp_serverapp, OWNERS), "0")
+
+
+async def _eventually(read, expected: str, seconds: float = 15.0) -> bool:
+    """Whether ``read()`` gives ``expected`` within ``seconds`` (the release runs after the session ends)."""
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if await read() == expected:
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def _kernel_value(serverapp, code: str, *, stdout: bool = False) -> str:
+    """What ``code`` gives in the kernel, run as the user would (its value, or what it printed)."""
+    kernel_id = serverapp.kernel_manager.list_kernel_ids()[0]
+    client = serverapp.kernel_manager.get_kernel(kernel_id).client()
+    client.start_channels()
+    out: list[str] = []
+
+    def hook(msg):
+        kind = msg["header"]["msg_type"]
+        if kind == "execute_result" and not stdout:
+            out.append(msg["content"]["data"]["text/plain"])
+        elif kind == "stream" and stdout:
+            out.append(msg["content"]["text"])
+
+    try:
+        await client.wait_for_ready(timeout=30)
+        reply = await client.execute_interactive(code, output_hook=hook, store_history=False, timeout=30)
+        assert reply["content"]["status"] == "ok", reply["content"]
+    finally:
+        client.stop_channels()
+    return "".join(out)

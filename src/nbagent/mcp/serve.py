@@ -30,10 +30,14 @@ from ..tools.base import Registry, Tool, ToolSet
 from ..tools.context import CALLER, ToolContext
 from ..workspace.root import Workspace
 from ..workspace.state_dir import OUTPUTS
+from ..render.redaction import logger
 
+log = logger("nbagent.mcp")
 DEFAULT_SERVED = ("notebook",)
 SERVABLE = ("core", "edit-plus", "git", "notebook")
 """Tool sets that make sense without an agent session (todos, memory and tasks belong to one)."""
+SESSION_END_TIMEOUT = 5.0
+"""Seconds an ended MCP session's release may take in all (shutdown never waits longer for it)."""
 
 
 class ServedTools:
@@ -83,6 +87,24 @@ class ServedTools:
             return await self._call(tool, ctx, name, arguments)
         finally:
             CALLER.reset(caller)
+
+    async def end_session(self, client: str = "") -> None:
+        """MCP session ``client`` ended ("": the stdio client): the served tool sets that keep records per
+        session (the kernel tools: in the kernels) release them. Best effort, bounded by SESSION_END_TIMEOUT."""
+        await self._each("end_session", client)
+
+    async def end_all(self) -> None:
+        """The server stops: every session's records are released (best effort, bounded as above)."""
+        await self._each("end_all")
+
+    async def _each(self, method: str, *args: Any) -> None:
+        calls = [getattr(ts, method)(*args) for ts in self.extra if callable(getattr(ts, method, None))]
+        if not calls:
+            return
+        try:
+            await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), SESSION_END_TIMEOUT)
+        except asyncio.TimeoutError:
+            log.warning("MCP session end: some kernels did not answer the release within %.0f s", SESSION_END_TIMEOUT)
 
     async def _call(self, tool: Tool, ctx: ToolContext, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         from ..tools.limits import limit_output
@@ -149,11 +171,9 @@ def build_server(served: ServedTools) -> Any:
         return types.ListToolsResult(tools=listing())
 
     def client_of(ctx: Any) -> str:
-        """The call's MCP session on streamable HTTP (its records in a kernel are its own), hashed: the
-        session id admits to the session. "" on stdio, where the process serves one client."""
         headers = getattr(getattr(ctx, "request", None), "headers", None)
         session_id = headers.get("mcp-session-id") if headers is not None else None
-        return f"mcp_{hashlib.sha256(session_id.encode()).hexdigest()[:16]}" if session_id else ""
+        return caller_of(session_id) if session_id else ""
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         text, is_error = await served.call(params.name, dict(params.arguments or {}), client=client_of(ctx))
@@ -174,6 +194,43 @@ INSTRUCTIONS = ("nbagent's tools on a Jupyter workspace: read notebooks with not
                 "its variables back or re-apply it. Changes may need the nbagent user's approval.")
 
 
+def caller_of(session_id: str) -> str:
+    """The call's MCP session on streamable HTTP (its records in a kernel are its own), hashed: the
+    session id admits to the session. Calls on stdio have "" (the process serves one client)."""
+    return f"mcp_{hashlib.sha256(session_id.encode()).hexdigest()[:16]}"
+
+
+class SessionEnd:
+    """ASGI wrapper: after a DELETE that ended a streamable-HTTP session (the client closing it), that
+    session's records are released (``ServedTools.end_session``) in the background, so the DELETE's
+    answer never waits for a kernel. A session the SDK ends on its own (its idle timeout) sends no such
+    request: its records stay until the kernel's caller limit releases them."""
+
+    def __init__(self, app: Any, served: ServedTools):
+        self.app = app
+        self.served = served
+        self._tasks: set[asyncio.Task] = set()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        session_id = dict(scope.get("headers") or []).get(b"mcp-session-id", b"").decode("latin-1") \
+            if scope["type"] == "http" and scope.get("method") == "DELETE" else ""
+        if not session_id:
+            await self.app(scope, receive, send)
+            return
+        status: list[int] = []
+
+        async def watching(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                status.append(int(message["status"]))
+            await send(message)
+
+        await self.app(scope, receive, watching)
+        if status and status[0] < 400:
+            task = asyncio.ensure_future(self.served.end_session(caller_of(session_id)))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -187,14 +244,17 @@ async def serve_stdio(served: ServedTools) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(served)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:  # the client closed stdin (or the process is stopping): its records in the kernel go
+        await served.end_session("")
 
 
 def http_app(served: ServedTools, token: str, host: str = "127.0.0.1") -> Any:
     """The streamable HTTP app at /mcp, refusing any request without ``Authorization: Bearer <token>``."""
     app = build_server(served).streamable_http_app(streamable_http_path="/mcp", host=host)
-    return BearerGate(app, token)
+    return BearerGate(SessionEnd(app, served), token)
 
 
 class BearerGate:
@@ -231,4 +291,7 @@ async def serve_http(served: ServedTools, host: str, port: int, token: str,
     server = uvicorn.Server(config)
     if started is not None:
         started(f"http://{host}:{port}/mcp")
-    await server.serve()
+    try:
+        await server.serve()
+    finally:
+        await served.end_all()

@@ -9,6 +9,10 @@ kernel_redo (served only here) take the session's last kernel_run back or re-app
 interrupts the kernel, and so does a cancelled call (the outside agent's Stop). ``nbagent mcp serve
 --kernel`` serves one named kernel; the ``/nbagent/mcp`` route lets each call name its kernel
 (``kernel``: an id or a notebook path).
+
+The tool set remembers which kernels each MCP session ran kernel_run in, so that when the session ends
+(``end_session``: its streamable-HTTP session deleted, the stdio server exiting, the server stopping)
+one more silent line releases its records there, rather than leaving them to the kernel's caller limit.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ INTERRUPT_GRACE = 10.0
 """Seconds to wait for an interrupted run's last output."""
 WATCH_TIMEOUT = 10.0
 """Seconds the namespace record's lines may take (a kernel still busy after a timeout: no record)."""
+RELEASE_TIMEOUT = 3.0
+"""Seconds an ended session's release waits for each kernel's answer (a busy kernel runs the line later)."""
 
 
 async def _probe(kernel: Any, action: str, name: str = "") -> str:
@@ -165,13 +171,44 @@ async def _interrupt_own(kernel: Any, progress: Any) -> None:
         await kernel.interrupt()
 
 
-def kernel_toolset(find: Finder, *, choose: bool) -> ToolSet:
-    """The "kernel" tool set over ``find``; ``choose`` adds the ``kernel`` argument to every tool."""
-    process_owner = short_id("mcp_")
-    """The records' owner when a call names no MCP session (``nbagent mcp serve`` on stdio: one client)."""
+class KernelToolSet(ToolSet):
+    """The "kernel" tool set, which also knows the kernels each MCP session keeps records in."""
 
+    def __init__(self, tools: list[Tool], description: str):
+        super().__init__("kernel", tools, description=description)
+        self.process_owner = short_id("mcp_")
+        """The records' owner when a call names no MCP session (``nbagent mcp serve`` on stdio: one client)."""
+        self.kernels: dict[str, dict[str, Any]] = {}
+        """Per owner: the kernels (by id) its kernel_run calls kept records in."""
+
+    def owner_of(self, client: str) -> str:
+        return client or self.process_owner
+
+    def used(self, owner: str, kernel: Any) -> None:
+        self.kernels.setdefault(owner, {})[str(getattr(kernel, "kernel_id", kernel))] = kernel
+
+    async def end_session(self, client: str = "") -> None:
+        """Release the records of MCP session ``client`` ("": this process's one client) in every kernel
+        it ran code in; best effort: a kernel that does not answer within RELEASE_TIMEOUT is left to the
+        line (it runs when the kernel is free) or to its caller limit."""
+        kernels = self.kernels.pop(self.owner_of(client), {})
+        await asyncio.gather(*(_release(kernel, self.owner_of(client)) for kernel in kernels.values()))
+
+    async def end_all(self) -> None:
+        """Every session's records released (the server stops)."""
+        owners = list(self.kernels)
+        await asyncio.gather(*(_release(k, owner) for owner in owners for k in self.kernels.pop(owner).values()))
+
+
+async def _release(kernel: Any, owner: str) -> None:
+    with contextlib.suppress(Exception):  # gone, restarted, unreachable: its records went with it or stay capped
+        await asyncio.wait_for(kernel.execute(watch_code("release", {"owner": owner}), silent=True), RELEASE_TIMEOUT)
+
+
+def kernel_toolset(find: Finder, *, choose: bool) -> KernelToolSet:
+    """The "kernel" tool set over ``find``; ``choose`` adds the ``kernel`` argument to every tool."""
     def owner_of(ctx: Any) -> str:
-        return CALLER.get() or process_owner
+        return toolset.owner_of(CALLER.get())
 
     async def kernel_variables(ctx, kernel: str = "") -> str:
         return await _probe(await find(kernel), "variables")
@@ -180,7 +217,9 @@ def kernel_toolset(find: Finder, *, choose: bool) -> ToolSet:
         return await _probe(await find(kernel), "inspect", name)
 
     async def kernel_run(ctx, code: str, timeout: float | None = None, kernel: str = "") -> str:
-        return await _run(ctx, await find(kernel), code, timeout, owner_of(ctx))
+        found = await find(kernel)
+        toolset.used(owner_of(ctx), found)
+        return await _run(ctx, found, code, timeout, owner_of(ctx))
 
     async def kernel_undo(ctx, force: bool = False, kernel: str = "") -> str:
         """Take back the last kernel_run of this session that changed the kernel's variables: names it
@@ -203,7 +242,7 @@ def kernel_toolset(find: Finder, *, choose: bool) -> ToolSet:
         return await _restore(await find(kernel), "redo", force, owner_of(ctx))
 
     run_tool = next(t for t in engine.KERNEL.tools if t.name == "kernel_run")
-    served = []
+    served: list[Tool] = []
     for fn in (kernel_variables, kernel_inspect, kernel_run, kernel_undo, kernel_redo):
         original = next((t for t in engine.KERNEL.tools if t.name == fn.__name__), None)
         if original is not None:  # the agent's own tool: its words
@@ -212,7 +251,8 @@ def kernel_toolset(find: Finder, *, choose: bool) -> ToolSet:
         policy = original or run_tool  # undo and redo change the kernel as kernel_run does: the same approval
         tool = function_tool(fn, toolset="kernel", read_only=policy.read_only, approval=policy.approval)
         served.append(tool if choose else _without_kernel_arg(tool))
-    return ToolSet("kernel", served, description=engine.KERNEL.description)
+    toolset = KernelToolSet(served, description=engine.KERNEL.description)  # the tools above use it when called
+    return toolset
 
 
 def _doc_with_kernel_arg(doc: str) -> str:

@@ -35,13 +35,15 @@ class MCPRoute:
                  approval_timeout: float, extra: Sequence[Any] = ()):
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-        from ...mcp.serve import ServedTools, build_server
+        from ...mcp.serve import ServedTools, SessionEnd, build_server
 
         self.approver = PanelApprover(hub, approval_timeout)
         hub.outside_decide = self.approver.resolve
         self.served = ServedTools(root, toolsets=toolsets, approval=approval, approver=self.approver.ask,
                                   on_event=self.approver.on_event, deny_note=self.approver.deny_note, extra=extra)
         self.manager = StreamableHTTPSessionManager(app=build_server(self.served), json_response=True)
+        self.app = SessionEnd(self.manager.handle_request, self.served)
+        """The manager's requests; a DELETE that ends a session releases its records in the kernels."""
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._started: asyncio.Future | None = None
@@ -59,6 +61,7 @@ class MCPRoute:
             await self._stop.wait()
 
     async def stop(self) -> None:
+        await self.served.end_all()  # bounded (SESSION_END_TIMEOUT): the sessions end with the server
         self._stop.set()
         if self._task is not None:
             with contextlib.suppress(Exception):
@@ -99,7 +102,7 @@ class MCPHandler(ExtensionHandlerMixin, APIHandler):
         if route is None:
             raise web.HTTPError(503, "the MCP route is off (the mcp package is not installed)")
         await route.ensure_started()
-        await _asgi_call(self, route.manager.handle_request)
+        await _asgi_call(self, route.app)
 
 
 async def _asgi_call(handler: Any, app: Any) -> None:
