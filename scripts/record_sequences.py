@@ -207,13 +207,16 @@ def write_events(name: str, description: str, events: list[ev.Event]) -> None:
 
 
 def recompute_expected() -> None:
-    """The stored events reduced again: for a reduce rule that adds to the state without changing the
-    events (the recorded ids stay, so the diff shows only the rule's effect)."""
+    """The stored events reduced again: for a reduce rule that adds to the state, or a new event field
+    with a default (the stored events gain it), without recording them anew (the recorded ids stay, so the
+    diff shows only the rule's or the field's effect)."""
     for path in sorted(OUT.glob("*.json")):
         data = json.loads(path.read_text())
+        events = [ev.event_from_dict(event) for event in data["events"]]
+        data["events"] = [_stable(e.to_dict()) for e in events]
         state = AgentState()
-        for event in data["events"]:
-            state = reduce(state, ev.event_from_dict(event))
+        for event in events:
+            state = reduce(state, event)
         data["expected"] = _stable(state.to_dict())
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         print(f"{path.stem}: expected state recomputed")

@@ -179,3 +179,21 @@ def test_memory_injected_into_a_turn_is_an_event(make_agent):
 def test_tool_item_state_is_typed():
     state = replay([ev.TurnStart(turn_id="t"), ev.ToolCall(name="x", call_id="c", turn_id="t")])
     assert isinstance(state.turn.items[0], ToolItem)
+
+
+def test_an_undos_replay_plan_and_its_outcome_stay_on_the_turn():
+    plan = [{"execution_count": 1, "cell_id": "load", "seconds": 0.5, "origin": "history+notebook", "line": "df = 1"}]
+    s = reduce(AgentState(), ev.TurnStart(turn_id="t1", prompt="go"))
+    s = reduce(s, ev.TurnEnd(turn_id="t1", reason="done"))
+    s = reduce(s, ev.Checkpoint(turn_id="t1", action="undone", turn=1, not_restored=["df (changed in place)"],
+                                replay=plan, redo_turn=1))
+    mark = s.transcript[0].checkpoint
+    assert mark is not None and mark.replay == tuple(plan) and mark.replayed is None
+    s = reduce(s, ev.KernelReplayed(turn_id="t1", turn=1, ran=[1], failed=2, failed_cell_id="x", error="KeyError: 'a'"))
+    assert s.transcript[0].checkpoint.replayed == {"ran": [1], "failed": 2, "failed_cell_id": "x", "error": "KeyError: 'a'"}
+    assert AgentState.from_dict(json.loads(json.dumps(s.to_dict()))) == s  # as the server sends it to a joining tab
+    # A redo (or another undo) replaces the mark: the outcome of an earlier replay is not carried over.
+    s = reduce(s, ev.Checkpoint(turn_id="t1", action="redone", turn=1, undo_turn=1))
+    assert s.transcript[0].checkpoint.replay == () and s.transcript[0].checkpoint.replayed is None
+    # An outcome for a turn with no checkpoint shown changes nothing.
+    assert reduce(s, ev.KernelReplayed(turn_id="other", turn=3)) == s
