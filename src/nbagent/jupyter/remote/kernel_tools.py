@@ -42,6 +42,8 @@ INTERRUPT_GRACE = 10.0
 """Seconds to wait for an interrupted run's last output."""
 WATCH_TIMEOUT = 10.0
 """Seconds the namespace record's lines may take (a kernel still busy after a timeout: no record)."""
+MAX_TRACKED = 64
+"""Sessions whose kernels are remembered for their release; a kernel itself keeps 8 callers' records."""
 RELEASE_TIMEOUT = 3.0
 """Seconds an ended session's release waits for each kernel's answer (a busy kernel runs the line later)."""
 
@@ -185,7 +187,11 @@ class KernelToolSet(ToolSet):
         return client or self.process_owner
 
     def used(self, owner: str, kernel: Any) -> None:
-        self.kernels.setdefault(owner, {})[str(getattr(kernel, "kernel_id", kernel))] = kernel
+        kernels = self.kernels.pop(owner, {})  # re-inserted: the most recently used owner comes last
+        kernels[str(getattr(kernel, "kernel_id", kernel))] = kernel
+        self.kernels[owner] = kernels
+        while len(self.kernels) > MAX_TRACKED:  # sessions that ended unseen (the SDK's idle timeout)
+            self.kernels.pop(next(iter(self.kernels)))
 
     async def end_session(self, client: str = "") -> None:
         """Release the records of MCP session ``client`` ("": this process's one client) in every kernel
