@@ -190,7 +190,8 @@ def test_an_undos_replay_plan_and_its_outcome_stay_on_the_turn():
     mark = s.transcript[0].checkpoint
     assert mark is not None and mark.replay == tuple(plan) and mark.replayed is None
     s = reduce(s, ev.KernelReplayed(turn_id="t1", turn=1, ran=[1], failed=2, failed_cell_id="x", error="KeyError: 'a'"))
-    assert s.transcript[0].checkpoint.replayed == {"ran": [1], "failed": 2, "failed_cell_id": "x", "error": "KeyError: 'a'"}
+    assert s.transcript[0].checkpoint.replayed == {"ran": [1], "failed": 2, "failed_cell_id": "x",
+                                                   "error": "KeyError: 'a'"}
     assert AgentState.from_dict(json.loads(json.dumps(s.to_dict()))) == s  # as the server sends it to a joining tab
     # A redo (or another undo) replaces the mark: the outcome of an earlier replay is not carried over.
     s = reduce(s, ev.Checkpoint(turn_id="t1", action="redone", turn=1, undo_turn=1))

@@ -377,7 +377,8 @@ def _kernel_replayed(s: AgentState, e: ev.KernelReplayed) -> AgentState:
     return _mark_turn(s, e.turn_id, lambda mark: replace(mark, replayed=outcome) if mark is not None else None)
 
 
-def _mark_turn(s: AgentState, turn_id: str, change: Callable[[TurnCheckpoint | None], TurnCheckpoint | None]) -> AgentState:
+def _mark_turn(s: AgentState, turn_id: str,
+               change: Callable[[TurnCheckpoint | None], TurnCheckpoint | None]) -> AgentState:
     """``change`` applied to the checkpoint of turn ``turn_id`` (the live turn or one of the transcript)."""
     if s.turn is not None and s.turn.turn_id == turn_id:
         return replace(s, turn=replace(s.turn, checkpoint=change(s.turn.checkpoint)))
