@@ -25,6 +25,16 @@ def cli(workspace, *args, env=None):
                           capture_output=True, text=True, env=environment, timeout=120, stdin=subprocess.DEVNULL)
 
 
+def crowd(index):
+    """Fill the system prompt's memory block (its PROMPT_ENTRIES most used entries) with other notes, so
+    that the entries a test asks about are left to relevant memory: an entry the prompt shows whole is
+    never sent again as relevant."""
+    from nbagent.store.memory import PROMPT_ENTRIES
+
+    rows = [index.add(f"Filler note {n} about the office kitchen rota.", "fact")[0] for n in range(PROMPT_ENTRIES)]
+    index.touch([r.id for r in rows], injected=False)
+
+
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
     monkeypatch.setenv("NBAGENT_CONFIG_DIR", str(tmp_path / "config"))
@@ -160,6 +170,7 @@ def test_the_query_embedding_never_holds_up_the_first_request(workspace, e5, mon
     index = MemoryIndex(db, e5)
     index.add("Integration tests need the Docker daemon running first.", "fact")
     index.add("Quarterly revenue is reported in euros.", "fact")
+    crowd(index)
     index.schedule_embedding().result()
     index.close()
     db.close()
@@ -215,6 +226,7 @@ def test_a_note_from_an_agent_closed_at_once_is_embedded_and_found_by_meaning_on
     writer = ScriptedModel([calls(call("remember", text=PARAPHRASED_NOTE)), text("noted")])
     with Agent(workspace=workspace, model=writer, approval="auto", repo_map=False) as agent:
         agent.run("remember where the training data is")
+        crowd(agent.runtime.state.memory.index)
     model = ScriptedModel([text("zebra-archive")])
     with Agent(workspace=workspace, model=model, approval="auto", repo_map=False) as agent:
         index = agent.runtime.state.memory.index
@@ -227,3 +239,18 @@ def test_a_note_from_an_agent_closed_at_once_is_embedded_and_found_by_meaning_on
     sent = model.requests[-1].messages[-1]["content"]  # the turn's prompt carries its relevant memory
     assert RELEVANT in sent and "zebra-archive" in sent[sent.index(RELEVANT):], \
         "found by meaning on the first step (no shared keyword)"
+
+
+def test_an_entry_the_system_prompt_shows_is_not_sent_again_as_relevant_memory(workspace):
+    """No sentence twice: the next session's system prompt lists the entry, so the prompt's relevant
+    memory leaves it out, however well it matches."""
+    writer = ScriptedModel([calls(call("remember", text="Deploys go out from the release branch via deploy.yml.",
+                                       category="decision")), text("noted")])
+    with Agent(workspace=workspace, model=writer, approval="auto", repo_map=False, memory_embeddings="off") as agent:
+        agent.run("remember how deploys work")
+    model = ScriptedModel([text("answer")])
+    with Agent(workspace=workspace, model=model, approval="auto", repo_map=False, memory_embeddings="off") as agent:
+        agent.run("how do deploys work with deploy.yml?")
+    request = model.requests[-1]
+    assert "Deploys go out from the release branch" in request.system
+    assert "release branch" not in request.messages[-1]["content"]

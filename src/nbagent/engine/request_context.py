@@ -8,7 +8,8 @@ A map that was not ready on the first turn joins it once. What changes during a 
 after the history instead, on the newest message, and stays in the history as it was sent:
 
 - at a turn's start, the user's prompt carries the unfinished todo list and the relevant memory
-  for the prompt (entries already sent in this session are not sent again);
+  for the prompt (entries already sent in this session, or listed whole in the system prompt's
+  project memory, are not sent again);
 - during a turn, a change of the todo in progress searches memory once more, and new hits ride on
   that step's newest tool result (the todo list itself is todo_write's result, in the history).
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import events as ev
+from ..store.memory import MAX_TEXT
 
 if TYPE_CHECKING:
     from ..knowledge.turn import TurnKnowledge
@@ -57,6 +59,8 @@ class RequestContext:
         self._memory_entries: list[dict[str, Any]] = []
         self._sent: set[tuple[str, int]] = set()
         """Relevant-memory entries (scope, id) this session's history already holds."""
+        self._in_prompt: set[tuple[str, int]] = set()
+        """Project-memory entries (scope, id) the system prompt shows whole: never sent again as relevant."""
         self._query = ""
 
     # ----- the system prompt -----------------------------------------------------------------------
@@ -84,6 +88,8 @@ class RequestContext:
         memory = self._state().memory
         entries = memory.top() if memory is not None else []
         self._memory_entries = [e.to_dict() for e in entries]
+        self._in_prompt = {(memory.index.source, e.id) for e in entries if len(e.text) <= MAX_TEXT} \
+            if memory is not None else set()
         block = memory.render_memory() if memory is not None else ""
         return "\n\n".join(p for p in (static, instructions, self.knowledge.map_block(), block) if p)
 
@@ -125,6 +131,6 @@ class RequestContext:
     def _relevant(self, query: str, turn_id: str) -> str:
         if not self.profile.knowledge:
             return ""
-        block, hits = self.knowledge.relevant_note(query, self._sent, turn_id)
+        block, hits = self.knowledge.relevant_note(query, self._sent | self._in_prompt, turn_id)
         self._sent.update((h.row.source, h.row.id) for h in hits)
         return block
