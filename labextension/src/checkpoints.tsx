@@ -81,6 +81,11 @@ export function replayCells(checkpoint: CheckpointInfo): ReplayCellInfo[] {
 /** The plan's total time as the user reads it ("about 3.2 s", "and more" when some cell was not timed). */
 export function replayTotal(cells: ReplayCellInfo[]): string {
   const timed = cells.filter(c => c.seconds !== null);
+  if (timed.length === 0) {
+    // The usual case in the panel: the user's cells ran before nbagent's timing was loaded in the kernel
+    // and without JupyterLab's "Record timing"; "about 0.0 s and more" would understate it.
+    return 'time not known (no cell was timed)';
+  }
   const total = timed.reduce((sum, c) => sum + (c.seconds ?? 0), 0);
   return `about ${total.toFixed(1)} s` + (timed.length < cells.length ? ' and more (some cells were not timed)' : '');
 }

@@ -197,6 +197,7 @@ describe('restart and replay', () => {
   it('shows the plan (ids, times, first lines as text) and asks before running it', () => {
     const cells = replayCells({ turn: 1, files: [], undone: true, replay: plan });
     expect(replayTotal(cells)).toBe('about 0.5 s and more (some cells were not timed)');
+    expect(replayTotal(cells.map(c => ({ ...c, seconds: null })))).toBe('time not known (no cell was timed)');
     const props = { turn: 1, cells, busy: false, onAsk: () => {}, onConfirm: () => {}, onCancel: () => {} };
     const offered = renderToStaticMarkup(React.createElement(ReplayOffer, { ...props, confirming: false }));
     expect(offered).toContain('data-cell-id="load"');

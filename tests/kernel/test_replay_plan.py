@@ -12,7 +12,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from nbagent.checkpoints.replay import BOTH, HISTORY, NOTEBOOK, describe_plan, replay_plan
+from nbagent.checkpoints.replay import BOTH, HISTORY, NOTEBOOK, ReplayCell, describe_plan, replay_plan
 from nbagent.jupyter.kernel.bridge import bridge_from_shell
 from nbagent.testing.replies import Call, Reply
 
@@ -139,6 +139,8 @@ def test_a_kernel_without_a_notebook_plans_from_its_history_alone(shell, workspa
     assert [(c.execution_count, c.code, c.cell_id, c.origin) for c in plan] == [
         (1, "x = 1", None, HISTORY), (3, "y = x + 1", None, HISTORY)]
     assert "not in the notebook" not in describe_plan(plan)  # there is no notebook to be missing from
+    untimed = [ReplayCell(c.execution_count, c.code) for c in plan]  # run before nbagent's timing loaded
+    assert "run 2 cell(s), time not known (no cell was timed)," in describe_plan(untimed)
 
 
 def test_an_undo_in_the_cell_that_ran_the_agent_leaves_that_cell_out(shell, make_agent):

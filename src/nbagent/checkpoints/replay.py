@@ -108,7 +108,10 @@ def describe_plan(cells: list[ReplayCell]) -> str:
     if not cells:
         return "no cells to replay (the kernel's history before the turn is empty)"
     known = [c.seconds for c in cells if c.seconds is not None]
-    total = f"about {sum(known):.1f} s" + (" and more (some cells were not timed)" if len(known) < len(cells) else "")
+    if not known:  # "about 0.0 s and more" would understate cells that ran before nbagent's timing loaded
+        total = "time not known (no cell was timed)"
+    else:
+        total = f"about {sum(known):.1f} s" + (" and more (some cells were not timed)" if len(known) < len(cells) else "")
     lines = [f"restart and replay would clear the kernel's variables and run {len(cells)} cell(s), {total},",
              f"{plan_source(cells)}:"]
     ids = any(c.cell_id for c in cells)  # no notebook (or no cell of it in the plan): no id column
