@@ -1,7 +1,8 @@
 """The panel's kernel undo and restart-and-replay in a real JupyterLab (docs/notebooks.md "Kernel state"):
 the user runs a notebook's cells in the browser, the panel's agent runs a cell that changes ``data`` in
-place and rebinds ``label``, Undo restores ``label`` and offers the plan, whose hostile first line shows
-as text, and the confirmed replay rebuilds ``data`` in the kernel."""
+place and rebinds ``label``, Undo restores ``label`` (and the cell's outputs in the open notebook) and
+offers the plan, whose hostile first line shows as text, and the confirmed replay rebuilds ``data`` in
+the kernel."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from test_lab_panel import PANEL  # noqa: E402  (tests/browser is on sys.path)
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 HOSTILE = "# <img src=x onerror=window.__pwned=1> \x1b[31mred\x1b[0m"
-CELLS = [f"{HOSTILE}\ndata = [1, 2, 3]", "label = 'user'", "data.append(99)\nlabel = 'agent'"]
+CELLS = [f"{HOSTILE}\ndata = [1, 2, 3]", "label = 'user'",
+         "data.append(99)\nlabel = 'agent'\nprint('appended')\nlen(data)"]  # the agent runs the third
 
 
 @pytest.fixture(scope="module")
@@ -81,13 +83,20 @@ def test_undo_restores_a_name_and_the_confirmed_replay_rebuilds_data(page, lab, 
         panel_.locator(".jp-nbagent-assistant", has_text="Appended 99.").wait_for()
         panel_.locator(".jp-nbagent-status").wait_for(state="detached")
         assert kernel.value("(data, label)") == "([1, 2, 3, 99], 'agent')"
+        page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-OutputArea-output", has_text="appended").wait_for()
 
         bar = panel_.locator(".jp-nbagent-checkpoint").last
+        # notebook_run changed the open notebook's outputs only: the checkpoint holds them all the same.
+        assert bar.locator(".jp-nbagent-checkpoint-files").inner_text() == "1 file changed: work.ipynb"
         bar.locator(".jp-nbagent-undo").click()
         bar.locator(".jp-nbagent-redo").wait_for()  # the server's checkpoint event reached the panel
         restored = bar.locator(".jp-nbagent-checkpoint-kernel").inner_text()
         assert restored == "kernel variables restored: label · not restored: data (changed in place)", restored
         assert kernel.value("(data, label)") == "([1, 2, 3, 99], 'user')"
+        # The agent's cell is unrun again in the open notebook; the cells the user ran keep their counts.
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        cells.nth(2).locator(".jp-OutputArea-output").wait_for(state="detached")
+        assert cells.locator(".jp-InputPrompt").all_inner_texts() == ["[1]:", "[2]:", "[ ]:"]
 
         plan = bar.locator(".jp-nbagent-replay")
         assert plan.locator(".jp-nbagent-replay-title").inner_text() == (

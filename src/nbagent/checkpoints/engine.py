@@ -97,6 +97,11 @@ class Checkpoints:
     def begin_turn(self, turn: int, turn_id: str) -> None:
         self._turn, self._before, self.error = (turn, turn_id), None, None
 
+    @property
+    def awaiting_before(self) -> bool:
+        """Whether the turn's "before" snapshot is still to be taken (by the next ``before_change``)."""
+        return self._turn is not None and self._before is None and self.error is None
+
     def before_change(self) -> bool:
         """Snapshot before the turn's first change; True when this call took it.
 
@@ -218,13 +223,14 @@ class Checkpoints:
         return [p for p in paths if p not in same]
 
     def settle(self, paths: list[str]) -> None:
-        """Wait until the open notebooks among ``paths`` are saved (before a snapshot is taken)."""
+        """Wait until the open notebooks among ``paths`` are saved, their outputs included (before a
+        snapshot is taken)."""
         if self.notebook_stores is None:
             return
         stores = self.notebook_stores()
         for rel in paths:
             if rel.endswith(".ipynb"):
-                settle(stores, self.root / rel, rel)
+                settle(stores, self.root / rel, rel, outputs=True)
 
     def _live_writer(self, left: dict[str, bytes]):
         """Restores open notebooks through their stores; ``left``: each notebook as the turn left it."""

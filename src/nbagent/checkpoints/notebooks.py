@@ -55,14 +55,18 @@ def restore_live(stores: list[Any], path: Path, name: str, data: bytes, exists: 
     return True
 
 
-def settle(stores: list[Any], path: Path, name: str, timeout: float = SETTLE_TIMEOUT) -> None:
+def settle(stores: list[Any], path: Path, name: str, timeout: float = SETTLE_TIMEOUT, outputs: bool = False) -> None:
     """Wait until an open notebook's file holds the cells its live store holds (no store: at once).
 
-    The room saves on the server's loop: no event reaches this process, so the file is polled."""
+    The room saves on the server's loop: no event reaches this process, so the file is polled. With
+    ``outputs``, a collaboration room's notebook is waited for until its outputs and execution counts
+    are saved too (a turn's snapshots: a notebook_run or the user's run changes only those). An open
+    view without collaboration saves outputs only when someone saves the tab, so there the cells'
+    sources are all it waits for."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         _, snap = _live(stores, path, name)
-        if snap is None or _file_holds(path, snap.notebook["cells"]):
+        if snap is None or _file_holds(path, snap.notebook["cells"], outputs and snap.where == "live document"):
             return
         time.sleep(_POLL)
 
@@ -86,12 +90,18 @@ def _live(stores: list[Any], path: Path, name: str) -> tuple[Any, Any]:
     return None, None
 
 
-def _file_holds(path: Path, cells: list[dict]) -> bool:
+def _file_holds(path: Path, cells: list[dict], outputs: bool = False) -> bool:
     try:
         on_disk = _cells(read_bytes(path)[0])
     except OSError:
         return False
-    return on_disk is not None and _comparable(on_disk) == _comparable(cells)
+    if on_disk is None or _comparable(on_disk) != _comparable(cells):
+        return False
+    return not outputs or _run_states(on_disk) == _run_states(cells)
+
+
+def _run_states(cells: list[Any]) -> list[Any]:
+    return [_run_state(c) if isinstance(c, dict) and c.get("cell_type") == "code" else None for c in cells]
 
 
 def _cells(data: bytes) -> list[dict] | None:

@@ -86,6 +86,8 @@ class TurnGuard:
         if isinstance(self.kernel, KernelLedger) and getattr(tool, "name", "") in KERNEL_TOOLS:
             self._kernel_before[call_id] = await asyncio.to_thread(self.kernel.before)
         if self.enabled:
+            if self.checkpoints.awaiting_before:
+                await asyncio.to_thread(self._settle_first, arguments)
             await asyncio.to_thread(self.checkpoints.before_change)
             self._report_error()
         self.journal.pending(call_id, tool.name, self._turn, arguments)
@@ -145,6 +147,16 @@ class TurnGuard:
                 self.checkpoints.end_redo()
             except (CheckpointError, OSError) as exc:
                 log.warning("could not drop the undone checkpoints: %s", exc)
+
+    def _settle_first(self, arguments: dict[str, Any]) -> None:
+        """Before the "before" snapshot: wait for the room to save what the user just ran or typed in
+        the open notebook the first call changes, or undo would take back the user's outputs as the turn's."""
+        path = self.journal.relative(path_argument(arguments))
+        if path and path.endswith(".ipynb"):
+            try:
+                self.checkpoints.settle([path])
+            except Exception as exc:  # a server gone or a tab closed: the snapshot takes the file as it is
+                log.warning("could not wait for an open notebook to be saved: %s", exc)
 
     def _settle_notebooks(self) -> None:
         """An open notebook the turn edited reaches its file when the room saves: wait for that, so the
