@@ -11,6 +11,8 @@ import json
 import pytest
 from jupyter_client.manager import start_new_kernel
 
+from .real_kernel import run
+
 pytestmark = pytest.mark.integration
 
 SETUP = """
@@ -41,21 +43,6 @@ def kernel(tmp_path_factory):
     yield kc
     kc.stop_channels()
     km.shutdown_kernel(now=True)
-
-
-def run(kc, code: str) -> str:
-    """Run a cell (with history, as a user's cell) and return what it printed; fail on an error."""
-    out: list[str] = []
-
-    def collect(msg):
-        if msg["msg_type"] == "stream":
-            out.append(msg["content"]["text"])
-        elif msg["msg_type"] == "error":
-            out.append("\n".join(msg["content"]["traceback"]))
-
-    reply = kc.execute_interactive(code, timeout=120, output_hook=collect)
-    assert reply["content"]["status"] == "ok", "".join(out)
-    return "".join(out)
 
 
 def last_json(text: str):

@@ -14,6 +14,8 @@ import nbformat
 import pytest
 from jupyter_client.manager import start_new_kernel
 
+from .real_kernel import run
+
 pytestmark = pytest.mark.integration
 
 SETUP = """
@@ -28,21 +30,6 @@ def make_agent(code):
     return Agent(workspace={workspace!r}, model=model, approval="auto", kernel_run_auto=True, memory=False,
                  kernel=bridge_from_shell(get_ipython()))
 """
-
-
-def run(kc, code: str) -> str:
-    """Run a cell with history (a user's cell) and return what it printed; fail on an error."""
-    out: list[str] = []
-
-    def collect(msg):
-        if msg["msg_type"] == "stream":
-            out.append(msg["content"]["text"])
-        elif msg["msg_type"] == "error":
-            out.append("\n".join(msg["content"]["traceback"]))
-
-    reply = kc.execute_interactive(code, timeout=120, output_hook=collect, store_history=True)
-    assert reply["content"]["status"] == "ok", "".join(out)
-    return "".join(out)
 
 
 def test_a_real_kernel_plans_from_its_history_and_its_notebook_and_replays_on_request(tmp_path):

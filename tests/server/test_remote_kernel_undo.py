@@ -56,6 +56,13 @@ async def notebook(jp_root_dir, jp_fetch, jp_serverapp):
     user.close()
 
 
+async def _panel(api, connect):
+    """A new session's panel socket, past its first (state) message."""
+    client = await connect((await api("POST", "sessions"))["id"])
+    await client.next()
+    return client
+
+
 async def _agent_runs(client, model, cell_id: str, call_id: str, prompt: str = "run it") -> dict:
     model.enqueue(Reply(tool_calls=[Call("notebook_run", {"path": "work.ipynb", "cell_ids": [cell_id]}, id=call_id)]),
                   Reply(text="Ran it."))
@@ -71,9 +78,7 @@ async def _agent_runs(client, model, cell_id: str, call_id: str, prompt: str = "
 async def test_panel_undo_and_redo_restore_the_kernel_variables(api, connect, model, notebook):
     ids, user = notebook
     await user.run("x = 'user'\nbig = 'small'")
-    sid = (await api("POST", "sessions"))["id"]
-    client = await connect(sid)
-    await client.next()
+    client = await _panel(api, connect)
 
     first = await _agent_runs(client, model, ids[0], "call_1")
     assert (first["changed"]["added"], first["changed"]["rebound"]) == (["added"], ["x"])
@@ -96,9 +101,7 @@ async def test_panel_undo_and_redo_restore_the_kernel_variables(api, connect, mo
 async def test_a_name_the_user_rebound_since_is_not_overwritten_without_asking(api, connect, model, notebook):
     ids, user = notebook
     await user.run("x = 'user'")
-    sid = (await api("POST", "sessions"))["id"]
-    client = await connect(sid)
-    await client.next()
+    client = await _panel(api, connect)
     await _agent_runs(client, model, ids[0], "call_1")
     await user.run("x = 'mine, later'")
 
@@ -141,9 +144,7 @@ async def test_the_memory_cap_drops_old_values_and_says_so(api, connect, model, 
 async def test_undo_waits_for_no_busy_kernel_and_restores_nothing(api, connect, model, notebook, jp_root_dir):
     ids, user = notebook
     await user.run("x = 'user'")
-    sid = (await api("POST", "sessions"))["id"]
-    client = await connect(sid)
-    await client.next()
+    client = await _panel(api, connect)
     await _agent_runs(client, model, ids[0], "call_1")
     before = (jp_root_dir / "work.ipynb").read_text()
     sleeping = asyncio.ensure_future(user.run("import time\ntime.sleep(3)\n'slept'"))
@@ -161,9 +162,7 @@ async def test_undo_waits_for_no_busy_kernel_and_restores_nothing(api, connect, 
 async def test_a_restarted_kernel_lost_the_record_and_undo_says_so(api, connect, model, notebook, jp_fetch,
                                                                    jp_serverapp, jp_root_dir):
     ids, user = notebook
-    sid = (await api("POST", "sessions"))["id"]
-    client = await connect(sid)
-    await client.next()
+    client = await _panel(api, connect)
     before = (jp_root_dir / "work.ipynb").read_text()
     await _agent_runs(client, model, ids[0], "call_1")
     kernel_id = jp_serverapp.kernel_manager.list_kernel_ids()[0]
@@ -196,9 +195,7 @@ async def replay_notebook(jp_root_dir, jp_fetch, jp_serverapp):
 
 
 async def _undo_offers_a_plan(api, connect, model, ids) -> tuple:
-    sid = (await api("POST", "sessions"))["id"]
-    client = await connect(sid)
-    await client.next()
+    client = await _panel(api, connect)
     ran = await _agent_runs(client, model, ids[3], "call_1")
     assert ran["changed"]["mutated"] == ["data"]
     await client.send(type="undo")

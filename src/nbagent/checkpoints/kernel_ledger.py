@@ -133,7 +133,25 @@ def _identity(value: Any) -> Any:
     return ABSENT if value is ABSENT else id(value)
 
 
-class KernelLedger:
+class RecordReading:
+    """Which turn undo or redo takes next, read from ``records`` (a ledger in this kernel, or the copy
+    an agent outside it keeps: nbagent.checkpoints.remote_ledger)."""
+
+    records: list[KernelRecord]
+
+    def of_turn(self, turn: int) -> list[KernelRecord]:
+        return [r for r in self.records if r.turn == turn]
+
+    def undo_target(self) -> int | None:
+        done = [r.turn for r in self.records if not r.undone and r.changed]
+        return max(done) if done else None
+
+    def redo_target(self) -> int | None:
+        undone = [r.turn for r in self.records if r.undone]
+        return min(undone) if undone else None
+
+
+class KernelLedger(RecordReading):
     def __init__(self, source: Source, *, max_bytes: int | None = None, budget_seconds: float = BUDGET_SECONDS,
                  execution_count: Any = None):
         self.source = source
@@ -224,18 +242,6 @@ class KernelLedger:
                 dropped.append(f"{name} (turn {record.turn}, for redo)")
             total -= sizes[index] - record.held()
         return dropped
-
-    # ----- reading -----------------------------------------------------------------------------
-    def of_turn(self, turn: int) -> list[KernelRecord]:
-        return [r for r in self.records if r.turn == turn]
-
-    def undo_target(self) -> int | None:
-        done = [r.turn for r in self.records if not r.undone and r.changed]
-        return max(done) if done else None
-
-    def redo_target(self) -> int | None:
-        undone = [r.turn for r in self.records if r.undone]
-        return min(undone) if undone else None
 
     # ----- undo and redo -----------------------------------------------------------------------
     def conflicts(self, action: str, turn: int) -> list[str]:

@@ -24,7 +24,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 from ..ids import short_id
 from .gitrepo import CheckpointError
-from .kernel_ledger import KernelConflict, KernelRecord, KernelRestore, record_from_dict
+from .kernel_ledger import KernelConflict, KernelRecord, KernelRestore, RecordReading, record_from_dict
 from .replay import ReplayCell, ReplayOutcome
 
 
@@ -47,7 +47,7 @@ class ReplayOffer:
     cells: list[ReplayCell]
 
 
-class RemoteLedger:
+class RemoteLedger(RecordReading):
     source: Any = None
     """No namespace in this process: the kernel plans restart-and-replay itself (``plan``)."""
 
@@ -97,17 +97,6 @@ class RemoteLedger:
     def records(self) -> list[KernelRecord]:
         with self._lock:
             return sorted((r for records in self._kernels.values() for r in records), key=lambda r: r.turn)
-
-    def of_turn(self, turn: int) -> list[KernelRecord]:
-        return [r for r in self.records if r.turn == turn]
-
-    def undo_target(self) -> int | None:
-        done = [r.turn for r in self.records if not r.undone and r.changed]
-        return max(done) if done else None
-
-    def redo_target(self) -> int | None:
-        undone = [r.turn for r in self.records if r.undone]
-        return min(undone) if undone else None
 
     def _kernels_of(self, turn: int) -> list[str]:
         with self._lock:

@@ -73,6 +73,17 @@ def markdown_sources(nb: Any) -> list[str]:
     return [c.source for c in cells(nb, "markdown")]
 
 
+def new_code(nb: Any, before: Any) -> list[str]:
+    """The sources of the code cells ``nb`` has that ``before`` did not: the ones the agent added."""
+    old = {c.get("id") for c in before.cells}
+    return [c.source for c in cells(nb, "code") if c.get("id") not in old]
+
+
+def answer_text(path: str | Path) -> str:
+    """The notebook's markdown after its first cell (the question): where the agent writes its answer."""
+    return "\n".join(markdown_sources(notebook(path))[1:])
+
+
 def outputs(cell: Any) -> str:
     """A code cell's outputs as text: streams, results and errors (images as ``[image/png]``)."""
     parts: list[str] = []

@@ -1,6 +1,6 @@
 import re
 
-from nbagent.evals.checks import code_sources, markdown_sources, notebook
+from nbagent.evals.checks import answer_text, code_sources, notebook
 
 
 def test_the_notebook_loads_the_csv():
@@ -9,7 +9,6 @@ def test_the_notebook_loads_the_csv():
 
 
 def test_the_answer_is_in_a_markdown_cell():
-    cells = markdown_sources(notebook("questions.ipynb"))[1:]
-    text = "\n".join(cells)
+    text = answer_text("questions.ipynb")
     assert re.search(r"(?<![\d.])20(?![\d.])", text), "no markdown cell gives the right answer"
     assert not re.search(r"(?<![\d.])(19|21)(?![\d.])", text), "the markdown gives a wrong answer too"

@@ -1,4 +1,4 @@
-from nbagent.evals.checks import code_sources, markdown_sources, notebook
+from nbagent.evals.checks import answer_text, code_sources, notebook
 
 
 def test_the_notebook_loads_the_csv():
@@ -7,8 +7,7 @@ def test_the_notebook_loads_the_csv():
 
 
 def test_the_answer_is_in_a_markdown_cell():
-    cells = markdown_sources(notebook("questions.ipynb"))[1:]
-    text = "\n".join(cells)
+    text = answer_text("questions.ipynb")
     assert "5.4" in text, "no markdown cell gives the right answer"
 
     assert not ("5.5" in text or "5.3" in text), "the markdown gives a wrong answer too"
