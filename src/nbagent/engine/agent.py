@@ -182,6 +182,12 @@ class Agent:
         return not self._idle.is_set()
 
     @property
+    def turn_shown(self) -> bool:
+        """A turn runs or waits as front ends see it: false from its turn_end on, while ``busy`` stays
+        true until the turn's last bookkeeping (its checkpoint) is done."""
+        return self._state.busy
+
+    @property
     def queued(self) -> int:
         return len(self._waiting)
 

@@ -196,7 +196,8 @@ class SessionHub:
 
     def is_busy(self, session_id: str) -> bool:
         live = self.live.get(session_id)
-        return bool(live and live.agent.busy)
+        # What the tabs were told (a session list fetched on turn_end must not still say busy).
+        return bool(live and live.agent.turn_shown)
 
     async def close(self, session_id: str) -> None:
         """Abort the session's turn and close its agent (a deleted session, server shutdown)."""
