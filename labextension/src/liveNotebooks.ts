@@ -1,6 +1,7 @@
 /**
  * Open notebooks for the agent without collaboration: this tab reports which notebooks it has open,
  * and applies the agent's edits to them through the notebook model, then saves (no "File Changed").
+ * It also saves when asked, before a turn's checkpoint (outputs reach the file only on a save).
  *
  * The server (nbagent.jupyter.server.views) checks each touched cell's version on a fresh read of
  * this tab and sends the source it checked; the tab compares it with the cell right before writing.
@@ -191,6 +192,9 @@ export function startLiveNotebooks(app: JupyterFrontEnd): void {
       }
       if (msg.type === 'apply') {
         applyOps(panel.context.model.sharedModel, msg.ops ?? []);
+        await panel.context.save();
+      } else if (msg.type === 'save') {
+        // Before a turn's checkpoint: what the user ran or typed is saved as theirs, not the turn's.
         await panel.context.save();
       }
       reply.notebook = panel.context.model.toJSON();

@@ -188,8 +188,9 @@ def run_live_flow(page, lab, shot, mode: str, model_server) -> None:
         raise AssertionError(f"the %agent cell did not insert: {last.inner_text()[-1500:]!r}") from None
     no_dialog(page, shot, mode)
     undo_from_the_agent_view(page, lab, shot, mode, name, before, before_ids)
-    if mode == "no-rtc":  # with collaboration, tests/server/test_live_undo.py covers it
+    if mode == "no-rtc":  # with collaboration, tests/server/test_live_undo.py covers both
         undo_of_the_deleted_open_notebook(page, lab, shot, mode, name)
+        undo_keeps_what_the_user_ran_unsaved(page, lab, shot, mode, name)
 
 
 def model_ids(page) -> list[str]:
@@ -244,6 +245,41 @@ def undo_of_the_deleted_open_notebook(page, lab, shot, mode: str, name: str) -> 
         assert model_sources(page)[2] == shown[2] + "  # unsaved"
         page.keyboard.press("Control+s")
         wait_disk(path, [*shown[:2], shown[2] + "  # unsaved", *shown[3:]])
+        no_dialog(page, shot, mode)
+    finally:
+        agent.close()
+        nbdoc.unregister_store(store)
+
+
+def undo_keeps_what_the_user_ran_unsaved(page, lab, shot, mode: str, name: str) -> None:
+    """A cell the user ran but did not save before a turn keeps its output when the turn is undone: the
+    tab is saved before the turn's checkpoint, so the run is the user's, not the turn's."""
+    ctx = agent_context(lab)
+    store = ctx.extras["notebook_stores"][0]
+    nbt.notebook_read(ctx, name)
+    nbt.notebook_insert(ctx, name, "code", "import time; print('run', time.time_ns())")
+    page.wait_for_function(f"() => {MODEL}.cells[0].source.startsWith('import time')")
+    page.locator(".jp-Notebook .jp-Cell").first.locator(".cm-content").click()
+    page.keyboard.press("Control+Enter")  # run in place; the tab is not saved
+    page.wait_for_selector(".jp-Notebook .jp-Cell:first-child .jp-OutputArea-output:has-text('run ')")
+    ran = page.evaluate(f"() => {MODEL}.cells[0].toJSON()")
+    assert ran["execution_count"] and "run " in json.dumps(ran["outputs"])
+    title = model_ids(page)[model_sources(page).index("# Title")]
+    nbdoc.register_store(store)
+    agent = Agent(model=ScriptedModel([Reply(tool_calls=[Call("notebook_read", {"path": name})]),
+                                       Reply(tool_calls=[Call("notebook_edit", {"path": name, "cell_id": title,
+                                                                                "source": "# Renamed"})]),
+                                       "Renamed."]), workspace=lab.root, approval="auto")
+    try:
+        agent.run("rename the title")
+        wait_sources(page, [s if s != "# Title" else "# Renamed" for s in model_sources(page)])
+        assert agent.undo().files == [name]
+        page.wait_for_function(f"() => {MODEL}.cells.some(c => c.source === '# Title')")
+        kept = page.evaluate(f"() => {MODEL}.cells[0].toJSON()")
+        assert (kept["outputs"], kept["execution_count"]) == (ran["outputs"], ran["execution_count"]), \
+            "undo took back the output of a cell the user ran before the turn"
+        on_disk = nbformat.read(lab.root / name, as_version=4).cells[0]
+        assert on_disk.execution_count == ran["execution_count"] and "run " in json.dumps(on_disk.outputs)
         no_dialog(page, shot, mode)
     finally:
         agent.close()

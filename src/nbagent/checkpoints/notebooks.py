@@ -59,16 +59,24 @@ def settle(stores: list[Any], path: Path, name: str, timeout: float = SETTLE_TIM
     """Wait until an open notebook's file holds the cells its live store holds (no store: at once).
 
     The room saves on the server's loop: no event reaches this process, so the file is polled. With
-    ``outputs``, a collaboration room's notebook is waited for until its outputs and execution counts
-    are saved too (a turn's snapshots: a notebook_run or the user's run changes only those). An open
-    view without collaboration saves outputs only when someone saves the tab, so there the cells'
-    sources are all it waits for."""
+    ``outputs`` (a turn's snapshots: a notebook_run or the user's run changes only outputs and
+    execution counts) those are waited for too: a collaboration room saves them by itself, an open
+    view without collaboration only when the tab is saved, so the tab is asked to save first."""
+    if outputs:
+        _save_open_view(stores, path, name)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         _, snap = _live(stores, path, name)
-        if snap is None or _file_holds(path, snap.notebook["cells"], outputs and snap.where == "live document"):
+        if snap is None or _file_holds(path, snap.notebook["cells"], outputs):
             return
         time.sleep(_POLL)
+
+
+def _save_open_view(stores: list[Any], path: Path, name: str) -> None:
+    store, snap = _live(stores, path, name)
+    save = getattr(store, "save", None)
+    if snap is not None and snap.where == "open view" and callable(save):
+        save(path, name)
 
 
 def same_notebook(a: bytes, b: bytes) -> bool:

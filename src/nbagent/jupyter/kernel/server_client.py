@@ -50,6 +50,12 @@ class ServerNotebookStore:
                             "allow_missing": allow_missing})
         return None if reply is None else Snapshot.from_dict(reply["snapshot"])
 
+    def save(self, path: Path, name: str) -> Snapshot | None:
+        """Have the server save the notebook where a tab holds it open; None when none does."""
+        reply = self._post({"action": "save", "path": str(path), "name": name})
+        snapshot = None if reply is None else reply.get("snapshot")
+        return None if snapshot is None else Snapshot.from_dict(snapshot)
+
     def run(self, path: Path, name: str, cell_ids: list[str]) -> dict | None:
         reply = self._post({"action": "run", "path": str(path), "name": name, "cell_ids": cell_ids,
                             "kernel_id": self.kernel_id}, timeout=RUN_TIMEOUT)

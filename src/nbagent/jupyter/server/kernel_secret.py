@@ -60,7 +60,7 @@ class KernelLink:
 
 
 class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
-    """POST /nbagent/api/kernel/notebooks: read, apply or run for an agent inside a kernel."""
+    """POST /nbagent/api/kernel/notebooks: read, apply, save or run for an agent inside a kernel."""
 
     def check_xsrf_cookie(self) -> None:
         """The secret header is the credential; no cookie is used, so there is no request to forge."""
@@ -88,11 +88,14 @@ class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
                     raise web.HTTPError(400, "ops must be a list")
                 snap = await notebooks.aapply(rel, path, name, ops, allow_missing=bool(body.get("allow_missing")))
                 return self._reply({"snapshot": snap.to_dict()})
+            if action == "save":
+                snap = await notebooks.asave(rel)
+                return self._reply({"snapshot": None if snap is None else snap.to_dict()})
             if action == "run":
                 result = await notebooks.arun(rel, name, list(body.get("cell_ids") or []),
                                               caller_kernel=body.get("kernel_id"))
                 return self._reply({"result": result})
-            raise web.HTTPError(400, "action must be read, apply or run")
+            raise web.HTTPError(400, "action must be read, apply, save or run")
         except ToolError as exc:
             self._reply({"error": str(exc)}, 409)
 

@@ -90,6 +90,13 @@ class ServerNotebooks:
                 return snap
         return await self._blocking(FILE_STORE.apply, self.root / rel, name, ops, allow_missing)
 
+    async def asave(self, rel: str) -> Snapshot | None:
+        """Save a notebook open in a tab without collaboration; None when no tab holds it (a room
+        saves by itself, a closed notebook is its file)."""
+        if await self.live_document(rel) is not None or self.views is None or not self.views.holds(rel):
+            return None
+        return await self.views.save(rel)
+
     async def arun(self, rel: str, name: str, cell_ids: list[str], *, caller_kernel: str | None,
                    watch: dict | None = None) -> dict:
         kernel_id = self._kernel_of(rel, name)
@@ -147,6 +154,11 @@ class InProcessStore:
         rel = self.notebooks.relative(path)
         return None if rel is None else self._wait(
             self.notebooks.aapply(rel, path, name, ops, allow_missing=allow_missing), CALL_TIMEOUT)
+
+    def save(self, path: Path, name: str) -> Snapshot | None:
+        """Save the notebook where a tab holds it open (nbagent.checkpoints.notebooks.settle)."""
+        rel = self.notebooks.relative(path)
+        return None if rel is None else self._wait(self.notebooks.asave(rel), CALL_TIMEOUT)
 
     def run(self, path: Path, name: str, cell_ids: list[str], *, watch: dict | None = None) -> dict | None:
         rel = self.notebooks.relative(path)

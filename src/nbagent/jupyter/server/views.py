@@ -4,7 +4,8 @@ Without jupyter-collaboration a notebook open in JupyterLab lives in the tab's m
 its file would meet "File Changed" at the next save. So the side panel's front end keeps a socket
 here (/nbagent/api/views/ws) and reports the notebooks its tabs have open; an edit to one of them is
 sent to one such tab, which applies it through the notebook model and saves, then answers with the
-notebook as it now is. Tokens are checked here on a fresh read of the tab, and the tab compares each
+notebook as it now is. Before a turn's checkpoint the tab is asked to save (``save``): a tab writes
+outputs only when it is saved, and the cells the user ran before the turn are theirs, not the turn's. Tokens are checked here on a fresh read of the tab, and the tab compares each
 touched cell's source with the one checked right before it writes (the browser has no hash at hand
 on plain-HTTP hosts, so the source itself is the token there).
 """
@@ -61,6 +62,11 @@ class OpenViews:
         reply = await self._ask(rel, {"type": "read", "path": rel})
         return None if reply is None else _snapshot(reply)
 
+    async def save(self, rel: str) -> Snapshot | None:
+        """Have the tab save the notebook as it shows it (outputs of cells the user ran included)."""
+        reply = await self._ask(rel, {"type": "save", "path": rel})
+        return None if reply is None else _snapshot(reply)
+
     async def apply(self, rel: str, ops: list[dict], name: str) -> Snapshot | None:
         current = await self.read(rel)
         if current is None:
@@ -111,7 +117,7 @@ def _snapshot(reply: dict) -> Snapshot:
 
 
 class ViewsSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHandler):
-    """One JupyterLab tab: it reports its open notebooks and answers read and apply requests."""
+    """One JupyterLab tab: it reports its open notebooks and answers read, save and apply requests."""
 
     auth_resource = "nbagent"
 
