@@ -46,6 +46,15 @@ class UserKernel:
         self.client.stop_channels()
 
 
+async def _checkpoint(client, timeout: float = 60) -> dict:
+    """The next checkpoint event; an error event (a refused undo) fails at once, with its message."""
+    while True:
+        event = await client.next(timeout)
+        assert event["type"] != "error", f"refused: {event.get('message')}"
+        if event["type"] == "checkpoint":
+            return event
+
+
 @pytest.fixture
 async def notebook(jp_root_dir, jp_fetch, jp_serverapp):
     ids = write_notebook(jp_root_dir, "work.ipynb", [("code", "x = 'agent'\nadded = 1"),
@@ -86,14 +95,14 @@ async def test_panel_undo_and_redo_restore_the_kernel_variables(api, connect, mo
     assert await user.run("x") == "'agent'"
 
     await client.send(type="undo")
-    undone = await client.until("checkpoint", timeout=60)
+    undone = await _checkpoint(client)
     assert (undone["action"], undone["turn"], undone["redo_turn"]) == ("undone", 1, 1)
     assert (undone["names"], undone["not_restored"]) == (["added", "x"], [])  # what the panel shows
     assert await user.run("x") == "'user'"
     assert await user.run("'added' in dir()") == "False"
 
     await client.send(type="redo")
-    redone = await client.until("checkpoint", timeout=60)
+    redone = await _checkpoint(client)
     assert (redone["action"], redone["undo_turn"]) == ("redone", 1)
     assert await user.run("(x, added)") == "('agent', 1)"
 
@@ -111,7 +120,7 @@ async def test_a_name_the_user_rebound_since_is_not_overwritten_without_asking(a
     assert await user.run("(x, added)") == "('mine, later', 1)"  # nothing restored, files neither
 
     await client.send(type="undo", force=True)
-    assert (await client.until("checkpoint", timeout=60))["action"] == "undone"
+    assert (await _checkpoint(client))["action"] == "undone"
     assert await user.run("x") == "'user'"
 
 
@@ -127,11 +136,11 @@ async def test_the_memory_cap_drops_old_values_and_says_so(api, connect, model, 
     assert sorted(second["changed"]["dropped"]) == ["big (turn 1)", "x (turn 1)"]  # turn 1's, the oldest
 
     await client.send(type="undo")
-    undone = await client.until("checkpoint", timeout=60)
+    undone = await _checkpoint(client)
     assert (undone["turn"], undone["names"], undone["not_restored"]) == (2, ["big"], [])
     assert await user.run("len(big)") == "600000"  # turn 1's value, kept by turn 2's record
     await client.send(type="undo")
-    undone = await client.until("checkpoint", timeout=60)
+    undone = await _checkpoint(client)
     assert undone["turn"] == 1 and undone["names"] == []
     assert undone["not_restored"] == ["big (its old value was released by the memory cap)",
                                       "x (its old value was released by the memory cap)"]
@@ -155,7 +164,7 @@ async def test_undo_waits_for_no_busy_kernel_and_restores_nothing(api, connect, 
     assert (jp_root_dir / "work.ipynb").read_text() == before  # the turn's file stayed as well
     assert await sleeping == "'slept'"
     await client.send(type="undo")
-    assert (await client.until("checkpoint", timeout=60))["action"] == "undone"
+    assert (await _checkpoint(client))["action"] == "undone"
     assert await user.run("x") == "'user'"
 
 
@@ -168,7 +177,7 @@ async def test_a_restarted_kernel_lost_the_record_and_undo_says_so(api, connect,
     kernel_id = jp_serverapp.kernel_manager.list_kernel_ids()[0]
     await jp_fetch("api", "kernels", kernel_id, "restart", method="POST", body="")
     await client.send(type="undo")
-    undone = await client.until("checkpoint", timeout=60)
+    undone = await _checkpoint(client)
     assert undone["action"] == "undone" and undone["names"] == []  # the files are back all the same
     assert undone["not_restored"] == [f"{name} (this kernel holds no record of these calls: it was restarted "
                                       "since, or the records were released)" for name in ("added", "x")]
@@ -199,7 +208,7 @@ async def _undo_offers_a_plan(api, connect, model, ids) -> tuple:
     ran = await _agent_runs(client, model, ids[3], "call_1")
     assert ran["changed"]["mutated"] == ["data"]
     await client.send(type="undo")
-    undone = await client.until("checkpoint", timeout=60)
+    undone = await _checkpoint(client)
     return client, undone
 
 

@@ -13,6 +13,8 @@ made (the user's confirmed click in the panel).
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import nbformat
@@ -28,6 +30,8 @@ from ..remote.kernel import own_session
 CELL_TIMEOUT = 300.0
 WATCH_TIMEOUT = 10.0
 """Seconds the namespace watcher's lines may take; past it the run is reported without its change."""
+IDLE_GRACE = 1.0
+"""Seconds a busy kernel is given to go idle before an undo line or a replay is refused."""
 
 
 async def run_cells(notebooks: Any, rel: str, name: str, cell_ids: list[str], kernel_id: str,
@@ -72,13 +76,25 @@ async def run_cells(notebooks: Any, rel: str, name: str, cell_ids: list[str], ke
     return result
 
 
+async def idle_soon(kernel: Any, grace: float = IDLE_GRACE) -> bool:
+    """Whether the kernel is idle, or goes idle within ``grace`` seconds. The server learns of a run's end
+    from the kernel's status message, a moment after the reply: an Undo clicked as the user's cell ends
+    must not be refused for that moment."""
+    deadline = time.monotonic() + grace
+    while getattr(kernel, "execution_state", "") == "busy":
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
 async def kernel_action(notebooks: Any, kernel_id: str, action: str, args: dict) -> dict:
     """One watcher line (undo, redo, conflicts, ...) in kernel ``kernel_id``, on its own client; its answer."""
     manager = notebooks.serverapp.kernel_manager
     if kernel_id not in manager:
         return {"error": "its kernel is no longer running: the record went with it", "records": []}
     kernel = manager.get_kernel(kernel_id)
-    if getattr(kernel, "execution_state", "") == "busy":  # the line would queue and run later, unasked
+    if not await idle_soon(kernel):  # the line would queue and run later, unasked
         return {"error": "the kernel is busy running code; try again once it is idle", "retry": True}
     client = kernel.client(session=own_session(kernel.session))
     client.start_channels()
@@ -104,7 +120,7 @@ async def replay_cells(notebooks: Any, kernel_id: str, cells: list[dict], owner:
     if kernel_id not in manager:
         return {"error": "the kernel is no longer running: there is nothing to replay into"}
     kernel = manager.get_kernel(kernel_id)
-    if getattr(kernel, "execution_state", "") == "busy":
+    if not await idle_soon(kernel):
         return {"error": "the kernel is busy running code; replay once it is idle", "retry": True}
     client = kernel.client(session=own_session(kernel.session))
     client.start_channels()
