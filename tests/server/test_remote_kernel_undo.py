@@ -264,3 +264,55 @@ async def test_replay_is_refused_while_the_kernel_is_busy(api, connect, model, r
 def _live_agent(serverapp, session_id: str):
     app = next(iter(serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
     return app.hub.live[session_id].agent
+
+
+OWNERS = ("import nbagent.jupyter.kernel.watch as w\n"
+          "sorted(o for owners in w._LEDGERS.values() for o in owners)")
+
+
+async def test_the_records_outlive_the_panels_agent_and_go_with_the_deleted_session(api, connect, model, notebook,
+                                                                                 jp_serverapp):
+    """The panel's agent closes a moment after its last tab; the session is opened again later and its
+    Undo still restores the kernel's names. Deleting the session releases its records in the kernel."""
+    ids, user = notebook
+    await user.run("x = 'user'")
+    sid = (await api("POST", "sessions"))["id"]
+    client = await connect(sid)
+    await client.next()
+    await _agent_runs(client, model, ids[0], "call_1")
+    assert await user.run("x") == "'agent'"
+    client.ws.close()
+    app = next(iter(jp_serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
+    for _ in range(100):  # idle_close_seconds is 0.2 here
+        if not app.hub.is_open(sid):
+            break
+        await asyncio.sleep(0.1)
+    assert not app.hub.is_open(sid), "the agent stays open with no tab"
+    assert await user.run(OWNERS) == repr([sid])  # kept in the kernel for a resume
+
+    again = await connect(sid)
+    await again.next()
+    await again.send(type="undo")
+    undone = await _checkpoint(again)
+    assert (undone["turn"], undone["names"], undone["not_restored"]) == (1, ["added", "x"], [])
+    assert await user.run("x") == "'user'"
+    again.ws.close()
+
+    await api("DELETE", "sessions", sid)
+    for _ in range(100):  # released in the background, after the DELETE's answer
+        if await user.run(OWNERS) == "[]":
+            break
+        await asyncio.sleep(0.1)
+    assert await user.run(OWNERS) == "[]"
+
+
+async def test_looking_for_a_sessions_records_imports_nothing_into_other_kernels(notebook, jp_serverapp):
+    """A session opened again asks every kernel for its records with a line that does nothing where the
+    watcher never ran: a kernel that never met nbagent does not import it."""
+    _, user = notebook
+    assert await user.run("import sys\n'nbagent' in sys.modules") == "False"
+    app = next(iter(jp_serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
+    (kernel_id,) = app.notebooks.kernel_ids()
+    answer = await app.notebooks.akernel_action(kernel_id, "targets", {"owner": "someone", "if_loaded": True})
+    assert "error" in answer and "records" not in answer
+    assert await user.run("'nbagent' in sys.modules") == "False"

@@ -18,11 +18,11 @@ which runs the watcher's line in the kernel. No Jupyter import here.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Protocol, runtime_checkable
 
-from ..ids import short_id
 from .gitrepo import CheckpointError
 from .kernel_ledger import KernelConflict, KernelRecord, KernelRestore, RecordReading, record_from_dict
 from .replay import ReplayCell, ReplayOutcome
@@ -52,9 +52,10 @@ class RemoteLedger(RecordReading):
     """No namespace in this process: the kernel plans restart-and-replay itself (``plan``)."""
 
     def __init__(self, session_id: str, stores: Callable[[], list[Any]], *, max_bytes: int | None = None,
-                 budget_seconds: float | None = None):
-        self.owner = f"{session_id}.{short_id('')}"
-        """This agent's records in the kernels (a new agent on the same session starts its own)."""
+                 budget_seconds: float | None = None, resumed: bool = False):
+        self.owner = session_id
+        """The session's records in the kernels. They outlive this agent: an agent opened again on the
+        session (the panel's, after its last tab closed) finds them there (``resumed``)."""
         self.stores = stores
         self.max_bytes = max_bytes
         self.budget_seconds = budget_seconds
@@ -66,6 +67,7 @@ class RemoteLedger(RecordReading):
         """The last undo's kernels that left names not restored, with the agent call's execution count."""
         self.offer: ReplayOffer | None = None
         """The restart-and-replay plan on offer (None: none)."""
+        self._adopted = not resumed
 
     # ----- recording (the kernel records; this learns of it) --------------------------------
     def begin_turn(self, turn: int, turn_id: str) -> None:
@@ -95,12 +97,37 @@ class RemoteLedger(RecordReading):
     # ----- reading -----------------------------------------------------------------------------
     @property
     def records(self) -> list[KernelRecord]:
+        self._adopt()
         with self._lock:
             return sorted((r for records in self._kernels.values() for r in records), key=lambda r: r.turn)
 
     def _kernels_of(self, turn: int) -> list[str]:
+        self._adopt()
         with self._lock:
             return [k for k, records in self._kernels.items() if any(r.turn == turn for r in records)]
+
+    def _adopt(self) -> None:
+        """Once, for a session opened again: copy the records the kernels still keep for it. Only kernels
+        that ran the watcher are asked (``if_loaded``); a busy one is skipped (its turns undo files only).
+        Not from the thread of the loop a store runs its lines on (it would wait for itself): later."""
+        if self._adopted:
+            return
+        deferred = False
+        for store in self.stores():
+            kernel_ids: Callable[[], list[str]] | None = getattr(store, "kernel_ids", None)
+            if not isinstance(store, KernelLines) or kernel_ids is None:
+                continue
+            loop = getattr(store, "loop", None)
+            if loop is not None and loop is _running_loop():
+                deferred = True
+                continue
+            try:
+                running = [str(k) for k in kernel_ids()]
+            except Exception:  # a server shutting down: nothing to find
+                continue
+            for kernel_id in running:
+                self._ask(kernel_id, "targets", {"if_loaded": True})
+        self._adopted = not deferred
 
     # ----- undo and redo -----------------------------------------------------------------------
     def conflicts(self, action: str, turn: int) -> list[str]:
@@ -223,6 +250,13 @@ class RemoteLedger(RecordReading):
                     self._mirror(kernel_id, answer)
                 return answer
         return {"error": f"kernel {kernel_id} cannot be reached from here"}
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _cell(data: dict[str, Any]) -> ReplayCell:

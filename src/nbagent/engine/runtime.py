@@ -80,14 +80,15 @@ class AgentRuntime:
         return self.state.session
 
     def _build_loop(self) -> None:
-        self._release_remote_kernels()  # a new or resumed session: the old one's records go
+        self._release_remote_kernels()  # another session now: the old one's records go unless it can be resumed
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel)
         remote = None
         if self.kernel is None:  # notebook_run reaches kernels by messages: they keep the undo record
             remote = RemoteLedger(self.session.id, lambda: _notebook_stores(context),
                                   max_bytes=self.config.kernel_undo_max_bytes,
-                                  budget_seconds=self.config.kernel_fingerprint_ms / 1000)
+                                  budget_seconds=self.config.kernel_fingerprint_ms / 1000,
+                                  resumed=self.session.turns > 0)
             context.extras["kernel_ledger"] = remote
         self.guard = TurnGuard(self.workspace, self.session.id, self.emit, enabled=self.config.checkpoints,
                                journal=self.config.persist and self.config.recovery_journal,
@@ -287,9 +288,12 @@ class AgentRuntime:
         return events
 
     def _release_remote_kernels(self) -> None:
-        """Release the records the kernels keep for this agent's notebook_run calls (none: nothing is sent)."""
+        """Release the records the kernels keep for this session's notebook_run calls, unless the session
+        is stored: it can be opened again and undone then (a deleted one is released by its server)."""
         guard = getattr(self, "guard", None)
-        if guard is not None and isinstance(guard.kernel, RemoteLedger) and guard.kernel.records:
+        if self.config.persist or guard is None or not isinstance(guard.kernel, RemoteLedger):
+            return
+        if guard.kernel.records:
             try:
                 guard.kernel.release()
             except Exception as exc:  # a kernel or server gone: its records went with it

@@ -180,9 +180,14 @@ def records_of(ledger: KernelLedger) -> list[dict]:
     return [record_dict(r) for r in ledger.records]
 
 
-def watch_code(action: str, args: dict[str, Any]) -> str:
-    """The one line sent to the kernel: ``args`` as JSON text in a string literal, so it is data, not code."""
+def watch_code(action: str, args: dict[str, Any], *, loaded_only: bool = False) -> str:
+    """The one line sent to the kernel: ``args`` as JSON text in a string literal, so it is data, not code.
+
+    ``loaded_only``: a line that does nothing (and answers nothing) in a kernel that never loaded this
+    module, so it holds no record: asking every kernel of a server imports nbagent into none of them."""
     text = json.dumps(json.dumps(args))  # ASCII JSON inside a JSON string: also a valid Python literal
-    return (f"__import__('nbagent.jupyter.kernel.watch', fromlist=['watch']).watch(get_ipython(), "
-            f"{json.dumps(action)}, {text})")
+    call = f".watch(get_ipython(), {json.dumps(action)}, {text})"
+    if loaded_only:
+        return f"(lambda m: m and m{call})(__import__('sys').modules.get({json.dumps(__name__)}))"
+    return f"__import__({json.dumps(__name__)}, fromlist=['watch']){call}"
 

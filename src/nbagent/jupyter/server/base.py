@@ -17,6 +17,7 @@ from ...errors import StoreError
 
 if TYPE_CHECKING:
     from .hub import SessionHub
+    from .notebooks import ServerNotebooks
     from .services import WorkspaceServices
     from .settings import ServerSettings
 
@@ -26,6 +27,7 @@ class ServerParts(Protocol):
 
     hub: "SessionHub"
     services: "WorkspaceServices"
+    notebooks: "ServerNotebooks"
     agent_settings: "ServerSettings"
 
     async def update_settings(self, changes: Any) -> "ServerSettings": ...

@@ -89,7 +89,10 @@ async def idle_soon(kernel: Any, grace: float = IDLE_GRACE) -> bool:
 
 
 async def kernel_action(notebooks: Any, kernel_id: str, action: str, args: dict) -> dict:
-    """One watcher line (undo, redo, conflicts, ...) in kernel ``kernel_id``, on its own client; its answer."""
+    """One watcher line (undo, redo, conflicts, ...) in kernel ``kernel_id``, on its own client; its answer.
+    ``args["if_loaded"]``: only in a kernel where the watcher already ran (a search of every kernel)."""
+    args = dict(args)
+    loaded_only = bool(args.pop("if_loaded", False))
     manager = notebooks.serverapp.kernel_manager
     if kernel_id not in manager:
         return {"error": "its kernel is no longer running: the record went with it", "records": []}
@@ -100,7 +103,7 @@ async def kernel_action(notebooks: Any, kernel_id: str, action: str, args: dict)
     client.start_channels()
     try:
         await client.wait_for_ready(timeout=30)
-        out = await _watch(client, action, args)
+        out = await _watch(client, action, args, loaded_only=loaded_only)
     finally:
         client.stop_channels()
     answer = answer_of(out or "")
@@ -153,7 +156,7 @@ async def _replay_one(client: Any, code: str) -> str | None:
     return f"{content.get('ename', 'error')}: {content.get('evalue', '')}".rstrip(": ")
 
 
-async def _watch(client: Any, action: str, args: dict) -> str | None:
+async def _watch(client: Any, action: str, args: dict, *, loaded_only: bool = False) -> str | None:
     """The namespace watcher's line (nbagent.jupyter.kernel.watch), silent; its stdout, or None."""
     out: list[str] = []
 
@@ -162,7 +165,7 @@ async def _watch(client: Any, action: str, args: dict) -> str | None:
             out.append(msg["content"].get("text", ""))
 
     try:
-        await client.execute_interactive(watch_code(action, args), silent=True, store_history=False,
+        await client.execute_interactive(watch_code(action, args, loaded_only=loaded_only), silent=True, store_history=False,
                                          allow_stdin=False, output_hook=hook, timeout=WATCH_TIMEOUT)
     except TimeoutError:
         return None

@@ -7,6 +7,7 @@ for the "nbagent" resource; APIHandler applies Jupyter's XSRF rules to writes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -55,6 +56,8 @@ class SessionHandler(BaseHandler):
             await self.app.services.delete_session(info["id"])
         except StoreError as exc:
             raise self.store_error(exc) from exc
+        # Its kernel undo records (kept for a resume) can go now; the answer does not wait for the kernels.
+        _in_background(self.app.notebooks.arelease_owner(info["id"]))
         self.set_status(204)
         self.finish()
 
@@ -246,3 +249,13 @@ ROUTES = [
     (r"/nbagent/api/settings/?", SettingsHandler),
     (r"/nbagent/api/models/?", ModelsHandler),
 ]
+
+
+_BACKGROUND: set[asyncio.Task] = set()
+"""Work a handler started and does not wait for (held here: the loop keeps only weak references)."""
+
+
+def _in_background(coro) -> None:
+    task = asyncio.ensure_future(coro)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)

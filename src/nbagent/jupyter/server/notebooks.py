@@ -29,6 +29,8 @@ CALL_TIMEOUT = 60.0
 RUN_TIMEOUT = 600.0
 ACTION_TIMEOUT = 45.0
 """Seconds an undo line may take: a ready client (up to 30 s) and the line itself (up to 10 s)."""
+RELEASE_TIMEOUT = 5.0
+"""Seconds a deleted session's release waits for each kernel."""
 REPLAY_TIMEOUT = 3600.0
 """Seconds a whole restart-and-replay may take (each cell has cell_runner's CELL_TIMEOUT)."""
 
@@ -109,6 +111,20 @@ class ServerNotebooks:
     async def akernel_action(self, kernel_id: str, action: str, args: dict) -> dict:
         return await kernel_action(self, kernel_id, action, args)
 
+    def kernel_ids(self) -> list[str]:
+        """The kernels running in this server (where a session's undo records may be kept)."""
+        return list(self.serverapp.kernel_manager.list_kernel_ids())
+
+    async def arelease_owner(self, owner: str) -> None:
+        """Release ``owner``'s undo records in every kernel (its session was deleted). Best effort, at
+        most RELEASE_TIMEOUT per kernel; a kernel that never ran the watcher is not touched."""
+        for kernel_id in self.kernel_ids():
+            try:
+                await asyncio.wait_for(kernel_action(self, kernel_id, "release", {"owner": owner, "if_loaded": True}),
+                                       RELEASE_TIMEOUT)
+            except Exception as exc:  # busy, gone, slow: its records fall to the kernel's caller limit
+                log.info("nbagent: could not release %s's undo records in kernel %s: %s", owner, kernel_id, exc)
+
     async def akernel_replay(self, kernel_id: str, cells: list[dict], owner: str) -> dict:
         return await replay_cells(self, kernel_id, cells, owner)
 
@@ -169,6 +185,10 @@ class InProcessStore:
         """A line of the kernel's undo record (nbagent.checkpoints.remote_ledger's transport); the server's
         own kernels only."""
         return self._wait(self.notebooks.akernel_action(kernel_id, action, args), ACTION_TIMEOUT)
+
+    def kernel_ids(self) -> list[str]:
+        """The server's running kernels (nbagent.checkpoints.remote_ledger looks for a session's records there)."""
+        return self.notebooks.kernel_ids()
 
     def kernel_replay(self, kernel_id: str, cells: list[dict], owner: str) -> dict | None:
         """Restart and replay ``cells`` in one of the server's own kernels (nbagent.checkpoints.remote_ledger)."""
