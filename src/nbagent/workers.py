@@ -9,8 +9,10 @@ loops share this pool instead: its threads are made as calls need them and reuse
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import threading
+from typing import Any, Coroutine
 
 MAX_WORKERS = 256
 """Threads the pool may grow to. A blocking call can take long (a shell command, an approval that
@@ -34,3 +36,15 @@ def shared_pool() -> concurrent.futures.ThreadPoolExecutor:
         if _POOL is None:
             _POOL = _SharedPool(MAX_WORKERS, thread_name_prefix="nbagent-worker")
         return _POOL
+
+
+_BACKGROUND: set[asyncio.Task] = set()
+"""Tasks started and not waited for, held here: an event loop keeps only weak references to its tasks."""
+
+
+def in_background(coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
+    """Run ``coro`` on the running loop without waiting for it (a release after a session's DELETE)."""
+    task = asyncio.ensure_future(coro)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
+    return task

@@ -73,10 +73,12 @@ def settle(stores: list[Any], path: Path, name: str, timeout: float = SETTLE_TIM
 
 
 def _save_open_view(stores: list[Any], path: Path, name: str) -> None:
-    store, snap = _live(stores, path, name)
-    save = getattr(store, "save", None)
-    if snap is not None and snap.where == "open view" and callable(save):
-        save(path, name)
+    """Ask the stores that can (the server's) to save the tab holding the notebook; each answers None
+    when no tab holds it without collaboration."""
+    for store in stores:
+        save = getattr(store, "save", None)
+        if callable(save) and save(path, name) is not None:
+            return
 
 
 def same_notebook(a: bytes, b: bytes) -> bool:

@@ -31,6 +31,7 @@ from ..tools.context import CALLER, ToolContext
 from ..workspace.root import Workspace
 from ..workspace.state_dir import OUTPUTS
 from ..render.redaction import logger
+from ..workers import in_background
 
 log = logger("nbagent.mcp")
 DEFAULT_SERVED = ("notebook",)
@@ -209,7 +210,6 @@ class SessionEnd:
     def __init__(self, app: Any, served: ServedTools):
         self.app = app
         self.served = served
-        self._tasks: set[asyncio.Task] = set()
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         session_id = dict(scope.get("headers") or []).get(b"mcp-session-id", b"").decode("latin-1") \
@@ -226,9 +226,7 @@ class SessionEnd:
 
         await self.app(scope, receive, watching)
         if status and status[0] < 400:
-            task = asyncio.ensure_future(self.served.end_session(caller_of(session_id)))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            in_background(self.served.end_session(caller_of(session_id)))
 
 
 def _version() -> str:

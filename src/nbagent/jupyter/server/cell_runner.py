@@ -165,8 +165,9 @@ async def _watch(client: Any, action: str, args: dict, *, loaded_only: bool = Fa
             out.append(msg["content"].get("text", ""))
 
     try:
-        await client.execute_interactive(watch_code(action, args, loaded_only=loaded_only), silent=True, store_history=False,
-                                         allow_stdin=False, output_hook=hook, timeout=WATCH_TIMEOUT)
+        await client.execute_interactive(watch_code(action, args, loaded_only=loaded_only), silent=True,
+                                         store_history=False, allow_stdin=False, output_hook=hook,
+                                         timeout=WATCH_TIMEOUT)
     except TimeoutError:
         return None
     return "".join(out)

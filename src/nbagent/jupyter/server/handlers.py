@@ -7,7 +7,6 @@ for the "nbagent" resource; APIHandler applies Jupyter's XSRF rules to writes.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -18,6 +17,7 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web, websocket
 
 from ...errors import ConfigError, MissingSetting, StoreError
+from ...workers import in_background
 from .base import AUTH_RESOURCE, SESSION, BaseHandler, ServerParts, server_parts
 from .settings import AVAILABLE
 
@@ -57,7 +57,7 @@ class SessionHandler(BaseHandler):
         except StoreError as exc:
             raise self.store_error(exc) from exc
         # Its kernel undo records (kept for a resume) can go now; the answer does not wait for the kernels.
-        _in_background(self.app.notebooks.arelease_owner(info["id"]))
+        in_background(self.app.notebooks.arelease_owner(info["id"]))
         self.set_status(204)
         self.finish()
 
@@ -249,13 +249,3 @@ ROUTES = [
     (r"/nbagent/api/settings/?", SettingsHandler),
     (r"/nbagent/api/models/?", ModelsHandler),
 ]
-
-
-_BACKGROUND: set[asyncio.Task] = set()
-"""Work a handler started and does not wait for (held here: the loop keeps only weak references)."""
-
-
-def _in_background(coro) -> None:
-    task = asyncio.ensure_future(coro)
-    _BACKGROUND.add(task)
-    task.add_done_callback(_BACKGROUND.discard)
