@@ -205,3 +205,29 @@ async def test_notebook_run_fills_outputs_in_the_open_view(jp_serverapp, jp_root
             await jp_fetch("nbagent", "api", "kernel", "notebooks", method="POST", body=body,
                            headers={server_link.SECRET_HEADER: app.kernel_link.secret})
         assert err.value.code == 409 and b"deadlock" in err.value.response.body
+
+
+async def test_the_kernel_links_save_needs_the_secret_and_stays_in_the_workspace(jp_serverapp, jp_root_dir, jp_fetch):
+    """``save`` (a turn's snapshot asks a tab to save first) is confined like read and apply: a path
+    outside the workspace, or one that leaves it through a symlink, is answered "outside", untouched."""
+    from nbagent.jupyter.kernel import server_client as server_link
+
+    app = next(iter(jp_serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
+    secret = {server_link.SECRET_HEADER: app.kernel_link.secret}
+    outside = jp_root_dir.parent / "theirs.ipynb"
+    outside.write_text("{}")
+    (jp_root_dir / "link.ipynb").symlink_to(outside)
+    write_notebook(jp_root_dir, "mine.ipynb", [("code", "k = 1")])
+
+    async def save(path, headers=secret) -> dict:
+        body = json.dumps({"action": "save", "path": str(path)})
+        reply = await jp_fetch("nbagent", "api", "kernel", "notebooks", method="POST", body=body, headers=headers)
+        return json.loads(reply.body)
+
+    with pytest.raises(HTTPClientError) as err:
+        await save(jp_root_dir / "mine.ipynb", headers={})
+    assert err.value.code == 403
+    for path in (outside, jp_root_dir / "link.ipynb", jp_root_dir / ".." / "theirs.ipynb"):
+        assert await save(path) == {"outside": True}, path
+    assert outside.read_text() == "{}"
+    assert await save(jp_root_dir / "mine.ipynb") == {"snapshot": None}  # no tab holds it: nothing to save
