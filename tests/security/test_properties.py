@@ -26,7 +26,8 @@ def test_any_glob_is_matched_at_once_or_refused_clearly(pattern, name):
 def test_public_url_never_keeps_credentials_or_queries(user, secret, port):
     url = f"https://{user}:{secret}@host.example:{port}/v1?key={secret}#{secret}"
     shown = public_url(url)
-    assert secret not in shown.replace("host.example", "")
+    # The host and the port are kept, and a digits-only secret may be part of the port's digits.
+    assert secret not in shown.replace("host.example", "").replace(f":{port}/", "/")
     assert shown in (f"https://host.example:{port}/v1", "(invalid URL)")
 
 
