@@ -11,6 +11,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# Property tests draw the same examples on every run, so a landing is never decided by a new draw;
+# HYPOTHESIS_PROFILE=explore draws new ones, to look for counterexamples on purpose.
+hypothesis_settings.register_profile("stable", derandomize=True)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "stable"))
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 _HOME_ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
