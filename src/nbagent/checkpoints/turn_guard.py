@@ -249,7 +249,7 @@ class TurnGuard:
             kernel = self.kernel.undo_target() if action == "undo" else self.kernel.redo_target()
         return (files[0] if files else None), kernel
 
-    def _emit_restored(self, restored: Restored, action: str) -> None:
+    def _emit_restored(self, restored: Restored, action: ev.CheckpointAction) -> None:
         entry = self.checkpoints.manifest.find(restored.turn) if self.enabled else None
         self._emit_state(action, restored.turn, entry.files if entry else restored.files,
                          self._turn_id_of(restored.turn), restored)
@@ -262,7 +262,7 @@ class TurnGuard:
             turn_id = next((r.turn_id for r in self.kernel.of_turn(turn)), "")
         return turn_id
 
-    def _emit_state(self, action: str, turn: int, files: list[str], turn_id: str,
+    def _emit_state(self, action: ev.CheckpointAction, turn: int, files: list[str], turn_id: str,
                     restored: Restored | None = None) -> None:
         undo = [t for t in self._targets("undo") if t is not None]
         redo = [t for t in self._targets("redo") if t is not None]

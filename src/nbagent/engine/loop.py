@@ -98,7 +98,7 @@ class Loop:
             return self._end(state, "error")
         return self._end(state, reason)
 
-    async def _steps(self, state: TurnState) -> str:
+    async def _steps(self, state: TurnState) -> ev.TurnEndReason:
         if self.before_request is not None:
             await self.before_request(state.turn_id)
         while state.steps < self.config.max_steps:
@@ -264,7 +264,7 @@ class Loop:
             self._append([{"role": "assistant", "content": partial["content"]}])
         state.partial = None
 
-    def _end(self, state: TurnState, reason: str) -> ev.TurnEnd:
+    def _end(self, state: TurnState, reason: ev.TurnEndReason) -> ev.TurnEnd:
         self.session.defer_records = False
         self.session.flush()
         if self.guard is not None:
