@@ -8,6 +8,7 @@ import sys
 from typing import Sequence
 
 from .. import events as ev
+from ..config import APPROVAL_MODES
 from ..errors import ConfigError, MissingSetting, NbagentError
 from .terminal import Rendered, TerminalApprover, TerminalRenderer, ask_on_stderr
 
@@ -101,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
     run.add_argument("--api", choices=["chat", "responses"], help="wire protocol (env NBAGENT_API)")
     run.add_argument("--yes", "-y", action="store_true", help="approve every tool call (approval auto)")
-    run.add_argument("--approval", choices=["ask", "auto", "read-only"], help="approval mode")
+    run.add_argument("--approval", choices=APPROVAL_MODES, help="approval mode")
     run.add_argument("--toolsets", help="comma-separated tool sets (core is always on)")
     run.add_argument("--max-steps", type=int, help="model calls per turn (default 50)")
     run.add_argument("--no-memory", action="store_true", help="neither load nor write project memory")

@@ -8,22 +8,27 @@ Each tool has one policy (``Tool.approval``), which the configuration can overri
 The mode is read when the decision is made, not when the turn started: a change made while a turn runs
 or a prompt waits applies to the very next decision. "always" given to a request approves the same tool
 for the rest of the session, except in "read-only" mode, which denies it all the same.
+
+The modes, policies and decisions are the ``Literal`` vocabularies of nbagent.events (``ApprovalMode``,
+``ApprovalPolicy``, ``Decision``), also generated for the panel's TypeScript. ``PendingApprovals`` is the
+one place a request waits for its answer: the agent's (from the kernel's widgets, the terminal, the
+server's panel) and an outside MCP agent's call that the panel answers (nbagent.jupyter.server.mcp_approvals).
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Callable, get_args
 
 from .. import events as ev
 from ..config import APPROVAL_MODES, POLICIES
 from ..errors import ToolError
 
-Policy = Literal["never", "ask", "always_ask"]
-DECISIONS: tuple[str, ...] = ("approve", "deny", "always")
-__all__ = ["APPROVAL_MODES", "DECISIONS", "POLICIES", "Approvals", "Denied", "Unasked", "check_decision",
-           "check_policy"]
+Policy = ev.ApprovalPolicy
+DECISIONS: tuple[ev.Decision, ...] = get_args(ev.Decision)
+__all__ = ["APPROVAL_MODES", "DECISIONS", "POLICIES", "Approvals", "Denied", "PendingApprovals", "Unasked",
+           "check_decision", "check_policy"]
 
 DENIED_BY_THE_USER = "denied by the user: do not retry this call; ask or try another way"
 
@@ -49,17 +54,59 @@ class Unasked(Denied):
                                     "Do not retry this call")  # type: ignore[return-value]
 
 
-def check_decision(decision: Any) -> str:
+def check_decision(decision: Any) -> ev.Decision:
     """The decision if it is one of approve, deny, always; ValueError otherwise (the one check of it)."""
     if decision not in DECISIONS:
         raise ValueError(f"decision must be approve, deny or always, not {decision!r}")
     return decision
 
 
-def check_policy(policy: Any) -> str:
+def _as_decision(answer: Any) -> ev.Decision:
+    """An approver's answer as a decision: anything but approve, deny or always denies."""
+    for decision in DECISIONS:
+        if decision == answer:
+            return decision
+    return "deny"
+
+
+def check_policy(policy: Any) -> ev.ApprovalPolicy:
     if policy not in POLICIES:
         raise ValueError(f"an approval policy is one of {', '.join(POLICIES)}, not {policy!r}")
     return policy
+
+
+class PendingApprovals:
+    """The approval requests that wait for an answer, by call id: a front end's answer reaches the call
+    through ``resolve`` (on the loop the call waits on)."""
+
+    def __init__(self) -> None:
+        self._futures: dict[str, asyncio.Future[str]] = {}
+
+    async def answer(self, call_id: str, announce: Callable[[], None] = lambda: None,
+                     timeout: float | None = None) -> str:
+        """Wait for ``resolve(call_id, ...)`` and return its decision. ``announce`` runs once the call is
+        waiting (it emits the request: an answer given at once still finds the call); TimeoutError after
+        ``timeout`` seconds. The call stops waiting however it ends (answered, timed out, cancelled)."""
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._futures[call_id] = future
+        try:
+            announce()
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            if self._futures.get(call_id) is future:
+                del self._futures[call_id]
+
+    def resolve(self, call_id: str, decision: str) -> bool:
+        """Answer the waiting call ``call_id``; False when none waits (answered already, or unknown)."""
+        future = self._futures.get(call_id)
+        if future is None or future.done():
+            return False
+        future.set_result(decision)
+        return True
+
+    @property
+    def call_ids(self) -> list[str]:
+        return list(self._futures)
 
 
 class Approvals:
@@ -72,9 +119,9 @@ class Approvals:
         self.emit = emit
         self.approver = approver
         self.always: set[str] = set()
-        self._pending: dict[str, asyncio.Future] = {}
+        self.waiting = PendingApprovals()
 
-    def policy_of(self, tool) -> str:
+    def policy_of(self, tool) -> ev.ApprovalPolicy:
         overrides = getattr(self.config(), "tool_approvals", None) or {}
         return overrides.get(tool.name) or tool.approval
 
@@ -102,40 +149,32 @@ class Approvals:
                 raise  # the edit cannot apply (no match...): tell the model now, ask nobody
         request = ev.ApprovalRequest(name=tool.name, call_id=ctx.call_id, arguments=arguments, diff=diff,
                                      annotations=getattr(tool, "annotations", None), turn_id=ctx.turn_id)
-        future = asyncio.get_running_loop().create_future()
-        self._pending[ctx.call_id] = future
-        self.emit(request)
-        try:
-            if self.approver is not None:
-                decision = await _call_approver(self.approver, request)
-            else:
-                decision = await future
-        finally:
-            self._pending.pop(ctx.call_id, None)
+        if self.approver is not None:
+            self.emit(request)
+            decision = await _call_approver(self.approver, request)
+        else:
+            decision = await self.waiting.answer(ctx.call_id, lambda: self.emit(request))
         if isinstance(decision, Unasked):
             return self._record(tool, ctx, decision, "no one to ask")
-        decision = decision if decision in DECISIONS else "deny"
-        if decision == "always":
+        answer = _as_decision(decision)
+        if answer == "always":
             self.always.add(tool.name)
-        return self._record(tool, ctx, "deny" if decision == "deny" else "approve", "user", decision)
+        return self._record(tool, ctx, "deny" if answer == "deny" else "approve", "user", answer)
 
-    def _record(self, tool, ctx, outcome: str, by: str, decision: str | None = None) -> str:
+    def _record(self, tool, ctx, outcome: str, by: ev.DecidedBy, decision: ev.Decision | None = None) -> str:
         """Emit the decision; return the outcome (a Denied carries why for the tool result)."""
-        self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=str(decision or outcome),
-                                      by=by, turn_id=ctx.turn_id))
+        decision = decision or ("deny" if outcome == "deny" else "approve")
+        self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=decision, by=by,
+                                      turn_id=ctx.turn_id))
         return outcome
 
     def resolve(self, call_id: str, decision: str) -> bool:
         """Answer a pending request (called on the agent's loop). False if none is pending."""
-        future = self._pending.get(call_id)
-        if future is None or future.done():
-            return False
-        future.set_result(decision)
-        return True
+        return self.waiting.resolve(call_id, decision)
 
     @property
     def pending(self) -> list[str]:
-        return list(self._pending)
+        return self.waiting.call_ids
 
     async def confirm(self, name: str, call_id: str, turn_id: str, arguments: dict[str, Any]) -> bool:
         """Ask the user about something that is not a model's tool call (a command the workspace's stored

@@ -18,6 +18,7 @@ import pydantic
 
 from .approvals import check_policy
 from ..errors import ToolError, ToolRegistrationError
+from ..events import ApprovalPolicy
 
 if typing.TYPE_CHECKING:
     from .context import ToolContext
@@ -32,7 +33,7 @@ class Tool:
     toolset: str = "custom"
     read_only: bool = False
     """Changes nothing: calls of read-only tools in one response may run concurrently."""
-    approval: str = "ask"
+    approval: ApprovalPolicy = "ask"
     """The approval policy (nbagent.tools.approvals): "never", "ask" or "always_ask"."""
     preview: Callable[..., str | None] | None = None
     """``preview(ctx, **args)`` returns the diff an approval card shows, computed before any write."""
@@ -64,14 +65,14 @@ def _required(model: type[pydantic.BaseModel]) -> set[str]:
 
 @overload
 def function_tool(fn: Callable[..., Any], *, name: str | None = None, toolset: str = "custom",
-                  read_only: bool = False, approval: str | None = None,
+                  read_only: bool = False, approval: ApprovalPolicy | None = None,
                   preview: Callable[..., str | None] | None = None, prompt_hint: str = "",
                   needs_approval: bool | None = None) -> Tool: ...
 
 
 @overload
 def function_tool(fn: None = None, *, name: str | None = None, toolset: str = "custom",
-                  read_only: bool = False, approval: str | None = None,
+                  read_only: bool = False, approval: ApprovalPolicy | None = None,
                   preview: Callable[..., str | None] | None = None, prompt_hint: str = "",
                   needs_approval: bool | None = None) -> Callable[[Callable[..., Any]], Tool]: ...
 
@@ -82,7 +83,7 @@ def function_tool(
     name: str | None = None,
     toolset: str = "custom",
     read_only: bool = False,
-    approval: str | None = None,
+    approval: ApprovalPolicy | None = None,
     preview: Callable[..., str | None] | None = None,
     prompt_hint: str = "",
     needs_approval: bool | None = None,
@@ -96,7 +97,7 @@ def function_tool(
     if approval is None:
         approval = ("ask" if needs_approval else "never") if needs_approval is not None else (
             "never" if read_only else "ask")
-    check_policy(approval)
+    approval = check_policy(approval)
 
     def build(func: Callable[..., Any]) -> Tool:
         return _build_tool(func, name, toolset, read_only, approval, preview, prompt_hint)
