@@ -17,6 +17,7 @@ from typing import Any, Callable
 from .. import events as ev
 from . import DEFAULT_MAX_BYTES, CheckpointError, Checkpoints, Restored
 from ..render.redaction import logger
+from ..render.escape import first_of
 from ..workspace.state_dir import CHECKPOINTS, JOURNAL, find_state_file, location
 from .journal import RecoveryJournal, path_argument
 from .kernel_ledger import BUDGET_SECONDS, KernelConflict, KernelLedger, KernelRecord, KernelRestore
@@ -301,7 +302,7 @@ def plan_entry(cell: Any) -> dict[str, Any]:
 
 def undo_note(restored: Restored) -> str:
     """The history note that keeps the model from assuming its undone (or redone) edits."""
-    files = ", ".join(restored.files[:30]) + (" ..." if len(restored.files) > 30 else "")
+    files = first_of(restored.files, 30)
     kernel = ""
     if restored.names:
         kernel = f" Kernel variables {'restored' if restored.action == 'undo' else 'bound again'}: " + \
@@ -317,7 +318,7 @@ def undo_note(restored: Restored) -> str:
 
 
 def diverged_note(files: list[str]) -> str:
-    shown = ", ".join(files[:30]) + (" ..." if len(files) > 30 else "")
+    shown = first_of(files, 30)
     return (f"[nbagent] Since this session's last checkpoint, these files changed outside the session: "
             f"{shown}. Read them before relying on what the conversation says about them.")
 
