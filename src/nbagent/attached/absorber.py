@@ -87,7 +87,7 @@ def note_ids_in(messages: list[dict[str, Any]]) -> set[str]:
     return {m["note_id"] for m in messages if m.get("role") == "system" and m.get("note_id")}
 
 
-def absorb(store: ContextStore, session, emit: Callable[[ev.Event], None], turn_id: str = "") -> list[Delivery]:
+def absorb(store: ContextStore, session, emit: Callable[[ev.AnyEvent], None], turn_id: str = "") -> list[Delivery]:
     """Deliver pending notes into ``session`` (append, then commit what was seen); returns those added."""
     deliveries = pending(store, session.id)
     if not deliveries:

@@ -38,7 +38,7 @@ def mutates(tool: Any) -> bool:
 
 
 class TurnGuard:
-    def __init__(self, workspace: Any, session_id: str, emit: Callable[[ev.Event], None], *,
+    def __init__(self, workspace: Any, session_id: str, emit: Callable[[ev.AnyEvent], None], *,
                  enabled: bool = True, journal: bool = True, max_bytes: int = DEFAULT_MAX_BYTES,
                  kernel: Any = None, kernel_max_bytes: int | None = None,
                  kernel_budget_seconds: float = BUDGET_SECONDS, remote_kernels: RemoteLedger | None = None):

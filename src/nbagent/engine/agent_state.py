@@ -202,7 +202,7 @@ def _adapter():
 
 # ----- the reducer -----------------------------------------------------------------------------
 
-def reduce(state: AgentState, event: ev.Event) -> AgentState:
+def reduce(state: AgentState, event: ev.AnyEvent) -> AgentState:
     """The state after ``event``; ``state`` itself is left as it was."""
     handler = _HANDLERS.get(type(event))
     return handler(state, event) if handler is not None else state

@@ -45,7 +45,7 @@ class Loop:
     """Awaited with the turn id inside the turn, before its first request: the runtime asks the user
     about stored commands there (nbagent.engine.stored_commands), and Abort cancels the wait."""
 
-    def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
+    def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.AnyEvent], None],
                  runner: ToolRunner, context: RequestContext, guard=None,
                  before_prompt: Callable[[str], list[dict[str, Any]]] | None = None, profile: Profile = FULL):
         self.model = model

@@ -126,7 +126,7 @@ class ProjectMemory:
         return [MemoryEntry(r.id, r.category, r.text, r.hits, r.created, r.used) for r in removed]
 
     def compact(self, summarize: Callable[[str], str],
-                emit: Callable[[ev.Event], None] | None = None) -> CompactResult:
+                emit: Callable[[ev.AnyEvent], None] | None = None) -> CompactResult:
         """Let the model merge and prune the entries never recalled; recalled ones stay verbatim.
 
         ``summarize(prompt) -> answer`` is one model call. An answer that is not a JSON list

@@ -113,7 +113,7 @@ class Approvals:
     """Decides on each call; in "ask" mode it emits an approval_request and waits for ``resolve``
     (from a front end) or for the ``approver`` callable when one was given."""
 
-    def __init__(self, config: Callable[[], Any], emit: Callable[[ev.Event], None], approver=None):
+    def __init__(self, config: Callable[[], Any], emit: Callable[[ev.AnyEvent], None], approver=None):
         self.config = config
         """Returns the agent's configuration now (mode and per-tool policies are read from it)."""
         self.emit = emit

@@ -28,7 +28,7 @@ from ...engine.agent_state import AgentState, reduce
 from ...render.redaction import logger
 from ...tools.approvals import DECISIONS
 from ...errors import NbagentError
-from ...events import Event
+from ...events import AnyEvent
 from ...engine.open_in_jupyter import BadContext, OpenContext, with_context
 from .settings import session_changes
 
@@ -55,7 +55,7 @@ class LiveSession:
     state: AgentState
     """The agent's state after the events sent so far: what a joining client starts from."""
     clients: set = field(default_factory=set)
-    pending: list[Event] = field(default_factory=list)
+    pending: list[AnyEvent] = field(default_factory=list)
     flush_scheduled: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
     drained: threading.Event = field(default_factory=threading.Event)
@@ -226,7 +226,7 @@ class SessionHub:
         """A panel is connected to some session (someone could answer an approval request)."""
         return any(live.clients for live in self.live.values())
 
-    def broadcast(self, event: Event) -> None:
+    def broadcast(self, event: AnyEvent) -> None:
         """Send an event that belongs to no session (an outside agent's approval request and its decision)
         to every open session, through each one's state like its own events (a joining tab sees the card)."""
         for live in list(self.live.values()):
@@ -267,7 +267,7 @@ class SessionHub:
         live.state, live.unsubscribe = agent.watch(lambda event: self._on_event(live, event))
         return live
 
-    def _on_event(self, live: LiveSession, event: Event) -> None:
+    def _on_event(self, live: LiveSession, event: AnyEvent) -> None:
         """On the agent's worker thread: queue the event, wake the server loop once per burst."""
         with live.lock:
             live.pending.append(event)
