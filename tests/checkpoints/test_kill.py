@@ -20,6 +20,8 @@ from nbagent.workspace.tempfiles import SUFFIX
 
 from .repos import files_of as all_files_of, make_project, user_view
 
+pytestmark = pytest.mark.process
+
 
 def files_of(root: Path) -> dict[str, bytes]:
     """The project's files, without the temporary file of a write the kill cut (the sweep removes it)."""

@@ -3,6 +3,7 @@ in a fresh process), and a lower layer never imports an upper one (scripts/gen_i
 
 from __future__ import annotations
 
+import pytest
 import importlib.util
 import pathlib
 import subprocess
@@ -14,6 +15,7 @@ CORE = ["nbagent", "nbagent.engine.agent", "nbagent.engine.loop", "nbagent.engin
         "nbagent.testing.scripted", "nbagent.testing.server"]
 
 
+@pytest.mark.process
 def test_core_imports_no_front_end_library():
     code = (
         "import importlib, sys\n"
@@ -97,6 +99,7 @@ def test_nbagents_own_code_never_imports_an_old_path():
     assert not stale, "\n".join(stale)
 
 
+@pytest.mark.process
 def test_old_import_paths_still_import_the_moved_modules():
     code = (
         "import importlib\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from nbagent.errors import ToolError
@@ -137,6 +138,7 @@ def _use_the_state(ws):
 @settings(max_examples=25, deadline=20_000)
 @given(top=st.sampled_from(["missing", "dir", "open_dir", "foreign_dir", "link_out_dir", "file", "fifo"]),
        plan=st.dictionaries(st.sampled_from(STATE_NAMES), st.sampled_from(STATE_KINDS), max_size=6))
+@pytest.mark.process
 def test_no_tree_in_the_state_directory_changes_a_file_outside_or_hangs(top, plan):
     import shutil
     import tempfile

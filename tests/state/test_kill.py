@@ -17,6 +17,8 @@ from nbagent.store.sessions import SessionStore
 
 from .writer import message_at
 
+pytestmark = pytest.mark.process
+
 WRITER = Path(__file__).with_name("writer.py")
 ROUNDS = 30
 
