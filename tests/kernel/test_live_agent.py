@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from nbagent.ids import short_id
-from nbagent.jupyter.kernel.view_registry import hub_for
+from nbagent.jupyter.widgets.view_registry import hub_for
 from nbagent.testing.replies import Call, Reply, Slow
 
 pytestmark = pytest.mark.process
