@@ -44,7 +44,7 @@ def vocabularies() -> dict[str, tuple[str, ...]]:
     from typing import get_args
 
     from nbagent import events as ev
-    from nbagent.engine import agent_state
+    from nbagent.render import agent_state
 
     named = {**ev.VOCABULARIES, "ItemStatus": agent_state.ItemStatus, "TurnStatus": agent_state.TurnStatus}
     return {name: get_args(alias) for name, alias in named.items()}
@@ -54,7 +54,7 @@ def schema() -> dict[str, Any]:
     from pydantic import TypeAdapter
 
     from nbagent import events as ev
-    from nbagent.engine.agent_state import AgentState
+    from nbagent.render.agent_state import AgentState
 
     defs: dict[str, Any] = {name: {"title": name, "type": "string", "enum": list(values)}
                             for name, values in vocabularies().items()}
@@ -128,7 +128,7 @@ def constants() -> str:
 
 def _documented(ev, state_class):
     """(name, class) of the dataclasses with a docstring of their own (not dataclass's signature)."""
-    import nbagent.engine.agent_state as agent_state
+    import nbagent.render.agent_state as agent_state
 
     classes = [*ev.EVENT_TYPES.values(), *(getattr(agent_state, n) for n in dir(agent_state))]
     for cls in classes:
