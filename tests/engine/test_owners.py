@@ -28,7 +28,7 @@ READS_ALLOWED = {
     "nbagent/cli/sessions.py": "the export file the user names to `nbagent sessions import`",
     "nbagent/evals/": "the eval suite's own files (tasks, checks, solutions, a check's result file)",
     "nbagent/jupyter/kernel/notebook_path.py": "Jupyter's runtime files (jpserver-*.json), not workspace content",
-    "nbagent/mcp/serve.py": "the controlling terminal (/dev/tty) to ask on",
+    "nbagent/mcp_server/serve.py": "the controlling terminal (/dev/tty) to ask on",
     "nbagent/model/local.py": "the log of the local model server nbagent started",
     "nbagent/store/db.py": "the template database nbagent just built in its own temporary folder",
     "nbagent/testing/": "the test harness's own scripted replies",
