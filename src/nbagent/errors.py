@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-__all__ = ["AgentClosed", "CheckpointConflict", "CheckpointError", "CommandKilled", "ConfigError", "KernelConflict",
-           "MissingSetting", "ModelError", "NbagentError", "StoreError", "ToolError", "ToolRegistrationError",
-           "TurnAborted"]
-
 
 class NbagentError(Exception):
     """Base of every error nbagent raises on purpose."""
@@ -46,29 +42,6 @@ class TurnAborted(NbagentError):
 
 class StoreError(NbagentError):
     """The state database cannot be used (newer schema, corrupt file)."""
-
-
-class CheckpointError(NbagentError):
-    """A checkpoint could not be taken or restored; the message says why and what to do."""
-
-
-class CheckpointConflict(CheckpointError):
-    """Undo/redo refused: these paths changed after the checkpoint (``force=True`` overwrites them)."""
-
-    def __init__(self, action: str, turn: int, paths: list[str]):
-        self.paths = paths
-        shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
-        super().__init__(f"cannot {action} turn {turn}: changed since its checkpoint by someone else: {shown}. "
-                         f"Nothing was restored; {action} with force to overwrite them.")
-
-
-class KernelConflict(CheckpointError):
-    """Undo/redo refused: the user rebound these names after the agent's turn (``force=True`` overwrites)."""
-
-    def __init__(self, action: str, turn: int, names: list[str]):
-        self.names = names
-        super().__init__(f"cannot {action} turn {turn}: you changed these kernel variables since: "
-                         f"{', '.join(names)}. Nothing was restored; {action} with force to overwrite them.")
 
 
 class AgentClosed(NbagentError, RuntimeError):

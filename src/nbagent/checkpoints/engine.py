@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from ..errors import CheckpointConflict
 from .copystore import CopyStore
 from .gitrepo import CheckpointError, GitRepo
 from .gitstore import GitStore
@@ -26,6 +25,16 @@ from .restore import apply
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 """Checkpoint copy cap outside a git repository (AgentConfig.checkpoint_max_bytes)."""
+
+
+class CheckpointConflict(CheckpointError):
+    """Undo/redo refused: these paths changed after the checkpoint (``force=True`` overwrites them)."""
+
+    def __init__(self, action: str, turn: int, paths: list[str]):
+        self.paths = paths
+        shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+        super().__init__(f"cannot {action} turn {turn}: changed since its checkpoint by someone else: {shown}. "
+                         f"Nothing was restored; {action} with force to overwrite them.")
 
 
 class Store(Protocol):

@@ -21,7 +21,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..errors import CheckpointError
+from ..errors import NbagentError
 from ..workspace.atomic import atomic_write
 from ..workspace.git_config import GIT_TIMEOUT, ConfigGuard, UnsafeGitConfig, common_dir, config_guard, locate
 from ..workspace.safe_read import read_bytes
@@ -40,6 +40,10 @@ HARDENING = [
 
 CHECKPOINT_GIT_TIMEOUT = 600.0
 """Seconds a checkpoint's git command may take (the first snapshot of a large repository hashes it all)."""
+
+
+class CheckpointError(NbagentError):
+    """A checkpoint could not be taken or restored; the message says why and what to do."""
 
 
 class GitRepo:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .fingerprint import IMMUTABLE, Budget, fingerprint, held_bytes
-from ..errors import KernelConflict
+from .gitrepo import CheckpointError
 
 KEEP_TURNS = 20
 """Turns whose kernel records are kept (as many as the file checkpoints keep)."""
@@ -112,6 +112,15 @@ class KernelRestore:
     restored: list[str] = field(default_factory=list)
     not_restored: list[str] = field(default_factory=list)
     execution_count: int | None = None
+
+
+class KernelConflict(CheckpointError):
+    """Undo/redo refused: the user rebound these names after the agent's turn (``force=True`` overwrites)."""
+
+    def __init__(self, action: str, turn: int, names: list[str]):
+        self.names = names
+        super().__init__(f"cannot {action} turn {turn}: you changed these kernel variables since: "
+                         f"{', '.join(names)}. Nothing was restored; {action} with force to overwrite them.")
 
 
 def _cost_order(item: tuple[str, Any]) -> tuple[int, str]:
