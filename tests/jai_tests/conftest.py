@@ -9,18 +9,17 @@ there; docs/acp.md says how to run them in an environment of their own.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 
-import pytest
 import pytest_asyncio
 
-pytest.importorskip("jupyter_ai_acp_client", reason="Jupyter AI's ACP client is not installed (docs/acp.md)")
-from pytest_jupyter.jupyter_core import *  # noqa: F401,F403,E402  (jp_environ and friends)
-from pytest_jupyter.jupyter_server import *  # noqa: F401,F403,E402  (jp_fetch, jp_ws_fetch, ...)
+if importlib.util.find_spec("jupyter_ai_acp_client") is not None:  # else test_persona.py skips itself
+    from pytest_jupyter.jupyter_core import *  # noqa: F401,F403  (jp_environ and friends)
+    from pytest_jupyter.jupyter_server import *  # noqa: F401,F403  (jp_fetch, jp_ws_fetch, ...)
 
-# As in tests/server: pytest-asyncio runs the tests, pytest-jupyter only provides the server fixtures.
-del pytest_pycollect_makeitem, pytest_pyfunc_call  # noqa: F821
+    # As in tests/server: pytest-asyncio runs the tests, pytest-jupyter only provides the server fixtures.
+    del pytest_pycollect_makeitem, pytest_pyfunc_call  # noqa: F821
 
-
-@pytest_asyncio.fixture
-async def jp_asyncio_loop():
-    yield asyncio.get_running_loop()
+    @pytest_asyncio.fixture
+    async def jp_asyncio_loop():
+        yield asyncio.get_running_loop()

@@ -10,6 +10,8 @@ import uuid
 
 import pytest
 
+pytest.importorskip("jupyter_ai_acp_client", reason="Jupyter AI's ACP client is not installed (docs/acp.md)")
+
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.server import ScriptedServer
 
