@@ -24,7 +24,8 @@ RESPONSES = {"initialize": s.InitializeResponse, "session/new": s.NewSessionResp
              "session/load": s.LoadSessionResponse, "session/prompt": s.PromptResponse,
              "session/set_mode": s.SetSessionModeResponse, "session/list": s.ListSessionsResponse,
              "session/set_config_option": s.SetSessionConfigOptionResponse}
-REQUESTS = {"session/update": s.SessionNotification, "session/request_permission": s.RequestPermissionRequest}
+REQUESTS = {"session/update": s.SessionNotification, "session/request_permission": s.RequestPermissionRequest,
+            "fs/read_text_file": s.ReadTextFileRequest}
 
 
 def check_against_schema(model: type, payload: dict[str, Any]) -> None:
@@ -62,7 +63,10 @@ class SchemaCheck:
 class RecordingClient:
     """The client side: keeps every session update and answers permission requests in order."""
 
-    def __init__(self, answers: list[str] | None = None):
+    def __init__(self, answers: list[str] | None = None, buffers: dict[str, str] | None = None):
+        self.buffers = dict(buffers or {})
+        """Files open in the client's editor with unsaved text (offered as fs/read_text_file when given)."""
+        self.reads: list[str] = []
         self.updates: list[Any] = []
         self.permissions: list[s.RequestPermissionRequest] = []
         self.answers = list(answers or [])
@@ -83,6 +87,16 @@ class RecordingClient:
             return s.RequestPermissionResponse(outcome=s.DeniedOutcome(outcome="cancelled"))
         return s.RequestPermissionResponse(outcome=s.AllowedOutcome(outcome="selected",
                                                                      option_id=self.answers.pop(0)))
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **kwargs: Any) -> s.ReadTextFileResponse:
+        self.reads.append(path)
+        if path not in self.buffers:
+            raise acp.RequestError.resource_not_found(path)
+        return s.ReadTextFileResponse(content=self.buffers[path])
+
+    def capabilities(self) -> s.ClientCapabilities:
+        return s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=bool(self.buffers)))
 
     def of(self, kind: type) -> list[Any]:
         return [u for u in self.updates if isinstance(u, kind)]
@@ -112,7 +126,7 @@ async def acp_agent(client: RecordingClient, server, log_path, **env: str):
                                            env=agent_env(server, **env), transport_kwargs={"stderr": log},
                                            observers=[check]) as (conn, process):
             init = await asyncio.wait_for(conn.initialize(
-                protocol_version=acp.PROTOCOL_VERSION, client_capabilities=s.ClientCapabilities(),
+                protocol_version=acp.PROTOCOL_VERSION, client_capabilities=client.capabilities(),
                 client_info=s.Implementation(name="test-client", version="0")), 60)
             assert init.protocol_version == acp.PROTOCOL_VERSION
             yield conn, check

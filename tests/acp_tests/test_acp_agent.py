@@ -159,6 +159,22 @@ async def test_modes_and_the_model_are_session_settings(tmp_path):
     assert server.model_requests()[0].body["model"] == "scripted-model-2"
 
 
+async def test_read_file_sees_the_editors_unsaved_text_where_the_client_offers_it(tmp_path):
+    (tmp_path / "open.py").write_text("saved = 1\n")
+    (tmp_path / "closed.py").write_text("on disk = 2\n")
+    client = RecordingClient(buffers={str(tmp_path / "open.py"): "saved = 1\nunsaved = 3\n"})
+    with ScriptedServer() as server:
+        server.enqueue(Reply(tool_calls=[Call("read_file", {"path": "open.py"}, id="call_open"),
+                                         Call("read_file", {"path": "closed.py"}, id="call_closed")]), "Read.")
+        async with acp_agent(client, server, tmp_path / "agent.log") as (conn, _):
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=_prompt("read both")), 60)
+    assert sorted(client.reads) == [str(tmp_path / "closed.py"), str(tmp_path / "open.py")]
+    results = {m["tool_call_id"]: m["content"] for m in server.last.body["messages"] if m["role"] == "tool"}
+    assert "unsaved = 3" in results["call_open"]  # the editor's buffer, not the file
+    assert "on disk = 2" in results["call_closed"]  # a file the editor does not hold: read from disk
+
+
 def test_the_handshake_answer_is_the_sdks_initialize_response():
     import acp
 

@@ -225,6 +225,13 @@ class NbagentAcpAgent:
             wanted = tuple(f"mcp:{name}" for name in servers if f"mcp:{name}" not in on)
             if wanted:
                 await asyncio.to_thread(agent.reconfigure, toolsets=(*on, *wanted))
+        fs = self.client_capabilities.fs if self.client_capabilities is not None else None
+        if fs is not None and fs.read_text_file:
+            from ..tools.files import EDITOR_TEXT
+            from .editor import EditorText
+
+            agent.runtime.set_tool_extra(EDITOR_TEXT, EditorText(self.client, asyncio.get_running_loop(),
+                                                                 agent.session_id))
         model = str(agent.config.model or "")
         choices = (await model_choices(agent.config, [model])).models if model else []
         session = AcpSession(self, agent, choices)
