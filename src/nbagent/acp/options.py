@@ -1,5 +1,8 @@
-"""What nbagent offers an ACP client to choose: approval modes as session modes, the model as a config option,
-and the three answers of a permission request."""
+"""What an ACP client may choose: approval modes as session modes, the model, a permission request's answers.
+
+The approval modes are the session modes, the model is a config option (category "model"), and a permission
+request offers allow once, allow always and reject, whose option ids are nbagent's own decisions.
+"""
 
 from __future__ import annotations
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from jupyter_ai_persona_manager import PersonaDefaults, PersonaRequirementsUnmet
+from jupyter_ai_persona_manager import (  # pyright: ignore[reportMissingImports]  (Jupyter AI, optional)
+    PersonaDefaults, PersonaRequirementsUnmet)
 
 try:
-    from jupyter_ai_acp_client.base_acp_persona import BaseAcpPersona
+    from jupyter_ai_acp_client.base_acp_persona import BaseAcpPersona  # pyright: ignore[reportMissingImports]
 except ImportError as exc:  # the persona manager alone, or an SDK the client cannot import
     raise PersonaRequirementsUnmet(f"the nbagent persona needs jupyter-ai-acp-client: {exc}") from None
 
