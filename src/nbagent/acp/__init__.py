@@ -2,7 +2,7 @@
 
 ``main()`` serves one client on stdin and stdout until the client closes stdin. stdout carries only the
 protocol: whatever else would be written to it (a print, a child process's output) goes to stderr. The
-first ``initialize`` is answered at once (``handshake``) while a thread imports the SDK and the engine.
+first ``initialize`` is answered at once (``handshake``); then a thread imports the SDK and the engine.
 Needs the ``agent-client-protocol`` package (``pip install "jupyter-nbagent[acp]"``). See docs/acp.md.
 """
 
@@ -23,8 +23,6 @@ def main() -> int:
     out_fd = os.dup(sys.stdout.fileno())
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray writes to fd 1 land on stderr
     sys.stdout = sys.stderr
-    loader = threading.Thread(target=_load, name="nbagent-acp-load", daemon=True)
-    loader.start()
     from .handshake import answer
 
     first, rest = _first_line(sys.stdin.fileno())
@@ -33,6 +31,10 @@ def main() -> int:
     reply, client_capabilities = answer(first)
     if reply is not None:
         os.write(out_fd, reply)
+    # Started only now: its imports would hold the interpreter while the answer is written. A client reads
+    # the answer before it sends anything else, so the imports are not later for it.
+    loader = threading.Thread(target=_load, name="nbagent-acp-load", daemon=True)
+    loader.start()
     try:
         asyncio.run(_serve(os.fdopen(out_fd, "wb", buffering=0), loader, rest if reply else first + rest,
                            client_capabilities))

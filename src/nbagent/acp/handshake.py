@@ -1,7 +1,7 @@
 """The ``initialize`` answer, as plain JSON: the client hears back before the SDK's schema is imported.
 
 The SDK's 5,800 lines of pydantic models take longer to import than an editor should wait for an agent to
-say hello, so ``nbagent acp`` answers the first ``initialize`` from here while a thread imports the SDK and
+say hello, so ``nbagent acp`` answers the first ``initialize`` from here, then a thread imports the SDK and
 the engine. The tests check this answer against the SDK's ``InitializeResponse``; ``server`` answers a
 later ``initialize`` with the same data.
 """
