@@ -19,7 +19,7 @@ from typing import Any, Callable
 from acp import schema as s
 
 from .. import events as ev
-from ..engine.agent_state import AgentState, ReasoningItem, TextItem, ToolItem, Turn
+from ..render.agent_state import AgentState, ReasoningItem, TextItem, ToolItem, Turn
 from ..render.escape import escape_controls, truncate
 from ..render.text import summarize_arguments
 from ..tools.edits import apply_edits
