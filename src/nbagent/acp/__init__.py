@@ -8,16 +8,12 @@ Needs the ``agent-client-protocol`` package (``pip install "jupyter-nbagent[acp]
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import threading
-from typing import Any, cast
 
 SWITCH_INTERVAL = 0.0005
 """Seconds a thread may hold the interpreter while another waits for it."""
-LINE_LIMIT = 50 * 1024 * 1024
-"""The longest message read (a prompt with embedded files is one JSON line): the SDK's own default."""
 
 
 def main() -> int:
@@ -41,9 +37,13 @@ def main() -> int:
     # the answer before it sends anything else, so the imports are not later for it.
     loader = threading.Thread(target=_load, name="nbagent-acp-load", daemon=True)
     loader.start()
+    import asyncio  # not before the answer: the handshake needs none of it
+
+    from .stdio import serve
+
     try:
-        asyncio.run(_serve(os.fdopen(out_fd, "wb", buffering=0), loader, rest if reply else first + rest,
-                           client_capabilities))
+        asyncio.run(serve(os.fdopen(out_fd, "wb", buffering=0), loader, rest if reply else first + rest,
+                          client_capabilities))
     except KeyboardInterrupt:
         return 130
     return 0
@@ -73,58 +73,3 @@ def _load() -> None:
     from ..engine import warmup
 
     warmup.start()
-
-
-async def _serve(protocol_out, loader: threading.Thread, pending: bytes | None,
-                 client_capabilities: dict[str, Any] | None) -> None:
-    await asyncio.to_thread(loader.join)
-    from acp import run_agent
-
-    from .server import NbagentAcpAgent
-
-    reader, writer = await _streams(protocol_out, pending)
-    agent = NbagentAcpAgent()
-    if client_capabilities is not None:
-        agent.remember_client(client_capabilities)
-    try:
-        # cast: the SDK's Agent protocol lists its unstable methods too (fork, resume, close), which nbagent
-        # does not offer; its router answers "method not found" for them.
-        await run_agent(cast(Any, agent), writer, reader)
-    finally:
-        await agent.close()
-
-
-class _WritePipe(asyncio.streams.FlowControlMixin):
-    """The protocol of the pipe the answers go out on (a StreamWriter needs one that can drain)."""
-
-
-class _FileTransport(asyncio.WriteTransport):
-    """Answers written straight to a regular file (stdout redirected to one: a log of the session), which
-    the event loop's pipe transport refuses."""
-
-    def __init__(self, out) -> None:
-        super().__init__()
-        self._out = out
-        self._closing = False
-
-    def write(self, data) -> None:
-        self._out.write(data)
-
-    def is_closing(self) -> bool:
-        return self._closing
-
-    def close(self) -> None:
-        self._closing = True
-
-
-async def _streams(protocol_out, pending: bytes | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    if pending:
-        reader.feed_data(pending)  # the first line was not initialize: the SDK answers it
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    try:
-        transport, protocol = await loop.connect_write_pipe(_WritePipe, protocol_out)
-    except ValueError:  # not a pipe, socket or terminal
-        transport, protocol = _FileTransport(protocol_out), _WritePipe()
-    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
