@@ -16,7 +16,7 @@ from nbagent.testing.server import ScriptedServer
 
 from .conftest import RecordingClient, acp_agent, check_against_schema
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.process]
 
 TOY = Path(__file__).resolve().parents[1] / "mcp_tests" / "toy_server.py"
 TODOS = [{"content": "Bump x in a.py", "status": "in_progress"}, {"content": "Leave b.py alone", "status": "pending"}]

@@ -15,7 +15,7 @@ pytest.importorskip("jupyter_ai_acp_client", reason="Jupyter AI's ACP client is 
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.server import ScriptedServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.process]
 
 PERSONA = "jupyter-ai-personas::nbagent::NbagentAcpPersona"
 EXTENSIONS = ("jupyterlab_chat", "jupyter_ai_router", "jupyter_ai_persona_manager", "jupyter_ai_acp_client")
