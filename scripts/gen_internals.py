@@ -66,10 +66,12 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
      ("jupyter/widgets/",)),
     ("kernel", "jupyter/kernel/: the %agent magics, the kernel's agent, its text view and commands",
      ("jupyter/kernel/",)),
-    ("front ends", "cli/, jupyter/server/, jupyter/remote/, mcp_server/, jupyter/ and nbagent itself: the "
-                   "terminal, the Jupyter server extension, kernels reached through a server, nbagent mcp "
-                   "serve, %load_ext nbagent and the package's face (__init__.py)",
-     ("cli/", "jupyter/server/", "jupyter/remote/", "mcp_server/", "jupyter/", "__init__.py")),
+    ("front ends", "cli/, acp/, jupyter/server/, jupyter/remote/, jupyter/ai/, mcp_server/, jupyter/ and nbagent "
+                   "itself: the terminal, nbagent acp (the Agent Client Protocol) and its Jupyter AI persona, "
+                   "the Jupyter server extension, kernels reached through a server, nbagent mcp serve, "
+                   "%load_ext nbagent and the package's face (__init__.py)",
+     ("cli/", "acp/", "jupyter/server/", "jupyter/remote/", "jupyter/ai/", "mcp_server/", "jupyter/",
+      "__init__.py")),
 ]
 
 UPWARD_EXCEPTIONS: dict[tuple[str, str], str] = {
