@@ -21,6 +21,8 @@ import nbagent
 from nbagent import function_tool
 from nbagent.testing.replies import Call, Reply
 
+pytestmark = pytest.mark.process  # the agent's checkpoints start git
+
 PACKAGE = str(Path(nbagent.__file__).parent)
 TESTING = str(Path(nbagent.__file__).parent / "testing")
 

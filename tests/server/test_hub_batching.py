@@ -12,6 +12,8 @@ from nbagent.render.agent_state import AgentState, reduce
 from nbagent.jupyter.server.hub import _line, _reduce_all
 from nbagent.testing.replies import Call, Reply
 
+pytestmark = pytest.mark.process  # the agent's checkpoints start git
+
 
 def lookup(key: str) -> str:
     """Look a key up.
