@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 import sys
 from dataclasses import dataclass
 
@@ -260,9 +261,17 @@ def _is_module(name: str) -> bool:
     return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
 
 
+def public_modules() -> set[str]:
+    """The modules docs/python-api.md's "Public modules" table lists (the API; every other path is internal)."""
+    page = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
+    section = page.split("\n## Public modules\n", 1)[-1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `(nbagent[\w.]*)` \|", section, re.M))
+
+
 def module_map() -> str:
-    """The generated section: one table per layer, modules with their one-line purpose."""
+    """The generated section: one table per layer, modules with their one-line purpose (the public ones marked)."""
     by_layer: dict[int, list[Module]] = {}
+    public = public_modules()
     for module in modules():
         by_layer.setdefault(layer_index(module.name), []).append(module)
     out = [BEGIN]
@@ -270,6 +279,8 @@ def module_map() -> str:
         out += ["", f"### {index + 1}. {name}: {about}", "", "| module | purpose |", "|---|---|"]
         for module in by_layer.get(index, []):
             purpose = (module.purpose or "**missing docstring**").replace("|", "\\|")
+            if module.name in public:
+                purpose = f"**public** (docs/python-api.md): {purpose}"
             out.append(f"| `{module.name}` | {purpose} |")
     out += ["", END]
     return "\n".join(out)

@@ -11,12 +11,20 @@ comes with the package. Jupyter pieces are imported only when used.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import DEFAULT, AgentConfig
 from .errors import ToolError
 from .events import Event
 from .tools.base import Tool, ToolSet, function_tool, tool
+
+if TYPE_CHECKING:  # loaded on first use by __getattr__ below; named here for type checkers and editors
+    from .batching import batch
+    from .engine.agent import Agent
+    from .engine.result import RunResult
+    from .evals import eval
+    from .knowledge.stats import stats
+    from .store.views import messages, sessions, tool_calls, usage
 
 DISTRIBUTION = "jupyter-nbagent"  # the name on the package index; the import name stays nbagent
 __version__: str  # read from the metadata on first use (see _version)
