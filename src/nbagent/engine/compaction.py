@@ -19,7 +19,8 @@ from typing import Any, Callable
 from .. import events as ev
 from ..session.message_log import message_chars
 
-__all__ = ["estimate_tokens", "message_chars", "prune", "prune_at", "cut_index", "repair", "summarize_session"]
+__all__ = ["estimate_tokens", "message_chars", "prune", "prune_at", "stripped_prefix", "cut_index", "repair",
+           "summarize_session"]
 
 Message = dict[str, Any]
 
@@ -41,9 +42,13 @@ def prune(messages: list[Message], budget_tokens: int, keep_recent: int = 12) ->
 def prune_at(messages: list[Message], cut: int) -> list[Message]:
     """Messages from ``cut`` on whole; before it, tool results go and assistants keep their text.
     What goes is never read: a resumed session leaves it in the store (nbagent.store.messages)."""
-    older = [s for s in map(_strip, messages[:cut]) if s is not None]
     # What _strip leaves has no tool calls and no tool results: repair has nothing to do there.
-    return older + repair(messages[cut:])
+    return stripped_prefix(messages, cut) + repair(messages[cut:])
+
+
+def stripped_prefix(messages: list[Message], cut: int) -> list[Message]:
+    """What pruning keeps of the messages before ``cut``: no tool results, assistants' text only."""
+    return [s for s in map(_strip, messages[:cut]) if s is not None]
 
 
 def cut_index(sizes: list[int], budget_tokens: int, keep_recent: int = 12) -> int:

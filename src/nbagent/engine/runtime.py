@@ -137,6 +137,8 @@ class AgentRuntime:
         # Inside the turn, before the model is called, the user is asked about the commands the workspace's
         # stored state names (set here: a session switch builds a new loop).
         self.loop.before_request = self.stored_commands.confirm
+        # The served context's probe (two requests to a local server) runs while the turn gets ready.
+        served = asyncio.ensure_future(self._served_context())
         if not self._problems_reported:
             # A corrupt or newer database leaves the session in memory: say so once, plainly.
             self._problems_reported = True
@@ -145,13 +147,16 @@ class AgentRuntime:
             if self._diverged:
                 self.emit(ev.Checkpoint(action="diverged", files=self._diverged, turn_id=turn_id))
                 self._diverged = []
-        self.state.remember_prompt(prompt)
-        self.knowledge.begin_turn(prompt, turn_id)
-        if self.profile.knowledge:
-            await self.knowledge.prepare_turn()
-        await self.start_mcp(turn_id)
-        self.request_context.begin_turn()
-        self.loop.served = await self._served_context()
+        try:
+            self.state.remember_prompt(prompt)
+            self.knowledge.begin_turn(prompt, turn_id)
+            if self.profile.knowledge:
+                await self.knowledge.prepare_turn()
+            await self.start_mcp(turn_id)
+            self.request_context.begin_turn()
+            self.loop.served = await served
+        finally:
+            served.cancel()  # an abort while the turn got ready: no probe left behind (a no-op once done)
         return await self.loop.run_turn(prompt, turn_id)
 
     _ask_served = True

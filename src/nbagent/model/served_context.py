@@ -102,14 +102,14 @@ async def _ollama_loaded(client: Any, root: str, model: str) -> int | None:
 
 async def _json(client: Any, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
     """The JSON answer through the model's own SDK client (its connection pool and TLS), or None."""
-    import httpx  # the SDK's own dependency, already imported with it
-
+    # cast_to=object: the SDK hands back the parsed JSON (or the text of another answer). Asking for its
+    # HTTP library's Response type instead imported httpx itself (the SDK uses a fork), about a second
+    # of a kernel's first %agent on a loaded machine (bench/coldstart.py, issue 41).
+    options = {"timeout": PROBE_TIMEOUT}
     try:
         if method == "GET":
-            response = await client.get(url, cast_to=httpx.Response, options={"timeout": PROBE_TIMEOUT})
-        else:
-            response = await client.post(url, cast_to=httpx.Response, body=body, options={"timeout": PROBE_TIMEOUT})
-        return response.json()
+            return await client.get(url, cast_to=object, options=options)
+        return await client.post(url, cast_to=object, body=body, options=options)
     except Exception as exc:  # not this kind of server, or not reachable: nothing to learn
         log.debug("context probe %s %s: %s", method, url, exc)
         return None

@@ -302,7 +302,7 @@ def load_ipython_extension(ipython) -> None:
     """``%load_ext nbagent``: register %agent and %%agent, and warm the first turn in the background."""
     from ...engine.warmup import start
 
-    start()
+    start(extra=KERNEL_FIRST_AGENT)
     _warm_memory()
     magics = AgentMagics(ipython)
     ipython.register_magics(magics)
@@ -312,6 +312,9 @@ def load_ipython_extension(ipython) -> None:
         ipython.input_transformers_cleanup.append(rewrite_agent_lines)
 
 
+KERNEL_FIRST_AGENT = ("nbagent.jupyter.kernel.server_client", "nbagent.jupyter.kernel.bridge", "nbagent.tools.kernel",
+                      "nbagent.knowledge.turn")
+"""What the kernel's first agent imports beyond the engine (bench/coldstart.py, issue 41)."""
 AWAIT_NAME = "_nbagent_agent_awaiting"
 
 
