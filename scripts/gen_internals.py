@@ -32,9 +32,10 @@ END = "<!-- end of the module map -->"
 # submodules).
 LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("foundation", "leaf modules everything may use: errors, ids, the event types, config, the shared worker "
-                   "threads, the old import paths, and render/ (escaping, plain text, Markdown, redaction)",
+                   "threads, the old import paths, render/ (escaping, plain text, Markdown, redaction) and "
+                   "images/ (images prepared once for a model that can see)",
      ("nbagent.errors", "nbagent.ids", "nbagent.events", "nbagent.config", "nbagent.workers", "nbagent.moved",
-      "nbagent.render")),
+      "nbagent.render", "nbagent.images")),
     ("workspace", "workspace/: the root and path confinement, the state directory, atomic writes, temporary "
                   "files, the ignore-aware walk, the @ picker, process trees",
      ("nbagent.workspace",)),

@@ -9,7 +9,7 @@ session (durable) before the next model call.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable
 
 import orjson
@@ -21,6 +21,8 @@ from ..model.cost import cost_of
 from .profiles import FULL, Profile
 from .compaction import cut_index, message_chars, prune_at
 from .request_context import RequestContext, with_note
+from .vision import REFUSED_KIND, Vision
+from ..images.window import carried_tokens, windowed
 from ..model.served_context import ServedContext
 from ..tools.runner import ToolRunner
 
@@ -71,6 +73,8 @@ class Loop:
         """The context the server really serves (nbagent.model.served_context), once it said."""
         self._warned_fit: int | None = None
         self._fixed: tuple[tuple[str, tuple[str, ...]], int] | None = None
+        self.vision = Vision()
+        """Whether requests carry images (nbagent.engine.vision); it remembers an endpoint's refusal."""
         self._cut: int | None = None
         """Where the last automatic pruning cut the wire history: kept until the request overflows
         again, so the pruned request stays a prefix of the next one (pruning anew at every step would
@@ -119,6 +123,23 @@ class Loop:
 
     async def _call_model(self, state: TurnState) -> dict[str, Any]:
         request = self._request(state.turn_id, state.steps)
+        try:
+            return await self._stream(request, state)
+        except ModelError as exc:
+            # A request with images the endpoint refused, before anything streamed: once without them.
+            said = bool((state.partial or {}).get("content") or state.streaming_calls)
+            if said or not carried_tokens(request.messages) or not Vision.is_refusal(exc):
+                raise
+            note = self.vision.refuse(exc)
+            try:
+                message = await self._stream(replace(request, messages=windowed(request.messages, 0)), state)
+            except ModelError:
+                self.vision.refused = None  # not the images' fault after all
+                raise
+            self.emit(ev.Error(message=note, kind=REFUSED_KIND, status_code=exc.status_code, turn_id=state.turn_id))
+            return message
+
+    async def _stream(self, request: ModelRequest, state: TurnState) -> dict[str, Any]:
         state.partial = {"role": "assistant", "content": ""}
         streamed: list[str] = []
         names: dict[int, tuple[str, str]] = {}
@@ -164,6 +185,7 @@ class Loop:
             messages = prune_at(self.session.wire_messages(loaded_from=self._cut), self._cut)
         else:
             messages = list(self.session.wire_messages())
+        messages = self.vision.window(self.config, self.model, messages, self.served)
         self._check_fit(fixed + sum(message_chars(m) for m in messages) // 4, turn_id)
         return ModelRequest(
             system=system, messages=messages, tools=tools, max_tokens=self.profile.max_tokens,

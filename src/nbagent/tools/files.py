@@ -21,7 +21,7 @@ from .context import ToolContext
 from .edits import Edit, apply_edits
 from ..workspace.atomic import atomic_write
 from .listing import Tree, glob_match, glob_regex, left_out
-from .textfile import read_text, read_window, unified_diff
+from .textfile import binary_message, read_regular_bytes, read_text, read_window, unified_diff
 
 DEFAULT_READ_LINES = 2000
 MAX_MANY_FILES = 20
@@ -43,14 +43,34 @@ def _missing(ctx: ToolContext, path: str, advice: str = "") -> ToolError:
     return ToolError(f"{path} does not exist in the workspace {ctx.workspace.root}{hint}{advice}")
 
 
+IMAGE_SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+                  ".webp": "image/webp"}
+IMAGE_MAX_BYTES = 64 * 1024 * 1024
+
+
 def _read_one(ctx: ToolContext, path: str, offset: int, limit: int, budget: int) -> str:
     real = ctx.workspace.resolve(path)
     if not real.exists():
         raise _missing(ctx, path)
     try:
+        mime = IMAGE_SUFFIXES.get(real.suffix.lower())
+        if mime is not None and real.is_file():
+            return _read_image(ctx, real, mime)
         return read_window(real, ctx.workspace.rel(real), offset, limit, budget)
     except OSError as exc:
         raise ToolError(f"{path} cannot be read: {exc.strerror or exc}") from None
+
+
+def _read_image(ctx: ToolContext, real, mime: str) -> str:
+    """An image file: its caption, and the image for a model that can see (nbagent.images)."""
+    shown = ctx.workspace.rel(real)
+    data, _ = read_regular_bytes(real, shown, IMAGE_MAX_BYTES)
+    sink = ctx.image_sink()
+    kept = len(sink.images)
+    line = sink.add_bytes(data, mime, shown)
+    if len(sink.images) == kept and "not attached" not in line:  # not an image it can read: as any binary file
+        raise ToolError(f"{binary_message(shown, real)}; {line.strip('[]')}")
+    return line
 
 
 # --- core ----------------------------------------------------------------------
@@ -61,7 +81,7 @@ def read_file(
     offset: Annotated[int, Field(ge=1)] = 1,
     limit: Annotated[int, Field(ge=1)] = DEFAULT_READ_LINES,
 ) -> str:
-    """Read a text file as numbered lines (like cat -n), a window at a time.
+    """Read a text file as numbered lines (like cat -n), a window at a time; an image (PNG, JPEG, GIF, WebP) is shown to you when you can see.
 
     Args:
         path: File path.
