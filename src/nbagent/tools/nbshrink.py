@@ -204,6 +204,8 @@ def render_bundle(data: dict, limit: int, widget_models: dict[str, str] | None =
             shown.add(mime)
     html = as_text(data["text/html"]) if "text/html" in data and "text/html" not in shown else None
     plain = as_text(data["text/plain"]) if "text/plain" in data else None
+    if plain and any(m.startswith("image/") for m in shown) and plain.startswith("<") and plain.endswith(" object>"):
+        shown.add("text/plain")  # "<IPython.core.display.Image object>" beside the image tells nothing
     if html is not None and is_dataframe_html(html) and plain:
         shown.add("text/html")  # the text form of a DataFrame says the same in far fewer characters
     elif html is not None:
