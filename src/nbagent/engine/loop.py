@@ -80,7 +80,8 @@ class Loop:
         again, so the pruned request stays a prefix of the next one (pruning anew at every step would
         rewrite the history each time and defeat the provider's prompt cache)."""
 
-    async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+    async def run_turn(self, prompt: str, turn_id: str, attached: Any = None) -> ev.TurnEnd:
+        """``attached``: what the user attached to the prompt (nbagent.engine.attachments.Attached)."""
         state = TurnState(turn_id)
         self.session.begin_turn(prompt)
         self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, title=self.session.title,
@@ -90,7 +91,11 @@ class Loop:
         if self.before_prompt is not None:
             self._count(self.before_prompt(turn_id))
         self.session.defer_records = True  # records ride along with each step's commit
-        self._append([{"role": "user", "content": with_note(prompt, self.context.turn_note(prompt, turn_id))}])
+        body = f"{prompt}\n\n{attached.text}" if attached is not None and attached.text else prompt
+        message: dict[str, Any] = {"role": "user", "content": with_note(body, self.context.turn_note(prompt, turn_id))}
+        if attached is not None and attached.images:
+            message["images"] = [i.to_dict() for i in attached.images]
+        self._append([message])
         try:
             reason = await self._steps(state)
         except asyncio.CancelledError:
