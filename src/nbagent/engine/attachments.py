@@ -46,13 +46,21 @@ def attach(items: Any, max_side: int = 1024) -> Attached:
 
 
 def _one(item: Any, n: int, sink: ImageSink) -> str:
-    where = f"attachment {n}"
+    return _as_line(item, f"attachment {n}", sink)
+
+
+def _as_line(item: Any, where: str, sink: ImageSink) -> str:
     if isinstance(item, (bytes, bytearray, memoryview)):
         return _bytes_line(bytes(item), where, sink)
     if isinstance(item, (str, Path)):
         return _path(Path(item), where, sink)
     if isinstance(item, dict) and "output_type" in item:
         return _output(item, where, sink)
+    return _object_line(item, where, sink)
+
+
+def _object_line(item: Any, where: str, sink: ImageSink) -> str:
+    """An object, by what it can do: a figure, a PIL image, a DataFrame, or its rich reprs."""
     if _has(item, "savefig") and hasattr(item, "canvas"):
         out = io.BytesIO()
         item.savefig(out, format="png")
