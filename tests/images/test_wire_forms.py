@@ -132,3 +132,12 @@ def test_an_error_that_is_not_about_images_is_not_retried_as_one(tmp_path):
         with _agent(server, tmp_path) as agent:
             result = agent.run("look")
     assert [e.kind for e in result.events if isinstance(e, ev.Error)] == ["auth"]
+
+
+def test_the_guide_says_to_look_at_a_chart_and_the_system_prompt_stays_byte_identical(tmp_path):
+    with ScriptedServer() as server:
+        _run(server, tmp_path)
+        first, second = (r.body for r in server.model_requests())
+    assert first["messages"][0] == second["messages"][0]
+    assert "look at it before you say a chart is done" in first["messages"][0]["content"]
+    assert second["messages"][: len(first["messages"])] == first["messages"]
