@@ -111,3 +111,10 @@ def test_the_window_keeps_the_newest_images_and_leaves_older_messages_alone():
     assert windowed(messages, 4) == out  # deterministic
     assert carried_tokens(out) == 4 * 85
     assert all("images" not in m for m in windowed(messages, 0))
+
+
+def test_a_busy_opaque_png_is_sent_as_jpeg_and_a_chart_stays_png():
+    busy, _ = prepare(png(1600, 1000, noise=True), "image/png", "c", max_side=800)
+    assert busy.mime == "image/jpeg" and (busy.width, busy.height) == (800, 500)
+    chart, _ = prepare(png(1600, 1000), "image/png", "c", max_side=800)
+    assert chart.mime == "image/png" and _open(chart).mode == "RGB"
