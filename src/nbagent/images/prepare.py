@@ -1,7 +1,8 @@
 """Decode, downscale and re-encode an image once, so that what a model is sent is small and fixed.
 
 PNG and JPEG within the longest side are kept as they are (no re-encoding at all); larger ones are
-shrunk (Pillow's reduce first, then an antialiased bilinear pass: JPEG is decoded at a reduced scale
+shrunk (Pillow's reduce first, then an area-averaging (box) pass, a third faster than bilinear and as
+sharp for a downscale: JPEG is decoded at a reduced scale
 already) and encoded once: a JPEG, or an opaque image as busy as a photograph (its PNG takes more than
 PHOTO_BYTES_PER_PIXEL), as JPEG; anything else, charts and drawings, as PNG. GIF and WebP become PNG
 (a GIF's first frame). An alpha channel that is opaque everywhere is dropped before the resize.
@@ -89,7 +90,7 @@ def _shrunk(im, fmt: str, max_side: int, busy: bool) -> tuple[bytes, str, tuple[
     if im.mode in ("RGBA", "LA") and im.getchannel("A").getextrema()[0] == 255:
         im = im.convert(im.mode[:-1])  # opaque everywhere (matplotlib's figures): a quarter less to resize and encode
     if im.size != target:
-        im = im.resize(target, PILImage.Resampling.BILINEAR, reducing_gap=2.0)
+        im = im.resize(target, PILImage.Resampling.BOX, reducing_gap=2.0)
     out = io.BytesIO()
     if busy and im.mode in ("RGB", "L"):
         im.save(out, "JPEG", quality=JPEG_QUALITY)
