@@ -141,3 +141,14 @@ def test_the_guide_says_to_look_at_a_chart_and_the_system_prompt_stays_byte_iden
     assert first["messages"][0] == second["messages"][0]
     assert "look at it before you say a chart is done" in first["messages"][0]["content"]
     assert second["messages"][: len(first["messages"])] == first["messages"]
+
+
+def test_an_image_counts_as_its_tiles_in_the_usage_the_server_reports(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with ScriptedServer() as server:
+        with_images, _ = _run(server, tmp_path / "a")
+    with ScriptedServer() as server:
+        blind, _ = _run(server, tmp_path / "b", vision=False)
+    extra = with_images.usage["input_tokens"] - blind.usage["input_tokens"]
+    assert 255 <= extra <= 765 + 200  # one 640x480 chart: 2x1 tiles (425 tokens) and its label, not its base64
