@@ -139,7 +139,7 @@ def test_the_guide_says_to_look_at_a_chart_and_the_system_prompt_stays_byte_iden
         _run(server, tmp_path)
         first, second = (r.body for r in server.model_requests())
     assert first["messages"][0] == second["messages"][0]
-    assert "look at it before you say a chart is done" in first["messages"][0]["content"]
+    assert "Look at a chart's image before calling it done." in first["messages"][0]["content"]
     assert second["messages"][: len(first["messages"])] == first["messages"]
 
 

@@ -34,8 +34,7 @@ _GUIDES = {
     "memory": "remember what later sessions should know; recall searches it; forget removes wrong entries.",
     "notebook": ("Edit notebooks only with the notebook_* tools, by cell id, after notebook_read; "
                  "notebook_check after changing code cells when the user wants a working notebook. "
-                 "A chart you draw comes back in the next step as an image (as its caption if images are "
-                 "off): look at it before you say a chart is done (title, labels, scale, what it shows)."),
+                 "Look at a chart's image before calling it done."),
     "kernel": "The kernel_* tools see the user's live Python session: kernel_variables lists it, "
               "kernel_inspect describes one object, kernel_run runs code there (the user approves it).",
 }

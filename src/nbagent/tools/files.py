@@ -81,7 +81,7 @@ def read_file(
     offset: Annotated[int, Field(ge=1)] = 1,
     limit: Annotated[int, Field(ge=1)] = DEFAULT_READ_LINES,
 ) -> str:
-    """Read a text file as numbered lines (like cat -n), a window at a time; an image (PNG, JPEG, GIF, WebP) is shown to you when you can see.
+    """Read a text file as numbered lines (like cat -n), a window at a time.
 
     Args:
         path: File path.
