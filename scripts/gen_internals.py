@@ -41,10 +41,11 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("render", "render/: escaping, plain text, Markdown, redaction, the typed state every front end renders "
                "(agent_state) and the shared text renderer (terminal)",
      ("render/",)),
-    ("base", "workspace/, session/ and model/: the root and path confinement, the state directory, atomic "
-             "writes, temporary files, the ignore-aware walk, process trees; the session's value model and "
-             "message log; model adapters over the openai SDK, the offline model, prices",
-     ("workspace/", "session/", "model/")),
+    ("base", "workspace/, session/, images/ and model/: the root and path confinement, the state directory, "
+             "atomic writes, temporary files, the ignore-aware walk, process trees; the session's value model "
+             "and message log; images prepared once for a model that can see; model adapters over the openai "
+             "SDK, the offline model, prices",
+     ("workspace/", "session/", "images/", "model/")),
     ("store", "store/: the workspace's SQLite store: sessions, messages, tool calls, usage, prompt history",
      ("store/",)),
     ("memory", "memory/ and attached/: project memory (entries, the hybrid index, per-turn retrieval, the "

@@ -30,6 +30,7 @@ from ..ids import short_id
 from .agent_checkpoints import AgentCheckpoints
 from .agent_sessions import AgentSessions
 from .result import RunResult
+from . import attachments
 from .runtime import AgentRuntime
 from ..workers import shared_pool
 
@@ -58,6 +59,8 @@ class Agent:
         self._current: asyncio.Task | None = None
         self._collectors: dict[str, list[ev.Event]] = {}
         self._skip_deltas: set[str] = set()
+        self._attached: dict[str, Any] = {}
+        """turn id -> what the user attached to that prompt (nbagent.engine.attachments), until it runs."""
         self._idle = threading.Event()
         self._idle.set()
         self._ended = threading.Event()
@@ -78,40 +81,45 @@ class Agent:
         _LIVE_AGENTS.add(self)
 
     # ----- running prompts -------------------------------------------------------------------
-    def submit(self, prompt: str, *, turn_id: str | None = None, keep_deltas: bool = True
-               ) -> concurrent.futures.Future:
+    def submit(self, prompt: str, *, turn_id: str | None = None, keep_deltas: bool = True,
+               attach: Any = None) -> concurrent.futures.Future:
         """Queue ``prompt``; it runs after the turns before it. The future gives a RunResult.
 
         ``keep_deltas=False`` leaves the streamed deltas out of ``RunResult.events``: a front end
         that renders them live (the server, the widgets) need not keep thousands per turn.
+        ``attach``: objects shown to the model with the prompt (nbagent.engine.attachments: a figure,
+        an image, PNG/JPEG bytes, a path, a DataFrame, a display object), read now, in this thread.
         """
         if self._closed:
             raise AgentClosed("this agent is closed: make a new Agent to go on")
+        attached = attachments.attach(attach, self.runtime.config.image_max_side) if attach is not None else None
         future: concurrent.futures.Future = concurrent.futures.Future()
         turn_id = turn_id or short_id("turn_")
         self._idle.clear()
         self._ended.clear()
         if not keep_deltas:
             self._skip_deltas.add(turn_id)
+        if attached is not None:
+            self._attached[turn_id] = attached
         self._thread_loop.loop.call_soon_threadsafe(self._enqueue, prompt, turn_id, future)
         return future
 
-    def run(self, prompt: str, timeout: float | None = None) -> RunResult:
-        """Run ``prompt`` to the end of its turn and return the result (blocks)."""
+    def run(self, prompt: str, timeout: float | None = None, *, attach: Any = None) -> RunResult:
+        """Run ``prompt`` to the end of its turn and return the result (blocks). ``attach``: see submit."""
         if threading.current_thread() is self._thread_loop.thread:
             raise RuntimeError("Agent.run() cannot be called from the agent's own thread; use arun()")
-        return self.submit(prompt).result(timeout)
+        return self.submit(prompt, attach=attach).result(timeout)
 
-    async def arun(self, prompt: str) -> RunResult:
-        return await asyncio.wrap_future(self.submit(prompt))
+    async def arun(self, prompt: str, *, attach: Any = None) -> RunResult:
+        return await asyncio.wrap_future(self.submit(prompt, attach=attach))
 
-    def stream(self, prompt: str) -> Iterator[ev.Event]:
+    def stream(self, prompt: str, *, attach: Any = None) -> Iterator[ev.Event]:
         """Yield the events of ``prompt``'s turn as they happen, ending with its turn_end."""
         inbox: queue.Queue = queue.Queue()
         turn_id = short_id("turn_")
         unsubscribe = self.subscribe(lambda e: inbox.put(e) if e.turn_id == turn_id else None)
         try:
-            self.submit(prompt, turn_id=turn_id, keep_deltas=False)
+            self.submit(prompt, turn_id=turn_id, keep_deltas=False, attach=attach)
             while True:
                 event = inbox.get()
                 yield event
@@ -120,7 +128,7 @@ class Agent:
         finally:
             unsubscribe()
 
-    async def astream(self, prompt: str) -> AsyncIterator[ev.Event]:
+    async def astream(self, prompt: str, *, attach: Any = None) -> AsyncIterator[ev.Event]:
         loop = asyncio.get_running_loop()
         inbox: asyncio.Queue = asyncio.Queue()
         turn_id = short_id("turn_")
@@ -130,7 +138,7 @@ class Agent:
 
         unsubscribe = self.subscribe(forward)
         try:
-            self.submit(prompt, turn_id=turn_id, keep_deltas=False)
+            self.submit(prompt, turn_id=turn_id, keep_deltas=False, attach=attach)
             while True:
                 event = await inbox.get()
                 yield event
@@ -449,7 +457,7 @@ class Agent:
             prompt, turn_id, future = self._waiting.pop(0)
             collected: list[ev.Event] = []
             self._collectors[turn_id] = collected
-            self._current = asyncio.ensure_future(self.runtime.run_turn(prompt, turn_id))
+            self._current = asyncio.ensure_future(self.runtime.run_turn(prompt, turn_id, self._attached.pop(turn_id, None)))
             try:
                 end = await self._current
             except asyncio.CancelledError:  # aborted before the turn's first await: nothing was said
@@ -471,6 +479,7 @@ class Agent:
     def _abort_now(self) -> None:
         waiting, self._waiting = self._waiting, []
         for prompt, turn_id, future in waiting:
+            self._attached.pop(turn_id, None)
             end = ev.TurnEnd(reason="aborted", turn_id=turn_id)
             self._emit(end)  # every prompt ends with a turn_end, a dropped one too
             if not future.done():

@@ -124,9 +124,11 @@ async def summarize_session(model, session, emit: Callable[[ev.Event], None], *,
     Returns the events it emitted, the last being a turn_end (reason done or error) whose text is
     the summary.
     """
+    from ..images.window import windowed
     from ..model.base import ModelRequest, ResponseDone
 
-    messages = [*session.wire_messages(), {"role": "user", "content": SUMMARY_PROMPT}]
+    # Images go as their captions: a summary is text, and the endpoint may not take images at all.
+    messages = [*windowed(session.wire_messages(), 0), {"role": "user", "content": SUMMARY_PROMPT}]
     request = ModelRequest(system=system or "You summarise coding sessions.", messages=messages, tools=tools or [],
                            tool_choice="none" if tools else None, cache_key=session.id)
     summary = ""

@@ -9,7 +9,7 @@ session (durable) before the next model call.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable
 
 import orjson
@@ -21,6 +21,8 @@ from ..model.cost import cost_of
 from .profiles import FULL, Profile
 from .compaction import cut_index, message_chars, repair, stripped_prefix
 from .request_context import RequestContext, with_note
+from .vision import REFUSED_KIND, Vision
+from ..images.window import carried_tokens, windowed
 from ..model.served_context import ServedContext
 from ..tools.runner import ToolRunner
 
@@ -70,6 +72,8 @@ class Loop:
         """The context the server really serves (nbagent.model.served_context), once it said."""
         self._warned_fit: int | None = None
         self._fixed: tuple[tuple[str, tuple[str, ...]], int] | None = None
+        self.vision = Vision()
+        """Whether requests carry images (nbagent.engine.vision); it remembers an endpoint's refusal."""
         self._cut: int | None = None
         """Where the last automatic pruning cut the wire history: kept until the request overflows
         again, so the pruned request stays a prefix of the next one (pruning anew at every step would
@@ -79,7 +83,8 @@ class Loop:
         per cut (the messages before a cut never change), so that a step costs the same on a long
         history as on a short one (tests/engine/test_flat_steps.py)."""
 
-    async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+    async def run_turn(self, prompt: str, turn_id: str, attached: Any = None) -> ev.TurnEnd:
+        """``attached``: what the user attached to the prompt (nbagent.engine.attachments.Attached)."""
         state = TurnState(turn_id)
         self.session.begin_turn(prompt)
         self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, title=self.session.title,
@@ -89,7 +94,11 @@ class Loop:
         if self.before_prompt is not None:
             self._count(self.before_prompt(turn_id))
         self.session.defer_records = True  # records ride along with each step's commit
-        self._append([{"role": "user", "content": with_note(prompt, self.context.turn_note(prompt, turn_id))}])
+        body = f"{prompt}\n\n{attached.text}" if attached is not None and attached.text else prompt
+        message: dict[str, Any] = {"role": "user", "content": with_note(body, self.context.turn_note(prompt, turn_id))}
+        if attached is not None and attached.images:
+            message["images"] = [i.to_dict() for i in attached.images]
+        self._append([message])
         try:
             reason = await self._steps(state)
         except asyncio.CancelledError:
@@ -122,6 +131,23 @@ class Loop:
 
     async def _call_model(self, state: TurnState) -> dict[str, Any]:
         request = self._request(state.turn_id, state.steps)
+        try:
+            return await self._stream(request, state)
+        except ModelError as exc:
+            # A request with images the endpoint refused, before anything streamed: once without them.
+            said = bool((state.partial or {}).get("content") or state.streaming_calls)
+            if said or not carried_tokens(request.messages) or not Vision.is_refusal(exc):
+                raise
+            note = self.vision.refuse(exc)
+            try:
+                message = await self._stream(replace(request, messages=windowed(request.messages, 0)), state)
+            except ModelError:
+                self.vision.refused = None  # not the images' fault after all
+                raise
+            self.emit(ev.Error(message=note, kind=REFUSED_KIND, status_code=exc.status_code, turn_id=state.turn_id))
+            return message
+
+    async def _stream(self, request: ModelRequest, state: TurnState) -> dict[str, Any]:
         state.partial = {"role": "assistant", "content": ""}
         streamed: list[str] = []
         names: dict[int, tuple[str, str]] = {}
@@ -167,6 +193,7 @@ class Loop:
             messages = self._cut_request()
         else:
             messages = list(self.session.wire_messages())
+        messages = self.vision.window(self.config, self.model, messages, self.served)
         self._check_fit(fixed + self._sent_chars() // 4, turn_id)
         return ModelRequest(
             system=system, messages=messages, tools=tools, max_tokens=self.profile.max_tokens,

@@ -133,7 +133,7 @@ class AgentRuntime:
 
     _problems_reported = False
 
-    async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+    async def run_turn(self, prompt: str, turn_id: str, attached: Any = None) -> ev.TurnEnd:
         # Inside the turn, before the model is called, the user is asked about the commands the workspace's
         # stored state names (set here: a session switch builds a new loop).
         self.loop.before_request = self.stored_commands.confirm
@@ -157,7 +157,7 @@ class AgentRuntime:
             self.loop.served = await served
         finally:
             served.cancel()  # an abort while the turn got ready: no probe left behind (a no-op once done)
-        return await self.loop.run_turn(prompt, turn_id)
+        return await self.loop.run_turn(prompt, turn_id, attached)
 
     _ask_served = True
 

@@ -33,6 +33,8 @@ def message_chars(m: Message) -> int:
         n += len(call.get("arguments") or "") + len(call.get("name") or "")
     for item in m.get("reasoning_items") or ():
         n += len(str(item.get("encrypted_content") or "")) // 2
+    for image in m.get("images") or ():  # nbagent.images: its estimated tokens, not its base64's length
+        n += 4 * int(image.get("tokens") or 0) if isinstance(image, dict) else 0
     return n
 
 
