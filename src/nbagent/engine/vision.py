@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..errors import ModelError
-from ..images.window import windowed
+from ..images.window import ImagePlaces, windowed
 
 REFUSED_KIND = "images_refused"
 _ABOUT_IMAGES = re.compile(r"image|vision|multimodal|multi-modal|mmproj|content part|content type|modalit", re.I)
@@ -27,6 +27,7 @@ class Vision:
     def __init__(self) -> None:
         self.refused: str | None = None
         """The endpoint's refusal, once it refused a request with images (for the rest of the session)."""
+        self.places = ImagePlaces()
 
     def sees(self, config, model: Any, served: Any = None) -> bool:
         if self.refused is not None:
@@ -44,7 +45,7 @@ class Vision:
     def window(self, config, model: Any, messages: list[dict[str, Any]], served: Any = None) -> list[dict[str, Any]]:
         """``messages`` as this request sends them: the newest ``max_images`` images, or none."""
         limit = getattr(config, "max_images", 4) if self.sees(config, model, served) else 0
-        return windowed(messages, limit)
+        return windowed(messages, limit, self.places.of(messages))
 
     @staticmethod
     def is_refusal(error: ModelError) -> bool:
