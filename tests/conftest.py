@@ -82,6 +82,9 @@ def _isolated_env(monkeypatch):
     for name in _MODEL_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NBAGENT_LOCAL", "off")
+    # The tests were written against "ask", the mode that asks about every change; an agent given no mode
+    # is "sandboxed" where the sandbox works (tests/security/test_sandbox.py tests that default).
+    monkeypatch.setenv("NBAGENT_APPROVAL", "ask")
     yield
 
 

@@ -80,5 +80,5 @@ async def test_bad_arguments(ctx):
 
 def test_bash_asks_before_running():
     assert BASH_TOOL.approval == "ask" and not BASH_TOOL.read_only and BASH_TOOL.is_async
-    assert set(BASH_TOOL.parameters["properties"]) == {"command", "timeout", "description"}
+    assert set(BASH_TOOL.parameters["properties"]) == {"command", "timeout", "description", "outside_sandbox"}
     assert BASH_TOOL.parameters["required"] == ["command"]

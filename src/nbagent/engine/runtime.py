@@ -7,10 +7,11 @@ session, a tool registry and a loop, and where a live change of settings is appl
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Callable
 
 from .. import events as ev
-from ..tools.approvals import Approvals
+from ..tools.approvals import Approvals, default_mode
 from .compaction import summarize_session
 from ..config import DEFAULT, AgentConfig
 from ..errors import ConfigError
@@ -187,6 +188,8 @@ class AgentRuntime:
             return changes
         configured = apply_profile(PROFILES[self.config.profile], AgentConfig.load(workspace=self.config.workspace))
         changes = {**changes, **{name: getattr(configured, name) for name in resets}}
+        if "approval" in resets and not os.environ.get("NBAGENT_APPROVAL"):
+            changes["approval"] = default_mode()  # as an agent built without one
         if "model" in resets and not changes["model"]:
             changes["model"] = default_model_name(self.config)
             if not changes["model"]:

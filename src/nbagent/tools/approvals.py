@@ -5,6 +5,12 @@ Each tool has one policy (``Tool.approval``), which the configuration can overri
 - ``never``: runs in every mode without asking (reading, the task list);
 - ``ask``: asks in "ask" mode, runs in "auto" mode, is denied in "read-only" mode;
 - ``always_ask``: asks in "ask" and "auto" mode (code in the user's live kernel), denied in "read-only".
+A tool that starts code (``Tool.runs``) is never read-only, whatever it declares: "read-only" mode
+denies it (a notebook check alone runs, in the sandbox with the workspace mounted read-only). The
+"sandboxed" mode (the default where the sandbox works, like Codex's workspace-write) runs without asking
+what the sandbox holds (commands, tasks, checks) and the changes of the file tools (checkpointed, undone
+with undo); code in a kernel nbagent does not confine, an MCP server's tools and a call that asks to
+leave the sandbox (``outside_sandbox``, with its reason) ask as in "ask" mode.
 The mode is read when the decision is made, not when the turn started: a change made while a turn runs
 or a prompt waits applies to the very next decision. "always" given to a request approves the same tool
 for the rest of the session, except in "read-only" mode, which denies it all the same.
@@ -19,11 +25,16 @@ from typing import Any, Callable, Literal
 from .. import events as ev
 from ..config import APPROVAL_MODES, POLICIES
 from ..errors import ToolError
+from ..workspace import sandbox as sb
 
 Policy = Literal["never", "ask", "always_ask"]
 DECISIONS: tuple[str, ...] = ("approve", "deny", "always")
 __all__ = ["APPROVAL_MODES", "DECISIONS", "POLICIES", "Approvals", "Denied", "Unasked", "check_decision",
-           "check_policy"]
+           "check_policy", "default_mode", "mode_line"]
+
+READ_ONLY_CHECKS = frozenset({"notebook_check"})
+"""Tools that run code yet change nothing when the workspace is mounted read-only: read-only mode runs
+them in the sandbox (and denies them where there is none)."""
 
 DENIED_BY_THE_USER = "denied by the user: do not retry this call; ask or try another way"
 
@@ -47,6 +58,21 @@ class Unasked(Denied):
     def __new__(cls, how_to_allow: str) -> "Unasked":
         return super().__new__(cls, f"denied because no one could be asked to approve it; {how_to_allow}. "
                                     "Do not retry this call")  # type: ignore[return-value]
+
+
+def default_mode() -> str:
+    """The approval mode of an agent given none: "sandboxed" where the sandbox works, else "ask"
+    (``NBAGENT_APPROVAL`` still wins: the configuration reads it)."""
+    return "sandboxed" if sb.current().active else "ask"
+
+
+def mode_line(mode: str) -> str:
+    """The mode and whether the sandbox is active, in one line for every front end."""
+    box = sb.current()
+    where = f"sandbox {box.mechanism}" if box.active else "sandbox none: commands are NOT confined"
+    if mode == "sandboxed" and not box.active:
+        return f"approval sandboxed (acting as ask: no sandbox here) · {where}"
+    return f"approval {mode} · {where}"
 
 
 def check_decision(decision: Any) -> str:
@@ -80,16 +106,27 @@ class Approvals:
 
     async def decide(self, tool, ctx, arguments: dict[str, Any]) -> str:
         policy = self.policy_of(tool)
-        if policy == "never":
-            return "approve"
-        if tool.name in self.always and self.config().approval != "read-only":  # read-only wins over "always"
-            return self._record(tool, ctx, "approve", "always")
+        runs = getattr(tool, "runs", "")
+        leaving = bool(runs == "sandbox" and arguments.get("outside_sandbox"))
         mode = self.config().approval
         if mode == "read-only":
+            if policy == "never" and not runs:
+                return "approve"
+            if tool.name in READ_ONLY_CHECKS and not leaving and sb.current().active:
+                return "approve"  # it runs in the sandbox with the workspace mounted read-only
             return self._record(tool, ctx, Denied("denied: the approval mode is read-only, which allows no "
-                                                  "changes: do not retry this call; ask or try another way"),
-                                "read-only mode")
-        if mode == "auto" and policy == "ask":
+                                                  "changes and runs no code: do not retry this call; ask or "
+                                                  "try another way"), "read-only mode")
+        if policy == "never" and not leaving:
+            return "approve"
+        if tool.name in self.always and not leaving:
+            return self._record(tool, ctx, "approve", "always")
+        if mode == "sandboxed" and not leaving and policy != "always_ask":
+            if runs == "sandbox" and sb.current().active:
+                return "approve"  # confined: it can change the workspace only
+            if not runs:
+                return "approve"  # a file change: checkpointed, taken back with undo
+        if mode == "auto" and policy == "ask" and not leaving:
             return "approve"
         return await self._ask(tool, ctx, arguments)
 
