@@ -66,7 +66,7 @@ class Agent:
         self._thread_loop = _LoopThread(name=f"nbagent-{id(self):x}")
         try:
             self.runtime = AgentRuntime(config, emit=self._emit, model=model_obj, extra_tools=tools or (),
-                                        approver=approver, kernel=kernel)
+                                        approver=approver, kernel=kernel, listened=lambda: bool(self._subscribers))
         except BaseException:
             self._thread_loop.stop()  # a failed construction leaves no thread behind
             raise

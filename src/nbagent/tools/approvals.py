@@ -32,6 +32,9 @@ DECISIONS: tuple[str, ...] = ("approve", "deny", "always")
 __all__ = ["APPROVAL_MODES", "DECISIONS", "POLICIES", "Approvals", "Denied", "Unasked", "check_decision",
            "check_policy", "default_mode", "mode_line"]
 
+NO_ONE_LISTENS = ("to allow such calls give the Agent an approver (Agent(approver=...)), subscribe and answer "
+                  "with agent.decide, or choose an approval mode that runs them (auto, sandboxed)")
+
 READ_ONLY_CHECKS = frozenset({"notebook_check"})
 """Tools that run code yet change nothing when the workspace is mounted read-only: read-only mode runs
 them in the sandbox (and denies them where there is none)."""
@@ -92,11 +95,15 @@ class Approvals:
     """Decides on each call; in "ask" mode it emits an approval_request and waits for ``resolve``
     (from a front end) or for the ``approver`` callable when one was given."""
 
-    def __init__(self, config: Callable[[], Any], emit: Callable[[ev.Event], None], approver=None):
+    def __init__(self, config: Callable[[], Any], emit: Callable[[ev.Event], None], approver=None,
+                 listened: Callable[[], bool] | None = None):
         self.config = config
         """Returns the agent's configuration now (mode and per-tool policies are read from it)."""
         self.emit = emit
         self.approver = approver
+        self.listened = listened
+        """Whether anyone follows the events and so could answer a request (``Agent.decide``); with no
+        approver and no one listening, a request is denied at once, saying how to allow it."""
         self.always: set[str] = set()
         self._pending: dict[str, asyncio.Future] = {}
 
@@ -139,6 +146,9 @@ class Approvals:
                 raise  # the edit cannot apply (no match...): tell the model now, ask nobody
         request = ev.ApprovalRequest(name=tool.name, call_id=ctx.call_id, arguments=arguments, diff=diff,
                                      annotations=getattr(tool, "annotations", None), turn_id=ctx.turn_id)
+        if self.approver is None and self.listened is not None and not self.listened():
+            self.emit(request)  # no one could answer it: a script's agent.run() would wait forever
+            return self._record(tool, ctx, Unasked(NO_ONE_LISTENS), "no one to ask")
         future = asyncio.get_running_loop().create_future()
         self._pending[ctx.call_id] = future
         self.emit(request)
@@ -174,11 +184,12 @@ class Approvals:
     def pending(self) -> list[str]:
         return list(self._pending)
 
-    async def confirm(self, name: str, call_id: str, turn_id: str, arguments: dict[str, Any]) -> bool:
+    async def confirm(self, name: str, call_id: str, turn_id: str, arguments: dict[str, Any]) -> str:
         """Ask the user about something that is not a model's tool call (a command the workspace's stored
         state names): the same approval_request and approval_decision, so the same card in every front
-        end and the same ``decide``. True when approved. The caller decides whether the mode lets it ask."""
-        return await self._ask(_Asked(name), _Call(call_id, turn_id), arguments) != "deny"
+        end and the same ``decide``. "approve", or a "deny" (an ``Unasked`` says no one could be asked
+        and how to allow it). The caller decides whether the mode lets it ask."""
+        return await self._ask(_Asked(name), _Call(call_id, turn_id), arguments)
 
 
 @dataclass(frozen=True)

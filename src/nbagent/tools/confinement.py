@@ -18,11 +18,13 @@ from ..workspace.state_dir import location
 Confinement = tuple[sb.Sandbox, sb.Policy]
 
 
-def policy_for(workspace_root: Path, config: Any, writable: tuple[Path, ...] = ()) -> sb.Policy:
-    """The policy for a process working in ``workspace_root`` under ``config`` (an AgentConfig)."""
+def policy_for(workspace_root: Path, config: Any, writable: tuple[Path, ...] = (),
+               readable: tuple[Path, ...] = ()) -> sb.Policy:
+    """The policy for a process working in ``workspace_root`` under ``config`` (an AgentConfig);
+    ``readable``: folders it must read wherever they are."""
     root = Path(workspace_root).resolve()
     state = location(root)
-    readonly = (state,) if root in state.parents else ()
+    readonly = (*readable, state) if root in state.parents else tuple(readable)
     return sb.Policy(root, writable_workspace=getattr(config, "approval", "ask") != "read-only",
                      writable=tuple(writable), readonly=readonly,
                      network=bool(getattr(config, "sandbox_network", False)),
@@ -38,8 +40,9 @@ def confinement(ctx: Any, writable: tuple[Path, ...] = (), outside: bool = False
     return box, policy_for(ctx.workspace.root, ctx.config, writable)
 
 
-def confinement_at(root: Path, config: Any = None, writable: tuple[Path, ...] = ()) -> Confinement | None:
+def confinement_at(root: Path, config: Any = None, writable: tuple[Path, ...] = (),
+                   readable: tuple[Path, ...] = ()) -> Confinement | None:
     """The same for a process that is no tool call (an eval's check, ``nbagent check``)."""
     box = sb.current()
-    return (box, policy_for(root, config, writable)) if box.active else None
+    return (box, policy_for(root, config, writable, readable)) if box.active else None
 

@@ -60,7 +60,8 @@ class Policy:
     writable: tuple[Path, ...] = ()
     """Folders writable besides the workspace (a task's folder for its exit code)."""
     readonly: tuple[Path, ...] = ()
-    """Folders inside the workspace kept read-only (nbagent's state folder)."""
+    """Folders kept read-only: nbagent's state folder inside the workspace, and folders the process must
+    read that would otherwise be hidden (an eval task's folder under /tmp, whose sandbox's /tmp is new)."""
     network: bool = False
     pass_env: tuple[str, ...] = ()
     """Environment names kept even when they look like secrets."""
