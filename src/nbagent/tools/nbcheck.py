@@ -185,7 +185,8 @@ def _confined_manager(confine: Any, cwd: Path, private: Path) -> type:
 
         async def start_kernel(self, **kw: Any) -> None:  # type: ignore[override]
             # A signal would reach bwrap, not the kernel in its own session: interrupt by message.
-            self.kernel_spec.interrupt_mode = "message"
+            if self.kernel_spec is not None:
+                self.kernel_spec.interrupt_mode = "message"
             kw["env"] = box.environment(policy, {"IPYTHONDIR": str(private / "ipython")},
                                         base=kw.get("env") or os.environ)
             await super().start_kernel(**kw)
