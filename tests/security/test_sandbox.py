@@ -244,3 +244,38 @@ def test_the_scrubbed_environment_keeps_what_builds_need_and_names_passed_throug
            "DB_PASSWORD": "p"}
     kept = sb.scrub_environment(env, pass_env=("GH_TOKEN",))
     assert kept == {"PATH": "/usr/bin", "HOME": "/h", "PYTHONPATH": "/src", "GH_TOKEN": "x"}
+
+
+@needs_bwrap
+@pytest.mark.integration
+def test_the_sandboxed_kernelspec_confines_a_live_kernel(tmp_path, fake_home, monkeypatch):
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import start_new_kernel
+
+    from nbagent.cli.app import main
+
+    prefix = tmp_path / "prefix"
+    assert main(["sandbox", "install-kernel", "--prefix", str(prefix)]) == 0
+    monkeypatch.setenv("JUPYTER_PATH", str(prefix / "share" / "jupyter"))
+    spec = KernelSpecManager().get_kernel_spec("nbagent-sandbox")
+    assert spec.display_name == "Python 3 (nbagent sandbox)"
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    km, kc = start_new_kernel(kernel_name="nbagent-sandbox", cwd=str(workspace), startup_timeout=60)
+    try:
+        code = ("import os\nopen('inside.txt', 'w').write('ok')\nfor p in ('~/.bashrc', '~/.ssh/id_rsa'):\n"
+                "    try:\n        open(os.path.expanduser(p), 'a' if 'bashrc' in p else 'r').write('evil')\n"
+                "    except Exception as e:\n        print(type(e).__name__)\n"
+                "print('key', os.environ.get('OPENAI_API_KEY'))\n")
+        outputs: list[str] = []
+        reply = kc.execute_interactive(code, timeout=60, output_hook=lambda m: outputs.append(
+            m["content"].get("text", "")) if m["msg_type"] == "stream" else None)
+        assert reply["content"]["status"] == "ok"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    printed = "".join(outputs)
+    assert (workspace / "inside.txt").read_text() == "ok"
+    assert (fake_home / ".bashrc").read_text() == "# the user's\n"
+    assert "key None" in printed and SECRET not in printed
+    assert printed.count("Error") == 2  # both refused (read-only file system, hidden key)

@@ -134,6 +134,9 @@ def _parser() -> argparse.ArgumentParser:
     from .check import add_check_parser
 
     add_check_parser(sub, parents=[shared])
+    from .sandbox import add_sandbox_parser
+
+    add_sandbox_parser(sub, parents=[shared])
     from .knowledge import add_knowledge_parsers
 
     add_knowledge_parsers(sub, parents=[shared])
