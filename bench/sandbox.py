@@ -142,7 +142,7 @@ def hostile() -> tuple[int, int, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--steps", type=int, default=30)
     args = parser.parse_args()
