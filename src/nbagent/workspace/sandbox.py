@@ -165,9 +165,11 @@ def _bwrap_argv(bwrap: str, argv: list[str], policy: Policy, cwd: Path) -> list[
     if not policy.network:
         args.append("--unshare-net")
     for secret in secret_paths():
-        if _inside(ws, secret) or _inside(secret, Path("/tmp")) or _inside(secret, Path("/run")):
+        if _inside(ws, secret) or any(_inside(secret, fresh) for fresh in _FRESH):
             continue  # the workspace itself is never hidden; /tmp and /run are fresh already
         args += ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
+    for kept in _toolchain_under_fresh_folders():
+        args += ["--ro-bind", str(kept), str(kept)]  # a venv or PYTHONPATH in /tmp stays usable, read-only
     args += ["--bind" if policy.writable_workspace else "--ro-bind", str(ws), str(ws)]
     for folder in policy.readonly:
         if folder.exists():
@@ -177,6 +179,24 @@ def _bwrap_argv(bwrap: str, argv: list[str], policy: Policy, cwd: Path) -> list[
             args += ["--bind", str(folder), str(folder)]
     args += ["--chdir", str(cwd), "--", *argv]
     return args
+
+
+_FRESH = (Path("/tmp"), Path("/run"), Path("/var/tmp"))
+"""Folders the sandbox replaces with empty ones."""
+
+
+def _toolchain_under_fresh_folders() -> list[Path]:
+    """This Python's prefix and PYTHONPATH's folders when they live where the sandbox starts empty."""
+    candidates = [Path(sys.prefix), *(Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    found = []
+    for path in candidates:
+        try:
+            path = path.resolve()
+        except OSError:
+            continue
+        if path.is_dir() and any(_inside(path, fresh) and path != fresh for fresh in _FRESH):
+            found.append(path)
+    return found
 
 
 def _find_bwrap() -> tuple[str, str] | None:
