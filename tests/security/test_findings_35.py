@@ -130,7 +130,7 @@ def test_finding_5_every_invisible_character_is_marked(char):
 
 def test_finding_5_the_kernel_run_card_shows_the_hidden_parameter():
     from nbagent import events as ev
-    from nbagent.cli.terminal import approval_card
+    from nbagent.render.terminal import approval_card
 
     card = approval_card(ev.ApprovalRequest(name="kernel_run", call_id="c", arguments={
         "code": "run('hello', \u3164='$(id)')"}, diff=None, annotations=None, turn_id="t"))
