@@ -8,6 +8,7 @@ each one that names nothing in the source.
 
 from __future__ import annotations
 
+import pytest
 import ast
 import re
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.process
 def test_the_module_map_is_up_to_date_and_every_module_has_a_docstring():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_internals.py"), "--check"],
                          capture_output=True, text=True, timeout=60)
@@ -27,7 +29,9 @@ def test_the_module_map_is_up_to_date_and_every_module_has_a_docstring():
 def test_the_map_names_every_module_with_its_purpose():
     page = (ROOT / "docs" / "internals.md").read_text(encoding="utf-8")
     assert "| `nbagent.render.terminal` | The shared text renderer of the CLI" in page
-    assert "| `nbagent.events` | The one typed event stream that every front end renders. |" in page
+    assert ("| `nbagent.events` | **public** (docs/python-api.md): The one typed event stream that every front end "
+            "renders. |") in page  # a public module is marked; an internal one is not
+    assert "| `nbagent.engine.agent` | The Agent: the one object every front end drives. |" in page
     suite = ROOT / "src" / "nbagent" / "evals" / "suite"  # data: the eval tasks' own Python files
     modules = sorted(p for p in (ROOT / "src" / "nbagent").rglob("*.py") if not p.is_relative_to(suite))
     assert all(f"`{_dotted(path)}`" in page for path in modules)

@@ -4,16 +4,19 @@ as a kernel starts."""
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import subprocess
 import sys
 
+pytestmark = pytest.mark.process
+
 MODULES = ("httpx", "openai.resources.chat", "openai.resources.responses", "nbagent.engine.agent", "nbagent.tools")
 PROBE = ("import json, sys\n"
          "{prelude}\n"
          "print(json.dumps({{m: m in sys.modules for m in {modules!r}}}))")
-WARM = "from nbagent import warmup\nwarmup.start()\nassert warmup.wait(120), 'the warm-up did not finish'"
+WARM = "from nbagent.engine import warmup\nwarmup.start()\nassert warmup.wait(120), 'the warm-up did not finish'"
 
 
 def loaded_after(prelude: str, api: str | None = None) -> dict[str, bool]:

@@ -20,6 +20,7 @@ TASKS = Path(__file__).parents[1] / "eval" / "tasks"
 
 # ----- finding 3: the eval's shared files and its checks' environment -----------------------------
 
+@pytest.mark.process
 def test_finding_3_the_shared_report_holds_no_url_secret(tmp_path):
     from nbagent.testing import Reply, ScriptedServer
 
@@ -35,6 +36,7 @@ def test_finding_3_the_shared_report_holds_no_url_secret(tmp_path):
     assert host.split("/")[0] in (tmp_path / "run" / "run.json").read_text()  # the endpoint is still named
 
 
+@pytest.mark.process
 def test_finding_3_a_suites_check_sees_no_keys_and_cannot_write_outside_its_copy(tmp_path, monkeypatch):
     from nbagent.evals.runner import run_check
 
@@ -73,6 +75,7 @@ def test_finding_4_environment_style_secrets_are_scrubbed(line, secret):
     assert secret not in scrub(line)
 
 
+@pytest.mark.process  # the agent's repo map runs rg
 def test_finding_4_the_processs_own_api_key_is_registered(make_agent, tmp_path):
     from nbagent.testing import call, calls, text
 
@@ -88,6 +91,7 @@ def test_finding_4_the_processs_own_api_key_is_registered(make_agent, tmp_path):
 
 # ----- finding 2: the kernel's watcher line never imports the notebook folder's nbagent -------------
 
+@pytest.mark.process
 @pytest.mark.parametrize("line", ["watch", "probe"])
 def test_finding_2_the_line_sent_to_a_kernel_ignores_a_planted_nbagent(tmp_path, line):
     import subprocess
@@ -139,6 +143,7 @@ def test_finding_5_the_kernel_run_card_shows_the_hidden_parameter():
 
 # ----- finding 6: the trust card with no one to answer it ------------------------------------------
 
+@pytest.mark.process
 def test_finding_6_a_scripts_agent_denies_the_trust_card_at_once_and_says_how(make_agent, tmp_path):
     import sys
     import time

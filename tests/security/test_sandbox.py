@@ -22,6 +22,8 @@ from nbagent.testing import arun_tool, call, calls, close_tool_context, text, to
 from nbagent.tools.shell import BASH_TOOL
 from nbagent.workspace import sandbox as sb
 
+pytestmark = pytest.mark.process
+
 MECHANISM = sb.current().mechanism
 needs_bwrap = pytest.mark.skipif(MECHANISM != "bubblewrap", reason="bubblewrap does not work on this machine")
 SECRET = "sk-proj-" + "Zq9" * 16
@@ -153,6 +155,7 @@ def _hostile_notebook(ws: Path, outside: Path) -> None:
 
 
 @needs_bwrap
+@pytest.mark.kernel
 def test_finding_1_notebook_check_in_read_only_mode_changes_nothing_and_leaks_no_key(make_agent, tmp_path,
                                                                                     fake_home):
     outside = fake_home / "escaped.txt"
@@ -248,6 +251,7 @@ def test_the_scrubbed_environment_keeps_what_builds_need_and_names_passed_throug
 
 @needs_bwrap
 @pytest.mark.integration
+@pytest.mark.kernel
 def test_the_sandboxed_kernelspec_confines_a_live_kernel(tmp_path, fake_home, monkeypatch):
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import start_new_kernel

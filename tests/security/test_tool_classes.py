@@ -84,6 +84,8 @@ def shell_bridge():
     yield bridge_from_shell(shell)
 
 
+@pytest.mark.process  # git and rg; a tool classed wrongly would start a kernel here
+@pytest.mark.kernel
 @pytest.mark.parametrize("tool", _unasked_tools(), ids=lambda t: t.name)
 async def test_a_tool_that_runs_unasked_starts_no_code(tool, tmp_path, shell_bridge):
     assert tool.name in ARGUMENTS, f"{tool.name} runs without asking: add its arguments to ARGUMENTS"
@@ -150,6 +152,7 @@ def test_an_mcp_servers_tool_runs_code_whatever_its_trust(tmp_path):
 
 
 @pytest.mark.integration
+@pytest.mark.process
 async def test_nbagent_mcp_serve_hints_match_what_tools_do(tmp_path):
     """The served tools' readOnlyHint comes from the same place: only tools proven above say read-only."""
     from mcp import Client, StdioServerParameters
