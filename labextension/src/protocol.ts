@@ -26,7 +26,7 @@ export type ClientMessage =
   | { type: 'settings'; model?: string; approval?: ApprovalMode; toolsets?: string[] };
 
 /** The approval modes, in the order the panel offers them. */
-export const APPROVAL_MODES = ['ask', 'auto', 'read-only'] as const;
+export const APPROVAL_MODES = ['sandboxed', 'ask', 'auto', 'read-only'] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
 /** A stored message (docs/internals.md, "Messages"), as GET .../messages returns them. */

@@ -15,7 +15,7 @@ from typing import Any
 from .errors import ConfigError
 
 DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel", "mcp")
-APPROVAL_MODES = ("ask", "auto", "read-only")
+APPROVAL_MODES = ("ask", "auto", "read-only", "sandboxed")
 POLICIES = ("never", "ask", "always_ask")
 APIS = ("chat", "responses")
 PROFILES = ("auto", "full", "small")
@@ -58,8 +58,20 @@ class AgentConfig:
 
     approval: str = "ask"
     """The approval mode: "ask" (a call whose policy is "ask" or "always_ask" waits for an answer to its
-    approval_request), "auto" (it runs, except an "always_ask" one, which asks) or "read-only" (it is
-    denied). Modes and policies side by side: docs/tools.md, "Approvals". Env: NBAGENT_APPROVAL."""
+    approval_request), "auto" (it runs, except an "always_ask" one, which asks), "read-only" (it is
+    denied, and so is every tool that runs code) or "sandboxed" (commands, tasks and checks run in the
+    sandbox and file changes run, without asking; code in your kernel and MCP tools ask). An Agent given
+    no mode gets "sandboxed" where the sandbox works and "ask" elsewhere (nbagent.tools.approvals.
+    default_mode). Modes and policies side by side: docs/tools.md, "Approvals". Env: NBAGENT_APPROVAL."""
+
+    sandbox_network: bool = False
+    """Let sandboxed commands reach the network (off: they have none). Allowing single hosts is not
+    supported yet. Env: NBAGENT_SANDBOX_NETWORK."""
+
+    sandbox_env: tuple[str, ...] = ()
+    """Environment variables sandboxed commands keep although their names look secret (KEY, TOKEN,
+    PASSWORD...). Env: NBAGENT_SANDBOX_ENV (comma separated). The mechanism: NBAGENT_SANDBOX
+    (auto, bubblewrap, landlock, off; nbagent.workspace.sandbox)."""
 
     max_steps: int = 50
     """Model calls per turn before the turn ends with reason "max_steps". Env: NBAGENT_MAX_STEPS."""
@@ -291,6 +303,8 @@ _ENV = {
     "NBAGENT_API": "api",
     "NBAGENT_TOOLSETS": "toolsets",
     "NBAGENT_APPROVAL": "approval",
+    "NBAGENT_SANDBOX_NETWORK": "sandbox_network",
+    "NBAGENT_SANDBOX_ENV": "sandbox_env",
     "NBAGENT_MAX_STEPS": "max_steps",
     "NBAGENT_OUTPUT_LIMIT": "output_limit",
     "NBAGENT_BASH_TIMEOUT": "bash_timeout",

@@ -22,7 +22,7 @@ def add_mcp_parser(sub, parents=()) -> None:
     listing.set_defaults(handler=_list)
     serve = actions.add_parser("serve", help="serve nbagent's notebook and workspace tools over MCP",
                                parents=list(parents))
-    serve.add_argument("--approval", choices=["ask", "auto", "read-only"], default="ask",
+    serve.add_argument("--approval", choices=["ask", "auto", "read-only", "sandboxed"], default="ask",
                        help="how writes are approved on this side (default ask, on the terminal)")
     serve.add_argument("--toolsets", default="notebook",
                        help="comma-separated tool sets to serve: notebook (default), core, edit-plus, git "

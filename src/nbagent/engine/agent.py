@@ -16,6 +16,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import dataclasses
+import os
 import queue
 import threading
 from typing import Any, AsyncIterator, Callable, Iterator
@@ -23,7 +24,7 @@ from typing import Any, AsyncIterator, Callable, Iterator
 from .. import events as ev
 from ..render.redaction import logger
 from ..render.agent_state import AgentState, reduce
-from ..tools.approvals import check_decision
+from ..tools.approvals import check_decision, default_mode
 from ..config import AgentConfig
 from ..errors import AgentClosed
 from ..ids import short_id
@@ -44,6 +45,8 @@ class Agent:
                  tools=None, approval=None, approver=None, max_steps=None, session=None, memory=None,
                  origin=None, kernel=None, config: AgentConfig | None = None, **more_config: Any):
         model_obj = None if model is None or isinstance(model, str) else model
+        if approval is None and config is None and not os.environ.get("NBAGENT_APPROVAL"):
+            approval = default_mode()  # "sandboxed" where the sandbox works, "ask" elsewhere
         settings = dict(workspace=workspace, model=model if isinstance(model, str) else None,
                         base_url=base_url, api_key=api_key, api=api, toolsets=toolsets, approval=approval,
                         max_steps=max_steps, session=session, memory=memory, origin=origin, **more_config)
@@ -68,7 +71,7 @@ class Agent:
         self._thread_loop = _LoopThread(name=f"nbagent-{id(self):x}")
         try:
             self.runtime = AgentRuntime(config, emit=self._emit, model=model_obj, extra_tools=tools or (),
-                                        approver=approver, kernel=kernel)
+                                        approver=approver, kernel=kernel, listened=lambda: bool(self._subscribers))
         except BaseException:
             self._thread_loop.stop()  # a failed construction leaves no thread behind
             raise

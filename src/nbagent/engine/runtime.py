@@ -7,19 +7,21 @@ session, a tool registry and a loop, and where a live change of settings is appl
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Callable
 
 from .. import events as ev
-from ..tools.approvals import Approvals
+from ..tools.approvals import Approvals, default_mode
 from .compaction import summarize_session
 from ..config import DEFAULT, AgentConfig
 from ..errors import ConfigError
-from ..render.redaction import logger
+from ..render.redaction import logger, register_secret
 from ..attached.live import LiveContext
 from .loop import Loop
 from .stored_commands import StoredCommands
 from ..mcp.manager import MCPManager
 from ..model.factory import default_model_name, make_model
+from ..workspace import sandbox
 from ..workspace.procs import ProcessTracker
 from .profiles import PROFILES, Profile, apply as apply_profile, choose as choose_profile
 from .prompt import short_prompt, static_prompt
@@ -45,7 +47,7 @@ FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_
 
 class AgentRuntime:
     def __init__(self, config: AgentConfig, *, emit: Callable[[ev.Event], None], model=None,
-                 extra_tools=(), approver=None, kernel=None):
+                 extra_tools=(), approver=None, kernel=None, listened: Callable[[], bool] | None = None):
         self.emit = self._tracking(emit)
         self.kernel = kernel
         self.extra_tools = list(extra_tools)
@@ -54,12 +56,14 @@ class AgentRuntime:
         self.workspace = Workspace(config.workspace)
         self.processes = ProcessTracker()
         self.model = model if model is not None else make_model(config)
+        if config.api_key and len(config.api_key) >= 16:
+            register_secret(config.api_key)  # this process's own key never shows in a result, trace or log
         self.profile: Profile = choose_profile(config, offline=getattr(self.model, "offline", False))
         self.config = config = apply_profile(self.profile, config)
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
         self.mcp = MCPManager(config, self.workspace, self.processes)
         self.mcp.install(self.registry)
-        self.approvals = Approvals(lambda: self.config, emit, approver)
+        self.approvals = Approvals(lambda: self.config, emit, approver, listened)
         self.state: SessionState = open_state(config, self.model, config.session)
         if config.sweep_temp_files:
             # temporary files a killed write left behind, in the workspace and the state directory
@@ -202,6 +206,8 @@ class AgentRuntime:
             return changes
         configured = apply_profile(PROFILES[self.config.profile], AgentConfig.load(workspace=self.config.workspace))
         changes = {**changes, **{name: getattr(configured, name) for name in resets}}
+        if "approval" in resets and not os.environ.get("NBAGENT_APPROVAL"):
+            changes["approval"] = default_mode()  # as an agent built without one
         if "model" in resets and not changes["model"]:
             changes["model"] = default_model_name(self.config)
             if not changes["model"]:
@@ -235,7 +241,9 @@ class AgentRuntime:
                 "enabled_toolsets": list(self.registry.enabled), "profile": self.profile.name,
                 "tools": self.registry.names(),
                 # The offline model answers (nbagent.model.local): every front end shows a badge for it.
-                "offline": bool(getattr(self.model, "offline", False))}
+                "offline": bool(getattr(self.model, "offline", False)),
+                # Whether the code nbagent starts is confined, and by what: every front end shows it.
+                "sandbox": sandbox.current().describe(), "sandbox_active": sandbox.current().active}
 
     async def start_mcp(self, turn_id: str = "") -> None:
         """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""

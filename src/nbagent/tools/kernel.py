@@ -450,5 +450,5 @@ KERNEL = ToolSet("kernel", [
     function_tool(kernel_variables, read_only=True),
     function_tool(kernel_inspect, read_only=True),
     # Code in the user's live kernel asks even in "auto" mode, unless configured otherwise.
-    function_tool(kernel_run, approval="always_ask"),
+    function_tool(kernel_run, approval="always_ask", runs="kernel"),
 ], description="See the user's live kernel namespace; run code there with approval")

@@ -318,8 +318,8 @@ NOTEBOOK = ToolSet("notebook", [
     function_tool(notebook_delete, preview=notebook_delete_preview),
     function_tool(notebook_move, preview=notebook_move_preview),
     # notebook_run runs code in the user's kernel: it asks even in "auto" mode unless configured.
-    function_tool(notebook_run, approval="always_ask"),
-    # Read-only: a copy runs in a fresh kernel; the user's kernel and the file are never touched.
-    function_tool(notebook_check, read_only=True,
+    function_tool(notebook_run, approval="always_ask", runs="kernel"),
+    # Runs the notebook's code: a copy in a fresh kernel, confined by the sandbox (never read-only).
+    function_tool(notebook_check, runs="sandbox",
                   prompt_hint="run it after changing code cells when the user wants a working notebook"),
 ], description="Read and change Jupyter notebooks cell by cell, by cell id; run cells of an open notebook")
