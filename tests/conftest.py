@@ -74,7 +74,8 @@ def _temporary_working_directory(tmp_path_factory, monkeypatch):
 
 _MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NBAGENT_MODEL", "NBAGENT_API", "NBAGENT_TOOLSETS",
               "NBAGENT_APPROVAL", "NBAGENT_MAX_STEPS", "NBAGENT_MEMORY", "NBAGENT_WORKSPACE",
-              "NBAGENT_PERSIST", "NBAGENT_COMPACT_THRESHOLD", "NBAGENT_OUTPUT_LIMIT")
+              "NBAGENT_PERSIST", "NBAGENT_COMPACT_THRESHOLD", "NBAGENT_OUTPUT_LIMIT", "NBAGENT_VISION",
+              "NBAGENT_VISION_MODELS", "NBAGENT_IMAGE_MAX_SIDE", "NBAGENT_MAX_IMAGES")
 
 
 @pytest.fixture(autouse=True)
@@ -82,6 +83,9 @@ def _isolated_env(monkeypatch):
     for name in _MODEL_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NBAGENT_LOCAL", "off")
+    # The tests were written against "ask", the mode that asks about every change; an agent given no mode
+    # is "sandboxed" where the sandbox works (tests/security/test_sandbox.py tests that default).
+    monkeypatch.setenv("NBAGENT_APPROVAL", "ask")
     yield
 
 
@@ -124,6 +128,12 @@ os.environ["NBAGENT_CONFIG_DIR"] = tempfile.mkdtemp(prefix="nbagent-tests-config
 # test that starts a process anyway fails and says which marker it lacks: the fast tier stays honest.
 _SLOW_FOLDERS = {"browser": "browser", "hub": "server", "install": "process"}
 FAST = os.environ.get("NBAGENT_TEST_FAST") == "1"
+
+# The sandbox is probed once per process (one bwrap run, nbagent.workspace.sandbox.current): here, before
+# any test, so that a fast test whose agent reports its settings starts no process for it.
+from nbagent.workspace.sandbox import current as _probe_sandbox  # noqa: E402
+
+_probe_sandbox()
 
 
 def pytest_collection_modifyitems(config, items):

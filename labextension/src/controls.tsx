@@ -11,6 +11,7 @@ import { ApprovalMode } from './protocol';
 import { approvalOptions, plain } from './settingsTab';
 
 export const APPROVAL_HELP: Record<ApprovalMode, string> = {
+  sandboxed: 'commands and checks run in the sandbox and file changes run without asking; code in your kernel, MCP tools and leaving the sandbox ask',
   ask: 'ask before every change',
   auto: 'approve every change',
   'read-only': 'deny every change'
@@ -29,7 +30,13 @@ export function modelOptions(current: string, listed: string[] | undefined): str
 }
 
 export function SessionControls({ model }: { model: PanelModel }): React.ReactElement {
-  const settings = model.state.settings as { model?: string; approval?: ApprovalMode; offline?: boolean };
+  const settings = model.state.settings as {
+    model?: string;
+    approval?: ApprovalMode;
+    offline?: boolean;
+    sandbox?: string;
+    sandbox_active?: boolean;
+  };
   const current = settings.model ?? '';
   const approval = settings.approval ?? 'ask';
   React.useEffect(() => {
@@ -74,6 +81,15 @@ export function SessionControls({ model }: { model: PanelModel }): React.ReactEl
           {approvalOptions()}
         </select>
       </label>
+      {settings.sandbox !== undefined && (
+        <span
+          className={`jp-nbagent-sandbox-badge${settings.sandbox_active ? '' : ' jp-mod-unconfined'}`}
+          role="note"
+          title={plain(settings.sandbox, 300)}
+        >
+          {settings.sandbox_active ? 'sandbox on' : 'no sandbox'}
+        </span>
+      )}
     </div>
   );
 }

@@ -88,7 +88,7 @@ export type ItemStatus =
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "ApprovalMode".
  */
-export type ApprovalMode = 'ask' | 'auto' | 'read-only';
+export type ApprovalMode = 'ask' | 'auto' | 'read-only' | 'sandboxed';
 /**
  * This interface was referenced by `NbagentTypes`'s JSON-Schema
  * via the `definition` "ApprovalPolicy".

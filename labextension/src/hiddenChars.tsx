@@ -1,13 +1,15 @@
 /**
  * Hidden characters shown, the panel's half of nbagent/render/escape.py (the same set, the same marks):
- * C0/C1 controls, bidi overrides and isolates, zero-width marks, line and paragraph separators and the BOM
+ * C0/C1 controls, bidi overrides and isolates, zero-width marks, line and paragraph separators, the BOM,
+ * the soft hyphen, variation selectors, the tag block and the Hangul fillers (U+3164 is a valid Python name)
  * can make an approval card's command read differently from what runs. Each one is shown as a marked-up
  * <U+202E> (as GitHub's hidden-Unicode warning does); React escapes the rest.
  */
 import * as React from 'react';
 
 /** Newline and tab are kept (multi-line commands keep their lines); every other control is shown. */
-export const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+export const HIDDEN =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufe00-\ufe0f\ufeff\uffa0\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
 
 /** "<U+202E>" for one hidden character. */
 export function codePoint(char: string): string {

@@ -51,7 +51,10 @@ export function plain(text: unknown, limit = 200): string {
   const shown = String(text ?? '')
     .replace(/\n/g, ' ')
     .replace(/\t/g, '\\u0009')
-    .replace(HIDDEN, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    .replace(HIDDEN, c => {
+      const code = c.codePointAt(0)!;
+      return code > 0xffff ? `\\U${code.toString(16).padStart(8, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+    });
   return shown.length <= limit ? shown : `${shown.slice(0, limit - 1)}…`;
 }
 

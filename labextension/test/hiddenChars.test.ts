@@ -34,3 +34,25 @@ describe('hidden characters in approval cards', () => {
     expect(plain('a\u202eb\u200bc\nd')).toBe('a\\u202eb\\u200bc d');
   });
 });
+
+// Issue 35, finding 5: the characters that still passed unmarked, the Hangul filler among them (a valid
+// Python name: kernel_run's card showed run('hello', ㅤ='$(id)') with the parameter invisible).
+describe('the invisible characters of issue 35', () => {
+  const chars = ['\u061c', '\u00ad', '\u180e', '\u034f', '\ufe0f', '\u{e0041}', '\u{e0100}', '\u115f', '\u1160', '\u3164', '\uffa0'];
+  it('are each marked', () => {
+    for (const c of chars) {
+      expect(hiddenSegments(`a${c}b`)).toEqual([
+        { text: 'a', hidden: false },
+        { text: c, hidden: true },
+        { text: 'b', hidden: false }
+      ]);
+    }
+    expect(codePoint('\u3164')).toBe('<U+3164>');
+    expect(codePoint('\u{e0041}')).toBe('<U+E0041>');
+  });
+
+  it('show in one-line text as escapes', () => {
+    expect(plain("run('hello', \u3164='$(id)')")).toBe("run('hello', \\u3164='$(id)')");
+    expect(plain('x\u{e0041}')).toBe('x\\U000e0041');
+  });
+});

@@ -18,7 +18,7 @@ from .events import ApprovalMode, ApprovalPolicy
 DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel", "mcp")
 APPROVAL_MODES: tuple[ApprovalMode, ...] = get_args(ApprovalMode)
 """The approval modes, in the order front ends offer them (the vocabulary is events.ApprovalMode)."""
-UNATTENDED_MODES: tuple[ApprovalMode, ...] = tuple(m for m in APPROVAL_MODES if m != "ask")
+UNATTENDED_MODES: tuple[ApprovalMode, ...] = ("auto", "read-only")
 """The modes that never wait on a person: what batches and evals accept."""
 POLICIES: tuple[ApprovalPolicy, ...] = get_args(ApprovalPolicy)
 APIS = ("chat", "responses")
@@ -62,8 +62,20 @@ class AgentConfig:
 
     approval: ApprovalMode = "ask"
     """The approval mode: "ask" (a call whose policy is "ask" or "always_ask" waits for an answer to its
-    approval_request), "auto" (it runs, except an "always_ask" one, which asks) or "read-only" (it is
-    denied). Modes and policies side by side: docs/tools.md, "Approvals". Env: NBAGENT_APPROVAL."""
+    approval_request), "auto" (it runs, except an "always_ask" one, which asks), "read-only" (it is
+    denied, and so is every tool that runs code) or "sandboxed" (commands, tasks and checks run in the
+    sandbox and file changes run, without asking; code in your kernel and MCP tools ask). An Agent given
+    no mode gets "sandboxed" where the sandbox works and "ask" elsewhere (nbagent.tools.approvals.
+    default_mode). Modes and policies side by side: docs/tools.md, "Approvals". Env: NBAGENT_APPROVAL."""
+
+    sandbox_network: bool = False
+    """Let sandboxed commands reach the network (off: they have none). Allowing single hosts is not
+    supported yet. Env: NBAGENT_SANDBOX_NETWORK."""
+
+    sandbox_env: tuple[str, ...] = ()
+    """Environment variables sandboxed commands keep although their names look secret (KEY, TOKEN,
+    PASSWORD...). Env: NBAGENT_SANDBOX_ENV (comma separated). The mechanism: NBAGENT_SANDBOX
+    (auto, bubblewrap, landlock, off; nbagent.workspace.sandbox)."""
 
     max_steps: int = 50
     """Model calls per turn before the turn ends with reason "max_steps". Env: NBAGENT_MAX_STEPS."""
@@ -202,6 +214,24 @@ class AgentConfig:
     resumed after a crash says which calls never finished (nbagent.checkpoints.journal). A batch task's copy is
     thrown away with its task: its agent keeps none."""
 
+    vision: bool | None = None
+    """Send images (charts, image files, attached outputs) to the model: True, False, or None ("auto"):
+    what the server says of the model where it says it (Ollama, llama.cpp), else yes, until the endpoint
+    refuses an image request (then no, for the rest of the session). The offline model never gets images.
+    Env: NBAGENT_VISION (true, false or auto). See docs/tools.md, "Images"."""
+
+    vision_models: dict[str, bool] = field(default_factory=dict)
+    """``vision`` per model name, over ``vision``: ``{"llava:13b": True, "gpt-3.5-turbo": False}``.
+    Env: NBAGENT_VISION_MODELS ("llava:13b=true,gpt-3.5-turbo=false")."""
+
+    image_max_side: int = 1024
+    """Longest side in pixels an image is downscaled to, once, before it is kept and sent.
+    Env: NBAGENT_IMAGE_MAX_SIDE."""
+
+    max_images: int = 4
+    """Images one request carries at most: the newest; older ones are sent as their captions.
+    Env: NBAGENT_MAX_IMAGES."""
+
     sweep_temp_files: bool = True
     """At start, remove (in a background thread) the temporary files that writes killed half-way left
     in the workspace (nbagent.workspace.tempfiles). A batch task's copy is a fresh checkout that holds none:
@@ -243,10 +273,31 @@ class AgentConfig:
         for tool_name, policy in self.tool_approvals.items():
             if policy not in POLICIES:
                 raise ConfigError(f"tool_approvals[{tool_name!r}] must be one of {POLICIES}, not {policy!r}")
+        self.vision = _vision_value(self.vision, "vision")
+        models = {str(k): _vision_value(v, f"vision_models[{k!r}]") for k, v in (self.vision_models or {}).items()}
+        self.vision_models = {k: v for k, v in models.items() if v is not None}  # "auto": as if not named
+        if self.image_max_side < 64:
+            raise ConfigError("image_max_side must be at least 64")
+        if self.max_images < 0:
+            raise ConfigError("max_images must be 0 or more")
         if self.kernel_run_auto:  # kernel_undo and kernel_redo (served over MCP) change the kernel too
             for name in ("kernel_run", "kernel_undo", "kernel_redo"):
                 self.tool_approvals.setdefault(name, "ask")
         return self
+
+
+def _vision_value(value: Any, name: str) -> bool | None:
+    """True, False or None from a bool or its spelling ("true", "false", "auto", "on", "off", "1", "0")."""
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("", "auto", "none"):
+        return None
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name} must be true, false or auto, not {value!r}")
 
 
 _ENV = {
@@ -256,6 +307,8 @@ _ENV = {
     "NBAGENT_API": "api",
     "NBAGENT_TOOLSETS": "toolsets",
     "NBAGENT_APPROVAL": "approval",
+    "NBAGENT_SANDBOX_NETWORK": "sandbox_network",
+    "NBAGENT_SANDBOX_ENV": "sandbox_env",
     "NBAGENT_MAX_STEPS": "max_steps",
     "NBAGENT_OUTPUT_LIMIT": "output_limit",
     "NBAGENT_BASH_TIMEOUT": "bash_timeout",
@@ -289,6 +342,10 @@ _ENV = {
     "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
     "NBAGENT_KERNEL_UNDO_MAX_BYTES": "kernel_undo_max_bytes",
     "NBAGENT_KERNEL_FINGERPRINT_MS": "kernel_fingerprint_ms",
+    "NBAGENT_VISION": "vision",
+    "NBAGENT_VISION_MODELS": "vision_models",
+    "NBAGENT_IMAGE_MAX_SIDE": "image_max_side",
+    "NBAGENT_MAX_IMAGES": "max_images",
 }
 ENV_VARS = dict(_ENV)
 

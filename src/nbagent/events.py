@@ -20,7 +20,7 @@ Decision = Literal["approve", "deny", "always"]
 DecidedBy = Literal["user", "always", "read-only mode", "no one to ask", "cancelled"]
 """Who decided: someone was asked ("user"), an earlier "always", the read-only mode, nobody could be
 asked, or the asking call was cancelled (an outside MCP agent gave up)."""
-ApprovalMode = Literal["ask", "auto", "read-only"]
+ApprovalMode = Literal["ask", "auto", "read-only", "sandboxed"]
 """The agent's approval mode (AgentConfig.approval; docs/tools.md, "Approvals")."""
 ApprovalPolicy = Literal["never", "ask", "always_ask"]
 """A tool's approval policy (Tool.approval, AgentConfig.tool_approvals)."""
@@ -327,6 +327,15 @@ tests/engine/test_events_union.py fails when an event class of this module is mi
 
 EVENT_TYPES: dict[str, type[AnyEvent]] = {cls.type: cls for cls in get_args(AnyEvent)}
 """Each event class by its ``type``, in the union's order."""
+
+
+__all__ = ["ApprovalDecision", "ApprovalRequest", "Checkpoint", "Compacted", "ContextNote", "Error", "Event",
+           "KernelChanged", "KernelReplayed", "MemoryChanged", "MemoryInjected", "PromptQueued", "ReasoningDelta",
+           "SessionChanged", "SettingsChanged", "TextDelta", "TodosChanged", "ToolCall", "ToolInputDelta",
+           "ToolInputStart", "ToolResult", "TurnEnd", "TurnStart", "Usage", "event_from_dict",
+           "AnyEvent", "EVENT_TYPES", "VOCABULARIES", "TurnEndReason", "ToolStatus", "Decision", "DecidedBy",
+           "ApprovalMode", "ApprovalPolicy", "MemoryAction", "ContextChange", "CheckpointAction"]
+"""The public names (docs/python-api.md, "Public modules"): the event classes, their base, their union, the decoder and the vocabularies."""
 
 
 def event_from_dict(data: dict[str, Any]) -> AnyEvent:

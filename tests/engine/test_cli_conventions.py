@@ -28,7 +28,10 @@ def cli(*args: str, **env: str) -> subprocess.CompletedProcess:
 def test_version_comes_from_the_distribution():
     out = cli("--version")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == f"nbagent {nbagent.__version__} (jupyter-nbagent)"
+    first, sandbox = out.stdout.strip().splitlines()
+    assert first == f"nbagent {nbagent.__version__} (jupyter-nbagent)"
+    assert sandbox.startswith(("sandbox: bubblewrap", "sandbox: landlock", "sandbox: none: commands nbagent starts "
+                                                                          "are NOT confined"))
     assert nbagent.__version__ and nbagent.__version__ != "0+unknown"
 
 

@@ -115,7 +115,7 @@ def test_a_fresh_environment_with_only_the_wheel_lists_both_extensions(fresh):
 
 
 def test_the_fresh_environment_has_the_command_the_magics_and_the_version(fresh):
-    assert fresh.command("--version").strip() == f"nbagent {VERSION} (jupyter-nbagent)"
+    assert fresh.command("--version").strip().splitlines()[0] == f"nbagent {VERSION} (jupyter-nbagent)"
     assert "offline model" in fresh.command("--help")
     assert fresh.run("-c", "import nbagent; print(nbagent.__version__)").strip() == VERSION
     loaded = fresh.run("-c", "from IPython.core.interactiveshell import InteractiveShell\n"

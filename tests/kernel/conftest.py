@@ -32,7 +32,7 @@ def recorded(monkeypatch):
 def workspace(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NBAGENT_MODEL", "NBAGENT_VIEW", "NBAGENT_APPROVAL"):
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NBAGENT_MODEL", "NBAGENT_VIEW"):
         monkeypatch.delenv(var, raising=False)
     return tmp_path
 

@@ -306,7 +306,9 @@ def test_the_tool_set():
     assert list(tools) == ["notebook_read", "notebook_edit", "notebook_insert", "notebook_delete", "notebook_move",
                            "notebook_run", "notebook_check"]
     assert tools["notebook_run"].approval == "always_ask"
-    assert tools["notebook_check"].read_only and set(tools["notebook_check"].parameters["properties"]) == {
+    # notebook_check runs the notebook's code: never read-only (issue 35)
+    assert tools["notebook_check"].runs == "sandbox" and not tools["notebook_check"].read_only
+    assert set(tools["notebook_check"].parameters["properties"]) == {
         "path", "timeout"}
     assert set(tools["notebook_run"].parameters["properties"]) == {"path", "cell_ids"}
     assert tools["notebook_read"].read_only and tools["notebook_read"].approval == "never"

@@ -17,15 +17,31 @@ def gone(pid: int) -> bool:
 
 
 def wait_for_pids(path: Path, count: int, timeout: float = 5.0) -> list[int]:
-    """The pids the command under test wrote to ``path``, once ``count`` of them are there."""
+    """The pids the command under test wrote to ``path``, once ``count`` of them are there, as this
+    process sees them: a sandboxed command (its own pid namespace) writes the pids of its namespace,
+    found here by their namespace pid and their working directory (the folder of ``path``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if path.exists():
             pids = [int(x) for x in path.read_text().split()]
             if len(pids) >= count:
-                return pids
+                return [_host_pid(pid, path.parent) for pid in pids]
         time.sleep(0.02)
     raise AssertionError(f"the command wrote fewer than {count} pids to {path}")
+
+
+def _host_pid(pid: int, cwd: Path) -> int:
+    """``pid`` itself when it is one of this namespace's, else the process whose innermost namespace pid
+    it is and whose working directory is ``cwd``."""
+    for proc in psutil.process_iter():
+        try:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            nspid = next(line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:"))
+            if len(nspid) > 1 and int(nspid[-1]) == pid and Path(proc.cwd()) == cwd:
+                return proc.pid
+        except (OSError, StopIteration, psutil.Error):
+            continue
+    return pid
 
 
 def wait_gone(pids: list[int], timeout: float = 3.0) -> list[int]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..render.escape import escape_controls
 from ..tools.nbdoc import ID_PATTERN
 
 HISTORY = "history"
@@ -116,10 +117,15 @@ def describe_plan(cells: list[ReplayCell]) -> str:
              f"{plan_source(cells)}:"]
     ids = any(c.cell_id for c in cells)  # no notebook (or no cell of it in the plan): no id column
     for cell in cells:
-        first = cell.code.strip().splitlines()[0] if cell.code.strip() else ""
+        code = cell.code.strip().splitlines() or [""]
         took = f"{cell.seconds:.2f} s" if cell.seconds is not None else "not timed"
         where = (f"cell {cell.cell_id}" if cell.cell_id else "not in the notebook") if ids else ""
-        lines.append(f"  [{cell.execution_count}] {took:>10}  " + (f"{where:<24}  " if ids else "") + first[:80])
+        more = f"  (+{len(code) - 1} more line(s))" if len(code) > 1 else ""
+        lines.append(f"  [{cell.execution_count}] {took:>10}  " + (f"{where:<24}  " if ids else "")
+                     + escape_controls(code[0][:80]) + more)
+        if cell.origin == NOTEBOOK and len(code) > 1:
+            # not in this kernel's history: the notebook file's cell (a pull may have changed it), shown whole
+            lines += [f"        | {escape_controls(line)}" for line in code[1:]]
     return "\n".join(lines)
 
 

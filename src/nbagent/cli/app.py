@@ -74,8 +74,10 @@ class _Version(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         import nbagent
+        from ..workspace.sandbox import current
 
         print(f"nbagent {nbagent.__version__} ({nbagent.DISTRIBUTION})")
+        print(f"sandbox: {current().describe()}")  # what confines the code nbagent starts, or that nothing does
         parser.exit()
 
 
@@ -103,7 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
     run.add_argument("--api", choices=["chat", "responses"], help="wire protocol (env NBAGENT_API)")
     run.add_argument("--yes", "-y", action="store_true", help="approve every tool call (approval auto)")
-    run.add_argument("--approval", choices=APPROVAL_MODES, help="approval mode")
+    run.add_argument("--approval", choices=APPROVAL_MODES,
+                     help="approval mode (default: sandboxed where the sandbox works, else ask)")
     run.add_argument("--toolsets", help="comma-separated tool sets (core is always on)")
     run.add_argument("--max-steps", type=int, help="model calls per turn (default 50)")
     run.add_argument("--no-memory", action="store_true", help="neither load nor write project memory")
@@ -133,6 +136,9 @@ def _parser() -> argparse.ArgumentParser:
     from .check import add_check_parser
 
     add_check_parser(sub, parents=[shared])
+    from .sandbox import add_sandbox_parser
+
+    add_sandbox_parser(sub, parents=[shared])
     from .knowledge import add_knowledge_parsers
 
     add_knowledge_parsers(sub, parents=[shared])
@@ -142,11 +148,15 @@ def _parser() -> argparse.ArgumentParser:
     from .eval import add_eval_parser
 
     add_eval_parser(sub, parents=[shared])
+    from .acp import add_acp_parser
+
+    add_acp_parser(sub, parents=[shared])
     return parser
 
 
 def _run(args: argparse.Namespace) -> int:
     from ..engine.agent import Agent
+    from ..tools.approvals import mode_line
 
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     approval = "auto" if args.yes else args.approval
@@ -166,6 +176,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if state.settings.get("offline"):
             print(offline_notice(state.settings.get("model") or "the offline model"), file=sys.stderr)
+        if not args.quiet:
+            print(f"nbagent: {mode_line(agent.config.approval)}", file=sys.stderr)
         for event in agent.stream(prompt):
             _print(renderer.render(event))
             if isinstance(event, ev.ApprovalRequest):

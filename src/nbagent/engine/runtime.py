@@ -7,19 +7,21 @@ session, a tool registry and a loop, and where a live change of settings is appl
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Callable
 
 from .. import events as ev
-from ..tools.approvals import Approvals
+from ..tools.approvals import Approvals, default_mode
 from .compaction import summarize_session
 from ..config import DEFAULT, AgentConfig
 from ..errors import ConfigError
-from ..render.redaction import logger
+from ..render.redaction import logger, register_secret
 from ..attached.live import LiveContext
 from .loop import Loop
 from .stored_commands import StoredCommands
 from ..mcp.manager import MCPManager
 from ..model.factory import default_model_name, make_model
+from ..workspace import sandbox
 from ..workspace.procs import ProcessTracker
 from .profiles import PROFILES, Profile, apply as apply_profile, choose as choose_profile
 from .prompt import short_prompt, static_prompt
@@ -45,19 +47,23 @@ FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_
 
 class AgentRuntime:
     def __init__(self, config: AgentConfig, *, emit: Callable[[ev.AnyEvent], None], model=None,
-                 extra_tools=(), approver=None, kernel=None):
+                 extra_tools=(), approver=None, kernel=None, listened: Callable[[], bool] | None = None):
         self.emit = self._tracking(emit)
         self.kernel = kernel
         self.extra_tools = list(extra_tools)
+        self.tool_extras: dict[str, Any] = {}
+        """What a front end gives every tool call (``ToolContext.extras``): see ``set_tool_extra``."""
         self.workspace = Workspace(config.workspace)
         self.processes = ProcessTracker()
         self.model = model if model is not None else make_model(config)
+        if config.api_key and len(config.api_key) >= 16:
+            register_secret(config.api_key)  # this process's own key never shows in a result, trace or log
         self.profile: Profile = choose_profile(config, offline=getattr(self.model, "offline", False))
         self.config = config = apply_profile(self.profile, config)
         self.registry = build_registry(config, extra_tools=self.extra_tools, kernel=kernel)
         self.mcp = MCPManager(config, self.workspace, self.processes)
         self.mcp.install(self.registry)
-        self.approvals = Approvals(lambda: self.config, emit, approver)
+        self.approvals = Approvals(lambda: self.config, emit, approver, listened)
         self.state: SessionState = open_state(config, self.model, config.session)
         if config.sweep_temp_files:
             # temporary files a killed write left behind, in the workspace and the state directory
@@ -79,10 +85,18 @@ class AgentRuntime:
     def session(self) -> Session:
         return self.state.session
 
+    def set_tool_extra(self, name: str, value: Any) -> None:
+        """Give every tool call from now on ``ctx.extras[name] = value`` (this session's and later ones'):
+        how a front end hands the tools something of its own, such as its editor's unsaved text."""
+        self.tool_extras[name] = value
+        if getattr(self, "runner", None) is not None:
+            self.runner.base_context.extras[name] = value
+
     def _build_loop(self) -> None:
         self._release_remote_kernels()  # another session now: the old one's records go unless it can be resumed
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
-                              processes=self.processes, state=self.state, kernel=self.kernel)
+                              processes=self.processes, state=self.state, kernel=self.kernel,
+                              extras=dict(self.tool_extras))
         remote = None
         if self.kernel is None:  # notebook_run reaches kernels by messages: they keep the undo record
             remote = RemoteLedger(self.session.id, lambda: _notebook_stores(context),
@@ -123,10 +137,12 @@ class AgentRuntime:
 
     _problems_reported = False
 
-    async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+    async def run_turn(self, prompt: str, turn_id: str, attached: Any = None) -> ev.TurnEnd:
         # Inside the turn, before the model is called, the user is asked about the commands the workspace's
         # stored state names (set here: a session switch builds a new loop).
         self.loop.before_request = self.stored_commands.confirm
+        # The served context's probe (two requests to a local server) runs while the turn gets ready.
+        served = asyncio.ensure_future(self._served_context())
         if not self._problems_reported:
             # A corrupt or newer database leaves the session in memory: say so once, plainly.
             self._problems_reported = True
@@ -135,14 +151,17 @@ class AgentRuntime:
             if self._diverged:
                 self.emit(ev.Checkpoint(action="diverged", files=self._diverged, turn_id=turn_id))
                 self._diverged = []
-        self.state.remember_prompt(prompt)
-        self.knowledge.begin_turn(prompt, turn_id)
-        if self.profile.knowledge:
-            await self.knowledge.prepare_turn()
-        await self.start_mcp(turn_id)
-        self.request_context.begin_turn()
-        self.loop.served = await self._served_context()
-        return await self.loop.run_turn(prompt, turn_id)
+        try:
+            self.state.remember_prompt(prompt)
+            self.knowledge.begin_turn(prompt, turn_id)
+            if self.profile.knowledge:
+                await self.knowledge.prepare_turn()
+            await self.start_mcp(turn_id)
+            self.request_context.begin_turn()
+            self.loop.served = await served
+        finally:
+            served.cancel()  # an abort while the turn got ready: no probe left behind (a no-op once done)
+        return await self.loop.run_turn(prompt, turn_id, attached)
 
     _ask_served = True
 
@@ -187,6 +206,8 @@ class AgentRuntime:
             return changes
         configured = apply_profile(PROFILES[self.config.profile], AgentConfig.load(workspace=self.config.workspace))
         changes = {**changes, **{name: getattr(configured, name) for name in resets}}
+        if "approval" in resets and not os.environ.get("NBAGENT_APPROVAL"):
+            changes["approval"] = default_mode()  # as an agent built without one
         if "model" in resets and not changes["model"]:
             changes["model"] = default_model_name(self.config)
             if not changes["model"]:
@@ -220,7 +241,9 @@ class AgentRuntime:
                 "enabled_toolsets": list(self.registry.enabled), "profile": self.profile.name,
                 "tools": self.registry.names(),
                 # The offline model answers (nbagent.model.local): every front end shows a badge for it.
-                "offline": bool(getattr(self.model, "offline", False))}
+                "offline": bool(getattr(self.model, "offline", False)),
+                # Whether the code nbagent starts is confined, and by what: every front end shows it.
+                "sandbox": sandbox.current().describe(), "sandbox_active": sandbox.current().active}
 
     async def start_mcp(self, turn_id: str = "") -> None:
         """Start and list the enabled MCP servers not listed yet (see nbagent.mcp.manager)."""

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from .. import events as ev
 from ..attached.records import Source
 from ..ids import new_id
+from ..tools.approvals import Unasked
 from ..workspace.trust import trust
 
 CONTEXT_CARD = "context_command"
@@ -81,7 +82,8 @@ class StoredCommands:
             return False
         self.asked.add((card, command))
         call_id = f"stored_{new_id()}"
-        approved = await self.runtime.approvals.confirm(card, call_id, turn_id, arguments)
+        decision = await self.runtime.approvals.confirm(card, call_id, turn_id, arguments)
+        approved = decision != "deny"
         if approved:
             await asyncio.to_thread(on_approve)
             output = f"approved: {what} is recorded as trusted for this workspace and runs"
@@ -90,6 +92,8 @@ class StoredCommands:
                       "agent.context.approve, /context approve or nbagent context approve)")
         else:
             output = f"denied: {what} is not started"
+        if isinstance(decision, Unasked):  # a script with no approver: said at once, never waited for
+            output += f" ({decision.why})"
         self.runtime.emit(ev.ToolResult(name=card, call_id=call_id, output=output, is_error=not approved,
                                         status="done" if approved else "denied", turn_id=turn_id))
         return approved

@@ -177,10 +177,16 @@ def _nbagent_version() -> str:
 
 def describe_arm(arm: Arm) -> dict[str, Any]:
     """The label, model, endpoint and whether it is the offline model (whose score is a floor)."""
+    from ..render.redaction import public_url, scrub
+
     model, endpoint, offline = resolve_model(arm.options)
     shown = {k: v for k, v in arm.options.items() if k not in ("api_key", "model", "base_url")}
-    return {"label": arm.label, "model": model, "endpoint": endpoint, "offline": offline,
-            "config": arm.config, "options": {k: str(v) for k, v in shown.items()}}
+    # report.html and run.json are meant to be shared: no credentials or query secrets in a URL, and
+    # every other option scrubbed (an embeddings URL, a server's headers)
+    return {"label": arm.label, "model": model, "endpoint": endpoint if offline else public_url(endpoint),
+            "offline": offline, "config": arm.config,
+            "options": {k: public_url(v) if k.endswith("url") and isinstance(v, str) else scrub(str(v))
+                        for k, v in shown.items()}}
 
 
 def resolve_model(options: dict[str, Any]) -> tuple[str, str, bool]:

@@ -3,7 +3,9 @@
 ``run_check`` starts ``python -m nbagent.evals.runner CHECK RESULT`` with the workspace as its working
 directory; the child runs the check's module-level code, then its ``test_*`` functions in order, and
 stops at the first failure, whose reason is the assert's message (or its source line when it has
-none). Written here rather than run by pytest: a check must not pick up the user's pytest plugins,
+none). A suite is code you run: the check runs in the sandbox (nbagent.workspace.sandbox: it may
+write only in its throw-away copy and its result folder, reads no secret stores, has no network) and
+always with a scrubbed environment (no keys or tokens), sandbox or not. Written here rather than run by pytest: a check must not pick up the user's pytest plugins,
 conftest files or configuration, nor write a cache into the workspace, and the result it gives is
 one line, not a report to parse.
 """
@@ -21,7 +23,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from ..tools.confinement import confinement_at
 from ..workspace.procs import ProcessRef, kill_tree
+from ..workspace.sandbox import scrub_environment
 from .checks import ANSWER_ENV, TASK_ENV
 
 CHECK_TIME_LIMIT = 300.0
@@ -35,12 +39,15 @@ def run_check(task_folder: Path, workspace: Path, answer: str = "", *,
     with tempfile.TemporaryDirectory(prefix="nbagent-check-") as tmp:
         answer_file, result_file = Path(tmp) / "answer.md", Path(tmp) / "result.json"
         answer_file.write_text(answer or "", encoding="utf-8")
-        env = {**os.environ, TASK_ENV: str(task_folder), ANSWER_ENV: str(answer_file),
-               "PYTHONDONTWRITEBYTECODE": "1"}
+        confine = confinement_at(workspace, writable=(Path(tmp),), readable=(Path(task_folder).resolve(),))
+        env = scrub_environment(os.environ) if confine is None else confine[0].environment(confine[1])
+        env.update({TASK_ENV: str(task_folder), ANSWER_ENV: str(answer_file), "PYTHONDONTWRITEBYTECODE": "1"})
         env.pop("MPLBACKEND", None)  # a notebook's kernel draws inline, as in Jupyter, whatever this shell says
         # -P: the workspace is not put first on sys.path, so a file the agent wrote (nbagent/, json.py)
         # cannot stand in for the check's own imports; main() appends it last, for the workspace's modules.
         argv = [sys.executable, "-P", "-m", "nbagent.evals.runner", str(task_folder / "check.py"), str(result_file)]
+        if confine is not None:
+            argv = confine[0].command(argv, confine[1], workspace)
         proc = subprocess.Popen(argv, cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         ref = ProcessRef.of(proc.pid)

@@ -75,8 +75,9 @@ def make_tools(config: Any, call: Call, server: str, listed: list[Any], taken: s
             name=name, description=f"{description}\n(MCP server {server!r}, tool {remote.name!r})",
             parameters=schema, fn=_caller(call, server, remote.name), toolset=f"mcp:{server}",
             # Side effects unknown: ask even in auto mode, unless the server is trusted ("read": never
-            # ask; "always": ask only in ask mode).
-            read_only=trust == "read", approval=TRUST_POLICY.get(trust, "ask"),
+            # ask; "always": ask only in ask mode). A server is another program's code: never read-only
+            # (read-only mode denies it whatever its trust; Tool.runs).
+            approval=TRUST_POLICY.get(trust, "ask"), runs="outside",
             takes_context=True, is_async=True, validator=_validator(schema),
             server=server, remote_name=remote.name, annotations=_annotations(remote),
         ))

@@ -23,8 +23,12 @@ from typing import Sequence
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]")
 """CSI sequences (colours, cursor moves) and character-set switches, as terminals and tracebacks emit them."""
 
-HIDDEN = "\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-"""Characters that hide or reorder text: zero-width marks, line/paragraph separators, bidi controls, BOM."""
+HIDDEN = ("\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064"
+          "\u2066-\u2069\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f\U000e0100-\U000e01ef")
+"""Characters that hide or reorder text: zero-width marks, line/paragraph separators, bidi controls, BOM,
+the soft hyphen, the Arabic letter mark, the Mongolian vowel separator, the combining grapheme joiner,
+variation selectors, the tag block, and the Hangul fillers (U+3164 is a valid Python name: a parameter
+``ㅤ='$(id)'`` would otherwise be invisible on an approval card). The panel's twin: hiddenChars.tsx."""
 
 _CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{HIDDEN}]")
 """C0 and C1 controls and DEL (newline and tab are kept where a caller keeps lines), and HIDDEN."""
@@ -89,7 +93,7 @@ def first_of(items: Sequence[str], limit: int, sep: str = ", ") -> str:
 
 def _code_escape(match: re.Match) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _code_point(char: str) -> str:

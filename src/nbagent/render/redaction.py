@@ -76,6 +76,7 @@ _EXTRA: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("API Key", "[api key]", (r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}",)),
     ("GitHub Token", "[token]", (r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",)),
     ("JSON Web Token", "[jwt]", (r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]+",)),
+    ("Groq API Key", "[api key]", (r"\bgsk_[A-Za-z0-9]{20,}",)),
 )
 
 _MARKERS = {
@@ -91,9 +92,13 @@ _SKIPPED_TYPES = {"Private Key", "Basic Auth Credentials", "Public IP (ipv4)", "
 secret (an IP address), or too eager for prose (any long random-looking word)."""
 
 _AFTER: tuple[tuple[str, str], ...] = (
+    (r"(?i)\b(authorization\s*[:=]\s*(?:bearer|token|basic)?\s*)[A-Za-z0-9._~+/=\-]{8,}", r"\1[token]"),
     (r"(?i)\b(bearer)\s+[A-Za-z0-9._\-]{12,}", r"\1 [token]"),
     (r"([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+):[^\s@/]+@", r"\1:[password]@"),
-    (r"(?i)\b(api[_-]?key|secret|token|password|passwd|pwd)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)", r"\1\2[redacted]"),
+    # The keyword anywhere in an environment-style name (AWS_SECRET_ACCESS_KEY=, JUPYTER_TOKEN=): "_" is a
+    # word character, so a word boundary before the keyword alone misses them.
+    (r"(?i)\b([A-Za-z0-9_]*?(?:api[_-]?key|secret|token|password|passwd|pwd|access[_-]?key)[A-Za-z0-9_]*)"
+     r"(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\[[a-z ]+\]|\S+)", r"\1\2[redacted]"),
 )
 """Rules about text rather than a provider's token format: applied after the detectors."""
 

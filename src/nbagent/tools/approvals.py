@@ -5,6 +5,12 @@ Each tool has one policy (``Tool.approval``), which the configuration can overri
 - ``never``: runs in every mode without asking (reading, the task list);
 - ``ask``: asks in "ask" mode, runs in "auto" mode, is denied in "read-only" mode;
 - ``always_ask``: asks in "ask" and "auto" mode (code in the user's live kernel), denied in "read-only".
+A tool that starts code (``Tool.runs``) is never read-only, whatever it declares: "read-only" mode
+denies it (a notebook check alone runs, in the sandbox with the workspace mounted read-only). The
+"sandboxed" mode (the default where the sandbox works, like Codex's workspace-write) runs without asking
+what the sandbox holds (commands, tasks, checks) and the changes of the file tools (checkpointed, undone
+with undo); code in a kernel nbagent does not confine, an MCP server's tools and a call that asks to
+leave the sandbox (``outside_sandbox``, with its reason) ask as in "ask" mode.
 The mode is read when the decision is made, not when the turn started: a change made while a turn runs
 or a prompt waits applies to the very next decision. "always" given to a request approves the same tool
 for the rest of the session, except in "read-only" mode, which denies it all the same.
@@ -24,11 +30,19 @@ from typing import Any, Callable, get_args
 from .. import events as ev
 from ..config import APPROVAL_MODES, POLICIES
 from ..errors import ToolError
+from ..workspace import sandbox as sb
 
 Policy = ev.ApprovalPolicy
 DECISIONS: tuple[ev.Decision, ...] = get_args(ev.Decision)
 __all__ = ["APPROVAL_MODES", "DECISIONS", "POLICIES", "Approvals", "Denied", "PendingApprovals", "Unasked",
-           "check_decision", "check_policy"]
+           "check_decision", "check_policy", "default_mode", "mode_line"]
+
+NO_ONE_LISTENS = ("to allow such calls give the Agent an approver (Agent(approver=...)), subscribe and answer "
+                  "with agent.decide, or choose an approval mode that runs them (auto, sandboxed)")
+
+READ_ONLY_CHECKS = frozenset({"notebook_check"})
+"""Tools that run code yet change nothing when the workspace is mounted read-only: read-only mode runs
+them in the sandbox (and denies them where there is none)."""
 
 DENIED_BY_THE_USER = "denied by the user: do not retry this call; ask or try another way"
 
@@ -52,6 +66,21 @@ class Unasked(Denied):
     def __new__(cls, how_to_allow: str) -> "Unasked":
         return super().__new__(cls, f"denied because no one could be asked to approve it; {how_to_allow}. "
                                     "Do not retry this call")  # type: ignore[return-value]
+
+
+def default_mode() -> str:
+    """The approval mode of an agent given none: "sandboxed" where the sandbox works, else "ask"
+    (``NBAGENT_APPROVAL`` still wins: the configuration reads it)."""
+    return "sandboxed" if sb.current().active else "ask"
+
+
+def mode_line(mode: str) -> str:
+    """The mode and whether the sandbox is active, in one line for every front end."""
+    box = sb.current()
+    where = f"sandbox {box.mechanism}" if box.active else "sandbox none: commands are NOT confined"
+    if mode == "sandboxed" and not box.active:
+        return f"approval sandboxed (acting as ask: no sandbox here) · {where}"
+    return f"approval {mode} · {where}"
 
 
 def check_decision(decision: Any) -> ev.Decision:
@@ -113,11 +142,15 @@ class Approvals:
     """Decides on each call; in "ask" mode it emits an approval_request and waits for ``resolve``
     (from a front end) or for the ``approver`` callable when one was given."""
 
-    def __init__(self, config: Callable[[], Any], emit: Callable[[ev.AnyEvent], None], approver=None):
+    def __init__(self, config: Callable[[], Any], emit: Callable[[ev.AnyEvent], None], approver=None,
+                 listened: Callable[[], bool] | None = None):
         self.config = config
         """Returns the agent's configuration now (mode and per-tool policies are read from it)."""
         self.emit = emit
         self.approver = approver
+        self.listened = listened
+        """Whether anyone follows the events and so could answer a request (``Agent.decide``); with no
+        approver and no one listening, a request is denied at once, saying how to allow it."""
         self.always: set[str] = set()
         self.waiting = PendingApprovals()
 
@@ -127,16 +160,27 @@ class Approvals:
 
     async def decide(self, tool, ctx, arguments: dict[str, Any]) -> str:
         policy = self.policy_of(tool)
-        if policy == "never":
-            return "approve"
-        if tool.name in self.always and self.config().approval != "read-only":  # read-only wins over "always"
-            return self._record(tool, ctx, "approve", "always")
+        runs = getattr(tool, "runs", "")
+        leaving = bool(runs == "sandbox" and arguments.get("outside_sandbox"))
         mode = self.config().approval
         if mode == "read-only":
+            if policy == "never" and not runs:
+                return "approve"
+            if tool.name in READ_ONLY_CHECKS and not leaving and sb.current().active:
+                return "approve"  # it runs in the sandbox with the workspace mounted read-only
             return self._record(tool, ctx, Denied("denied: the approval mode is read-only, which allows no "
-                                                  "changes: do not retry this call; ask or try another way"),
-                                "read-only mode")
-        if mode == "auto" and policy == "ask":
+                                                  "changes and runs no code: do not retry this call; ask or "
+                                                  "try another way"), "read-only mode")
+        if policy == "never" and not leaving:
+            return "approve"
+        if tool.name in self.always and not leaving:
+            return self._record(tool, ctx, "approve", "always")
+        if mode == "sandboxed" and not leaving and policy != "always_ask":
+            if runs == "sandbox" and sb.current().active:
+                return "approve"  # confined: it can change the workspace only
+            if not runs:
+                return "approve"  # a file change: checkpointed, taken back with undo
+        if mode == "auto" and policy == "ask" and not leaving:
             return "approve"
         return await self._ask(tool, ctx, arguments)
 
@@ -149,6 +193,9 @@ class Approvals:
                 raise  # the edit cannot apply (no match...): tell the model now, ask nobody
         request = ev.ApprovalRequest(name=tool.name, call_id=ctx.call_id, arguments=arguments, diff=diff,
                                      annotations=getattr(tool, "annotations", None), turn_id=ctx.turn_id)
+        if self.approver is None and self.listened is not None and not self.listened():
+            self.emit(request)  # no one could answer it: a script's agent.run() would wait forever
+            return self._record(tool, ctx, Unasked(NO_ONE_LISTENS), "no one to ask")
         if self.approver is not None:
             self.emit(request)
             decision = await _call_approver(self.approver, request)
@@ -176,11 +223,12 @@ class Approvals:
     def pending(self) -> list[str]:
         return self.waiting.call_ids
 
-    async def confirm(self, name: str, call_id: str, turn_id: str, arguments: dict[str, Any]) -> bool:
+    async def confirm(self, name: str, call_id: str, turn_id: str, arguments: dict[str, Any]) -> str:
         """Ask the user about something that is not a model's tool call (a command the workspace's stored
         state names): the same approval_request and approval_decision, so the same card in every front
-        end and the same ``decide``. True when approved. The caller decides whether the mode lets it ask."""
-        return await self._ask(_Asked(name), _Call(call_id, turn_id), arguments) != "deny"
+        end and the same ``decide``. "approve", or a "deny" (an ``Unasked`` says no one could be asked
+        and how to allow it). The caller decides whether the mode lets it ask."""
+        return await self._ask(_Asked(name), _Call(call_id, turn_id), arguments)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from .approvals import check_policy
 from ..errors import ToolError, ToolRegistrationError
 from ..events import ApprovalPolicy
 
+RUNS = ("", "sandbox", "kernel", "outside")
+
 if typing.TYPE_CHECKING:
     from .context import ToolContext
 
@@ -42,6 +44,23 @@ class Tool:
     validator: Any = field(default=None, repr=False)
     prompt_hint: str = ""
     """One line for the system prompt on when to use the tool."""
+    runs: str = ""
+    """What code the tool starts (one of RUNS): "" none; "sandbox" a process nbagent confines (bash,
+    tasks, notebook_check's kernel); "kernel" code in a kernel nbagent does not confine (kernel_run,
+    notebook_run); "outside" another program's code (an MCP server's tool)."""
+
+    def __post_init__(self) -> None:
+        # The class follows from what the tool does: a tool that starts code is never read-only (read-only
+        # mode denies it; MCP hints say it is not), whatever it declares.
+        if self.runs not in RUNS:
+            raise ValueError(f"runs must be one of {RUNS}, not {self.runs!r}")
+        if self.runs:
+            self.read_only = False
+
+    @property
+    def effect(self) -> str:
+        """"run" (starts code), "read" (changes nothing) or "change"."""
+        return "run" if self.runs else "read" if self.read_only else "change"
 
     def spec(self) -> dict[str, Any]:
         """The tool as the model sees it (provider-neutral)."""
@@ -67,14 +86,14 @@ def _required(model: type[pydantic.BaseModel]) -> set[str]:
 def function_tool(fn: Callable[..., Any], *, name: str | None = None, toolset: str = "custom",
                   read_only: bool = False, approval: ApprovalPolicy | None = None,
                   preview: Callable[..., str | None] | None = None, prompt_hint: str = "",
-                  needs_approval: bool | None = None) -> Tool: ...
+                  needs_approval: bool | None = None, runs: str = "") -> Tool: ...
 
 
 @overload
 def function_tool(fn: None = None, *, name: str | None = None, toolset: str = "custom",
                   read_only: bool = False, approval: ApprovalPolicy | None = None,
                   preview: Callable[..., str | None] | None = None, prompt_hint: str = "",
-                  needs_approval: bool | None = None) -> Callable[[Callable[..., Any]], Tool]: ...
+                  needs_approval: bool | None = None, runs: str = "") -> Callable[[Callable[..., Any]], Tool]: ...
 
 
 def function_tool(
@@ -87,20 +106,24 @@ def function_tool(
     preview: Callable[..., str | None] | None = None,
     prompt_hint: str = "",
     needs_approval: bool | None = None,
+    runs: str = "",
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a Tool from a typed function; usable bare or with options, as a decorator or a call.
 
     ``approval`` is the tool's policy ("never", "ask", "always_ask"); by default a read-only tool
     never asks and any other asks. ``needs_approval`` (True: "ask", False: "never") is the older
-    spelling of the same choice, still accepted.
+    spelling of the same choice, still accepted. ``runs`` says what code the tool starts (Tool.runs);
+    such a tool is never read-only, whatever ``read_only`` says.
     """
     if approval is None:
         approval = ("ask" if needs_approval else "never") if needs_approval is not None else (
-            "never" if read_only else "ask")
+            "never" if read_only and not runs else "ask")
     approval = check_policy(approval)
+    if runs and approval == "never":
+        approval = "ask"  # code that says it needs no approval asks all the same (the user can still say so)
 
     def build(func: Callable[..., Any]) -> Tool:
-        return _build_tool(func, name, toolset, read_only, approval, preview, prompt_hint)
+        return _build_tool(func, name, toolset, read_only, approval, preview, prompt_hint, runs)
 
     return build(fn) if fn is not None else build
 
@@ -108,7 +131,7 @@ def function_tool(
 tool = function_tool
 
 
-def _build_tool(func, name, toolset, read_only, approval, preview, prompt_hint) -> Tool:
+def _build_tool(func, name, toolset, read_only, approval, preview, prompt_hint, runs="") -> Tool:
     tool_name = name or func.__name__
     doc = inspect.getdoc(func)
     if not doc:
@@ -133,7 +156,7 @@ def _build_tool(func, name, toolset, read_only, approval, preview, prompt_hint) 
         name=tool_name, description=one_paragraph_lines(summary), parameters=schema, fn=func, toolset=toolset,
         read_only=read_only, approval=approval, preview=preview,
         takes_context=takes_context, is_async=inspect.iscoroutinefunction(func),
-        validator=validator, prompt_hint=prompt_hint,
+        validator=validator, prompt_hint=prompt_hint, runs=runs,
     )
 
 

@@ -1,8 +1,12 @@
 """notebook_check: does the notebook still run from top to bottom in a fresh kernel?
 
-Read-only: a copy of the notebook (as its store holds it: the open document if any, else the file) runs
-in a fresh kernel of its own kernelspec with nbclient, the workspace as working directory, a timeout on
-each cell; the user's kernel and the file are never touched, and the fresh kernel is shut down after.
+It runs the notebook's code, so it is never read-only: a copy of the notebook (as its store holds it: the
+open document if any, else the file) runs in a fresh kernel of its own kernelspec with nbclient, the
+workspace as working directory, a timeout on each cell. Where the sandbox works the kernel runs in it
+(nbagent.workspace.sandbox: it writes only in the workspace, read-only in read-only mode, reads no
+secret stores, has no network and a scrubbed environment; it talks to nbclient over Unix sockets in a
+private folder, since it has no network). The user's kernel and the file are never touched by the
+check itself, and the fresh kernel is shut down after.
 The report: cells that fail (a timed-out cell is interrupted and reported), outputs that differ from the
 stored ones (nbcompare), names a cell uses that no earlier cell defines and execution counts out of
 order (nbstatic). ``%agent check``, ``nbagent check`` and the panel's Check button run the same.
@@ -12,7 +16,10 @@ nbclient and jupyter_client are imported only when a check runs.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import os
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -84,10 +91,18 @@ def check_timeout(timeout: float | None) -> float:
 
 
 def check_notebook(notebook: dict, name: str, cwd: Path, timeout: float | None = None,
-                   on_stop: Callable[[Callable[[], int]], Callable[[], None]] | None = None) -> CheckReport:
+                   on_stop: Callable[[Callable[[], int]], Callable[[], None]] | None = None,
+                   confine: Any = None) -> CheckReport:
     """Run a copy of ``notebook`` (nbformat 4 JSON) in a fresh kernel and report; see the module docstring.
 
-    ``on_stop(hook) -> remove`` registers what Stop does (interrupt and end the check)."""
+    ``on_stop(hook) -> remove`` registers what Stop does (interrupt and end the check); ``confine``
+    (a sandbox and its policy, nbagent.tools.confinement) runs the kernel in the sandbox."""
+    with tempfile.TemporaryDirectory(prefix="nbagent-check-") as private:
+        return _check(notebook, name, cwd, timeout, on_stop, confine, Path(private))
+
+
+def _check(notebook: dict, name: str, cwd: Path, timeout: float | None, on_stop: Any, confine: Any,
+           private: Path) -> CheckReport:
     import nbformat
     from jupyter_client.kernelspec import NoSuchKernel
     from nbclient import NotebookClient
@@ -113,6 +128,8 @@ def check_notebook(notebook: dict, name: str, cwd: Path, timeout: float | None =
                                               "evalue": f"interrupted after {seconds:g} s (the check's per-cell timeout)",
                                               "traceback": []},
                             on_cell_executed=executed, on_cell_start=starting)
+    if confine is not None:
+        client.kernel_manager_class = _confined_manager(confine, cwd, private)
 
     loop = asyncio.new_event_loop()
 
@@ -141,6 +158,40 @@ def check_notebook(notebook: dict, name: str, cwd: Path, timeout: float | None =
     failed = {f.cell_index for f in report.failures}  # a failure is reported once, as a failure
     report.differences = [d for d in differences(stored, nb.cells) if d.cell_index not in failed]
     return report
+
+
+def _confined_manager(confine: Any, cwd: Path, private: Path) -> type:
+    """A kernel manager whose kernel starts in the sandbox: its command wrapped, its environment
+    scrubbed, and its sockets Unix sockets in ``private`` (writable inside; the kernel has no network)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    box, policy = confine
+    policy = dataclasses.replace(policy, writable=(*policy.writable, private))
+
+    class ConfinedKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any):
+            super().__init__(**kwargs)
+            self.connection_file = str(private / "kernel.json")
+            self.transport = "ipc"
+            self.ip = str(private / "kernel-ipc")
+
+        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+            # In its own pid namespace the kernel's parent is pid 1, which ipykernel takes for "my parent
+            # died" when told its parent's pid: it is not told (the sandbox dies with us anyway).
+            argv = ["env", "-u", "JPY_PARENT_PID", *super().format_kernel_cmd(extra_arguments)]
+            if any("ipykernel" in a for a in argv):  # and so it would print its console banner
+                argv.append("--IPKernelApp.log_level=CRITICAL")
+            return box.command(argv, policy, cwd)
+
+        async def start_kernel(self, **kw: Any) -> None:  # type: ignore[override]
+            # A signal would reach bwrap, not the kernel in its own session: interrupt by message.
+            if self.kernel_spec is not None:
+                self.kernel_spec.interrupt_mode = "message"
+            kw["env"] = box.environment(policy, {"IPYTHONDIR": str(private / "ipython")},
+                                        base=kw.get("env") or os.environ)
+            await super().start_kernel(**kw)
+
+    return ConfinedKernelManager
 
 
 def _run_on_own_thread(loop: asyncio.AbstractEventLoop, client: Any) -> None:
@@ -190,16 +241,24 @@ def notebook_check(ctx, path: str, timeout: float | None = None) -> str:
         path: The .ipynb file.
         timeout: Seconds per cell (default 120, at most 3600).
     """
+    from .confinement import confinement
+
     processes = getattr(ctx, "processes", None)
     on_stop = processes.add_stop_hook if processes is not None else None
-    return check_path(ctx.workspace, path, timeout, ctx=ctx, on_stop=on_stop).text()
+    return check_path(ctx.workspace, path, timeout, ctx=ctx, on_stop=on_stop, confine=confinement(ctx)).text()
 
 
 def check_path(workspace: Any, path: str | Path, timeout: float | None = None, *, ctx: Any = None,
-               on_stop: Callable[[Callable[[], int]], Callable[[], None]] | None = None) -> CheckReport:
+               on_stop: Callable[[Callable[[], int]], Callable[[], None]] | None = None,
+               confine: Any = "default") -> CheckReport:
     """Check the notebook at ``path`` inside ``workspace`` (a nbagent.workspace.Workspace), as its
-    store holds it: the tool, ``%agent check`` and ``nbagent check`` all come here."""
+    store holds it: the tool, ``%agent check`` and ``nbagent check`` all come here. ``confine``: the
+    sandbox and policy (by default this process's sandbox with the workspace writable; None: unconfined)."""
     from . import nbstores
+    from .confinement import confinement_at
+
+    if confine == "default":
+        confine = confinement_at(workspace.root)
 
     target = workspace.resolve(str(path))
     if target.suffix != ".ipynb":
@@ -208,4 +267,4 @@ def check_path(workspace: Any, path: str | Path, timeout: float | None = None, *
     if not target.is_file():
         raise ToolError(f"{name}: no such notebook in the workspace")
     snap = nbstores.read(ctx, target, name)
-    return check_notebook(snap.notebook, name, workspace.root, timeout, on_stop=on_stop)
+    return check_notebook(snap.notebook, name, workspace.root, timeout, on_stop=on_stop, confine=confine)

@@ -39,10 +39,12 @@ from ..workspace.procs import ProcessRef, kill_tree, shell_env, start_shell
 from ..workspace.safe_read import open_regular, read_bytes
 from ..workspace.state_dir import TASKS as TASKS_DIR
 from .base import ToolSet, function_tool
+from .confinement import confinement
 from .context import ToolContext
 
 if TYPE_CHECKING:
     from ..workspace.root import Workspace
+    from .confinement import Confinement
 
 TASK_ID = re.compile(r"t[0-9a-f]{6}")
 FINISHED_KEEP_SECONDS = 14 * 24 * 3600
@@ -151,11 +153,13 @@ class TaskManager:
     def wrapped(self, task_id: str, command: str) -> str:
         return wrap_command(command, self.exit_path(task_id))
 
-    def create(self, command: str, cwd: Path, env: Mapping[str, str] | None = None) -> Task:
+    def create(self, command: str, cwd: Path, env: Mapping[str, str] | None = None,
+               confine: "Confinement | None" = None) -> Task:
+        """Start ``command`` as a task; ``confine`` (nbagent.tools.confinement) runs it in the sandbox."""
         task_id = self.reserve()
         started = time.time()
         try:
-            proc = start_shell(self.wrapped(task_id, command), cwd, env, self.log_path(task_id))
+            proc = start_shell(self.wrapped(task_id, command), cwd, env, self.log_path(task_id), confine)
         except OSError:
             self.discard(task_id)
             raise
@@ -389,15 +393,16 @@ def describe(manager: TaskManager, task: Task, state: TaskState) -> str:
 # The tools -----------------------------------------------------------------
 
 
-def task_create(ctx: ToolContext, command: str, cwd: str | None = None) -> str:
+def task_create(ctx: ToolContext, command: str, cwd: str | None = None, outside_sandbox: str | None = None) -> str:
     """Start a long-running command (a server, a watcher, a long build) in the background and return at once.
 
     Its output goes to a log under .nbagent/tasks/; end it with task_stop.
-    The task outlives this turn.
+    The task outlives this turn. It runs in the sandbox, like bash.
 
     Args:
         command: The bash command to run.
         cwd: Directory to run in (default: the root).
+        outside_sandbox: As for bash: why the command cannot work in the sandbox; it then asks first.
     """
     if not command.strip():
         raise ToolError("command is empty")
@@ -405,7 +410,8 @@ def task_create(ctx: ToolContext, command: str, cwd: str | None = None) -> str:
     if not directory.is_dir():
         raise ToolError(f"cwd {cwd!r} is not a directory")
     manager = task_manager(ctx)
-    task = manager.create(command, directory, shell_env())
+    task = manager.create(command, directory, shell_env(),
+                          confinement(ctx, (manager.dir,), outside=bool(outside_sandbox)))
     return (
         f"started task {task.id} (pid {task.pid}) in {task.cwd}\n"
         f"log: {manager.display_path(manager.log_path(task.id))}\n"
@@ -511,7 +517,7 @@ def _report(manager: TaskManager, task: Task, head: str, lines: int) -> str:
 TASKS = ToolSet(
     "tasks",
     [
-        function_tool(task_create, read_only=False,
+        function_tool(task_create, runs="sandbox",
                       prompt_hint="task_create: start servers, watchers and long builds in the background."),
         function_tool(task_wait, read_only=True,
                       prompt_hint="task_wait: follow a background task; done_pattern returns when its log matches."),

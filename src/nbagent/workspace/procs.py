@@ -23,9 +23,12 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Mapping
+from typing import IO, TYPE_CHECKING, Callable, Mapping
 
 import psutil
+
+if TYPE_CHECKING:
+    from .sandbox import Policy, Sandbox
 
 KILL_GRACE = 0.75
 """Seconds between TERM and KILL: long enough for a clean exit, short enough for a Stop button."""
@@ -68,18 +71,31 @@ def _environment(env: Mapping[str, str] | None) -> dict[str, str] | None:
     return None if env is None else {**os.environ, **env}
 
 
+def confined(argv: list[str], cwd: str | Path, env: Mapping[str, str] | None,
+             confine: "tuple[Sandbox, Policy] | None") -> tuple[list[str], dict[str, str] | None]:
+    """The argv and environment a command runs with: inside the sandbox (its argv wrapped, the
+    environment scrubbed) when ``confine`` is given, else as they are (``env`` added to ours)."""
+    if confine is None:
+        return argv, _environment(env)
+    sandbox, policy = confine
+    return sandbox.command(argv, policy, cwd), sandbox.environment(policy, env)
+
+
 def start_shell(
-    command: str, cwd: str | Path, env: Mapping[str, str] | None = None, log_path: str | Path | None = None
+    command: str, cwd: str | Path, env: Mapping[str, str] | None = None, log_path: str | Path | None = None,
+    confine: "tuple[Sandbox, Policy] | None" = None,
 ) -> subprocess.Popen:
     """Start ``bash -c command`` untracked: its own session, stdin closed, stderr merged into stdout.
 
     With ``log_path`` the output is appended to that file (a task's log, which
-    outlives us); without it the output is a pipe on ``.stdout``.
+    outlives us); without it the output is a pipe on ``.stdout``. With ``confine`` it runs in the
+    sandbox under that policy.
     """
+    argv, environment = confined(shell_argv(command), cwd, env, confine)
     log: IO[bytes] | None = open(log_path, "ab") if log_path is not None else None
     try:
         return subprocess.Popen(
-            shell_argv(command), cwd=str(cwd), env=_environment(env), stdin=subprocess.DEVNULL,
+            argv, cwd=str(cwd), env=environment, stdin=subprocess.DEVNULL,
             stdout=log if log is not None else subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -231,10 +247,10 @@ class ProcessTracker:
 
     def popen_shell(
         self, command: str, cwd: str | Path, env: Mapping[str, str] | None = None,
-        log_path: str | Path | None = None,
+        log_path: str | Path | None = None, confine: "tuple[Sandbox, Policy] | None" = None,
     ) -> subprocess.Popen:
         """``start_shell`` and track it; wait with the Popen's own ``wait``/``poll``."""
-        proc = start_shell(command, cwd, env, log_path)
+        proc = start_shell(command, cwd, env, log_path, confine)
         self._track(proc.pid)
         return proc
 

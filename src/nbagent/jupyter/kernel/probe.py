@@ -33,8 +33,9 @@ def probe(shell: Any, action: str, name: str = "") -> None:
 
 def probe_code(action: str, name: str = "") -> str:
     """The one line sent to the kernel (``name`` as a JSON literal, so it is data, not code)."""
-    return (f"__import__('nbagent.jupyter.kernel.probe', fromlist=['probe']).probe(get_ipython(), "
-            f"{json.dumps(action)}, {json.dumps(name)})")
+    from .loader import import_line
+
+    return import_line("nbagent.jupyter.kernel.probe", f"probe(get_ipython(), {json.dumps(action)}, {json.dumps(name)})")
 
 
 def answer_of(stdout: str) -> dict | None:

@@ -26,6 +26,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ...checkpoints.kernel_ledger import KernelConflict, KernelLedger, Snapshot, record_dict
+from .loader import import_line
 from .probe import MARK, answer_of
 
 MAX_PENDING = 16
@@ -189,5 +190,5 @@ def watch_code(action: str, args: dict[str, Any], *, loaded_only: bool = False) 
     call = f".watch(get_ipython(), {json.dumps(action)}, {text})"
     if loaded_only:
         return f"(lambda m: m and m{call})(__import__('sys').modules.get({json.dumps(__name__)}))"
-    return f"__import__({json.dumps(__name__)}, fromlist=['watch']){call}"
+    return import_line(__name__, call[1:])  # never a package of the notebook's folder (nbagent.jupyter.kernel.loader)
 

@@ -255,7 +255,8 @@ def kernel_toolset(find: Finder, *, choose: bool) -> KernelToolSet:
             fn.__doc__ = getattr(engine, fn.__name__).__doc__
         fn.__doc__ = _doc_with_kernel_arg(fn.__doc__ or "")
         policy = original or run_tool  # undo and redo change the kernel as kernel_run does: the same approval
-        tool = function_tool(fn, toolset="kernel", read_only=policy.read_only, approval=policy.approval)
+        tool = function_tool(fn, toolset="kernel", read_only=policy.read_only, approval=policy.approval,
+                             runs=policy.runs)
         served.append(tool if choose else _without_kernel_arg(tool))
     toolset = KernelToolSet(served, description=engine.KERNEL.description)  # the tools above use it when called
     return toolset

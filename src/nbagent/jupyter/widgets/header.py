@@ -32,9 +32,11 @@ class Header(widgets.HTML):
     """What the turn is doing: queued, running, done, aborted, error, max_steps."""
     offline = Bool(False)
     """The offline model answers (settings["offline"]): the header says so, beside the model's name."""
+    mode = Unicode("")
+    """The approval mode and whether the sandbox is on, e.g. "sandboxed · sandbox on"."""
 
     @observe("session_id", "title", "model", "input_tokens", "output_tokens", "cached_tokens", "cost", "status",
-             "offline")
+             "offline", "mode")
     def _render(self, change=None) -> None:
         parts = [f"<b>{escape_html(self.title or 'new session')}</b>",
                  f"<code>{escape_html(self.session_id)}</code>" if self.session_id else "",
@@ -43,6 +45,7 @@ class Header(widgets.HTML):
                  + (f" ({tokens(self.cached_tokens)} cached)" if self.cached_tokens else "")
                  + f" / {tokens(self.output_tokens)} out",
                  cost(self.cost),
+                 f"approval {escape_html(self.mode)}" if self.mode else "",
                  f"<i>{escape_html(self.status)}</i>" if self.status else ""]
         self.value = ('<div style="font-size:12px;color:var(--jp-ui-font-color1,#333)">'
                       + " · ".join(p for p in parts if p) + "</div>")

@@ -53,6 +53,15 @@ class Shown(NamedTuple):
     title: str
     model: str
     offline: bool
+    mode: str = ""
+    """The approval mode and whether the sandbox is on (tools.approvals.mode_line)."""
+
+
+def _mode(settings: dict[str, Any]) -> str:
+    if not settings.get("approval"):
+        return ""
+    sandbox = "sandbox on" if settings.get("sandbox_active") else "NO sandbox: commands are not confined"
+    return f"{settings['approval']} · {sandbox}"
 
 
 class TurnView(widgets.VBox):
@@ -166,7 +175,8 @@ class TurnView(widgets.VBox):
         return Shown(turn=turn, status=status, label=label, approvals=approvals, queued=len(state.queue),
                      todos=state.todos, counters=state.counters, session_id=state.session_id or "",
                      title=state.title or "", model=str(state.settings.get("model") or ""),
-                     offline=bool(state.settings.get("offline")))
+                     offline=bool(state.settings.get("offline")),
+                     mode=_mode(state.settings))
 
     def _locate(self, state: AgentState) -> tuple[Turn | None, str, str]:
         """This view's turn in the state, with its status and the header's word for it."""
@@ -188,6 +198,7 @@ class TurnView(widgets.VBox):
         header = self.header
         header.session_id, header.title, header.model = shown.session_id, shown.title, shown.model
         header.offline = shown.offline
+        header.mode = shown.mode
         header.input_tokens, header.output_tokens = shown.counters.input_tokens, shown.counters.output_tokens
         header.cached_tokens = shown.counters.cached_tokens
         header.cost, header.status = shown.counters.cost, shown.label
