@@ -26,6 +26,7 @@ READS_ALLOWED = {
     "nbagent/__init__.py": "the package's own pyproject.toml (a development checkout's version)",
     "nbagent/cli/batch.py": "the tasks file the user names on the command line",
     "nbagent/cli/sessions.py": "the export file the user names to `nbagent sessions import`",
+    "nbagent/engine/attachments.py": "a file the user names to attach= (followed through a link, as the user asked)",
     "nbagent/evals/": "the eval suite's own files (tasks, checks, solutions, a check's result file)",
     "nbagent/jupyter/kernel/notebook_path.py": "Jupyter's runtime files (jpserver-*.json), not workspace content",
     "nbagent/mcp_server/serve.py": "the controlling terminal (/dev/tty) to ask on",

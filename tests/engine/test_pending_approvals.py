@@ -51,8 +51,8 @@ def test_a_second_answer_is_refused():
 
 
 def test_modes_policies_and_decisions_come_from_the_literals():
-    assert APPROVAL_MODES == typing.get_args(ev.ApprovalMode) == ("ask", "auto", "read-only")
+    assert APPROVAL_MODES == typing.get_args(ev.ApprovalMode) == ("ask", "auto", "read-only", "sandboxed")
     assert POLICIES == typing.get_args(ev.ApprovalPolicy)
     assert DECISIONS == typing.get_args(ev.Decision)
-    assert set(UNATTENDED_MODES) == set(APPROVAL_MODES) - {"ask"}
+    assert set(UNATTENDED_MODES) == {"auto", "read-only"} < set(APPROVAL_MODES)  # sandboxed may ask
     assert typing.get_type_hints(Tool)["approval"] == ev.ApprovalPolicy
