@@ -44,6 +44,8 @@ class CheckReport:
     failures: list[Failure] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     static: StaticReport = field(default_factory=StaticReport)
+    executed: Any = field(default=None, repr=False)
+    """The copy as the fresh kernel left it (nbformat), outputs and all: what a check reads answers from."""
 
     @property
     def clean(self) -> bool:
@@ -136,6 +138,7 @@ def check_notebook(notebook: dict, name: str, cwd: Path, timeout: float | None =
         raise CommandKilled("killed by the user (the check was stopped; its kernel is shut down)")
     report.seconds = time.perf_counter() - started
     report.cells_run = len(replies)
+    report.executed = nb
     report.failures = [_failure(i, stored[i], reply) for i, reply in sorted(replies.items())
                        if reply.get("status") == "error"]
     failed = {f.cell_index for f in report.failures}  # a failure is reported once, as a failure
