@@ -6,7 +6,7 @@
     import nbagent.evals.public as public
     df = public.dseval(models=["gpt-4.1-mini"], tasks="03-*", data="~/src/dseval")
 
-Each adapter turns the benchmark's own data into tasks (``dseval``, ``dabstep``), runs them as
+Each adapter turns the benchmark's own data into tasks (``dseval_tasks``, ``dabstep_tasks``), runs them as
 ``nbagent.eval`` runs a suite (``run``) and judges them by the benchmark's own rule; the report
 places the pass rate beside the figures the benchmark's authors published (``published``).
 """
@@ -25,7 +25,7 @@ def dseval(models: Any = None, repeat: int = 1, *, tasks: str | None = None, dat
     ``tasks`` (globs on the set's name), one row per question; ``data`` a local copy, else the
     pinned release. Other options as ``nbagent.eval``."""
     from ..run import _out_folder
-    from . import dseval as adapter
+    from . import dseval_tasks as adapter
     from .dseval_format import load_benchmark
     from .run import run_planned
 
@@ -44,7 +44,7 @@ def dabstep(models: Any = None, repeat: int = 1, *, tasks: str | None = None, da
 
     from ...errors import ConfigError
     from ..run import _out_folder
-    from . import dabstep as adapter
+    from . import dabstep_tasks as adapter
     from .fetch import git_tree_id
     from .run import Benchmark, PlannedTask, run_planned
 
