@@ -73,17 +73,19 @@ def _prompt(state: AgentState) -> str:
 async def sample_workspace() -> AsyncIterator[Path]:
     """The task's ``local`` sandbox folder (its files in place), else a fresh folder with the sample's files."""
     from inspect_ai.util import sandbox
+    from inspect_ai.util._sandbox.local import LocalSandboxEnvironment  # as_type() needs the class
 
     try:
         box = sandbox()
     except ProcessLookupError:
         box = None
     if box is not None:
-        directory = getattr(box, "directory", None)
-        if directory is None:
-            raise RuntimeError(f"nbagent runs on this machine: its workspace can be a 'local' sandbox or none, "
-                               f"not {type(box).__name__} (run the task with sandbox='local')")
-        yield Path(directory.name)
+        try:
+            local = box.as_type(LocalSandboxEnvironment)
+        except TypeError:
+            raise RuntimeError("nbagent runs on this machine: its workspace can be the task's 'local' sandbox "
+                               "or none, not a container (run the task with sandbox='local')") from None
+        yield Path(local.directory.name)
         return
     folder = Path(tempfile.mkdtemp(prefix="nbagent-inspect-"))
     try:

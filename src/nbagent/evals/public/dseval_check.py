@@ -72,7 +72,7 @@ def execute(code: str, namespace: dict[str, Any]) -> Run:
             tree = ast.parse(code)
             last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
             exec(compile(tree, "<cell>", "exec"), namespace)
-            if last is not None:
+            if isinstance(last, ast.Expr):
                 result = eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)
         except Exception as exc:  # noqa: BLE001 - the code's failure is what the validator judges
             error = f"{type(exc).__name__}: {exc}"

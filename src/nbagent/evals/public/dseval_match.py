@@ -119,8 +119,10 @@ def _arrays(ref: Any, sub: Any, config: dict[str, Any]) -> None:
 def _pandas(ref: Any, sub: Any, config: dict[str, Any]) -> None:
     import pandas as pd
 
-    for kind, assert_equal in ((pd.DataFrame, pd.testing.assert_frame_equal),
-                               (pd.Series, pd.testing.assert_series_equal), (pd.Index, pd.testing.assert_index_equal)):
+    checks: tuple[tuple[type, Any], ...] = ((pd.DataFrame, pd.testing.assert_frame_equal),
+                                            (pd.Series, pd.testing.assert_series_equal),
+                                            (pd.Index, pd.testing.assert_index_equal))
+    for kind, assert_equal in checks:
         if isinstance(ref, kind) and isinstance(sub, kind):
             break
     else:
@@ -136,12 +138,16 @@ def _pandas(ref: Any, sub: Any, config: dict[str, Any]) -> None:
         except Exception:  # noqa: BLE001 - compared as they are
             pass
     try:
-        assert_equal(ref, sub)
+        assert_equal(*_plain(ref, sub))
     except AssertionError as exc:
         raise Mismatch(f"{kind.__name__} not equal: {' '.join(str(exc).split())[:300]}") from None
     except Exception:  # noqa: BLE001 - pandas could not compare: equals() decides
         if not ref.equals(sub):
             raise Mismatch(f"{kind.__name__} not equal") from None
+
+
+def _plain(*values: Any) -> tuple[Any, ...]:
+    return values  # pandas' assert functions each take one kind; the loop above matched it
 
 
 def _take_names(ref: Any, sub: Any) -> Any:

@@ -1,0 +1,108 @@
+"""nbagent as an Inspect AI agent, on Inspect's own mock model (no network): the model's calls go
+through Inspect's agent bridge, nbagent's tools act in the sample's workspace, and the log holds
+nbagent's session, usage and transcript."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from inspect_ai import Task, eval  # noqa: E402
+from inspect_ai.dataset import Sample  # noqa: E402
+from inspect_ai.log import resolve_sample_attachments  # noqa: E402
+from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, includes, scorer  # noqa: E402
+from inspect_ai.solver import SolverSpec, TaskState  # noqa: E402
+from inspect_ai.util import sandbox  # noqa: E402
+
+from nbagent.inspect import nbagent_agent  # noqa: E402
+from nbagent.inspect.relay import chunks  # noqa: E402
+from nbagent.store.sessions import SessionStore  # noqa: E402
+
+
+def mock_model(*outputs: ModelOutput):
+    for output in outputs:  # with usage given, the mock model counts no tokens (its tokenizer is a download)
+        output.usage = ModelUsage(input_tokens=900, output_tokens=30, total_tokens=930)
+    return get_model("mockllm/model", custom_outputs=list(outputs))
+
+
+def tool_call(name: str, arguments: dict) -> ModelOutput:
+    return ModelOutput.for_tool_call("mockllm/model", name, arguments)
+
+
+def answer(text: str) -> ModelOutput:
+    return ModelOutput.from_content("mockllm/model", text)
+
+
+@scorer(metrics=[accuracy()])
+def file_holds_target():
+    async def score(state: TaskState, target: Target) -> Score:
+        written = await sandbox().read_file("answer.txt")
+        return Score(value=CORRECT if written.strip() == target.text else INCORRECT, answer=written)
+
+    return score
+
+
+@pytest.mark.integration
+def test_an_inspect_eval_runs_nbagent_in_the_sandbox_and_logs_its_transcript(tmp_path):
+    model = mock_model(tool_call("read_file", {"path": "numbers.csv"}),
+                       tool_call("write_file", {"path": "answer.txt", "content": "5\n"}),
+                       answer("The sum is 5; it is in answer.txt."))
+    task = Task(dataset=[Sample(input="Add up the numbers in numbers.csv and write the sum into answer.txt.",
+                                target="5", files={"numbers.csv": "n\n2\n3\n"})],
+                solver=nbagent_agent(sessions=str(tmp_path / "sessions"), toolsets="core"),
+                scorer=[file_holds_target(), includes()], sandbox="local")
+    (log,) = eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success", log.error
+    (sample,) = [resolve_sample_attachments(s) for s in log.samples or []]  # long texts are stored apart
+    assert {name: s.value for name, s in (sample.scores or {}).items()} == {"file_holds_target": CORRECT,
+                                                                          "includes": CORRECT}
+    assert sample.output.completion.endswith("The sum is 5; it is in answer.txt.")
+    assert len([e for e in sample.events if e.event == "model"]) == 3  # every call went through the bridge
+
+    kept = sample.store["nbagent"]
+    assert kept["end"] == "done" and kept["steps"] == 3 and kept["tool_calls"] == 2
+    assert kept["usage"]["input_tokens"] == 3 * 900 and kept["usage"]["output_tokens"] == 3 * 30
+    (info,) = [e for e in sample.events if e.event == "info" and e.source == "nbagent"]
+    transcript = info.data["transcript"]
+    assert "Add up the numbers in numbers.csv" in transcript and "-> write_file(" in transcript
+    assert "--- tool [read_file]\n     1\tn\n     2\t2\n     3\t3" in transcript  # the sample's file, in the sandbox
+    with SessionStore(tmp_path / "sessions") as store:  # the session is kept
+        roles = [m["message"]["role"] for m in store.messages(kept["session_id"])]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+
+
+@pytest.mark.integration
+def test_the_agent_is_found_by_name_and_works_without_a_sandbox(tmp_path, monkeypatch):
+    """By name, as `inspect eval ... --solver nbagent/nbagent_agent -S toolsets=core` finds it; without a
+    sandbox the sample's files make a workspace of its own."""
+    monkeypatch.chdir(tmp_path)
+    model = mock_model(tool_call("read_file", {"path": "notes/todo.txt"}), answer("It says: water the plants."))
+    task = Task(dataset=[Sample(input="What does notes/todo.txt say?", target="water the plants",
+                                files={"notes/todo.txt": "water the plants\n"})], scorer=includes())
+    spec = SolverSpec("nbagent/nbagent_agent", {"toolsets": "core"}, {"toolsets": "core"})
+    (log,) = eval(task, model=model, solver=spec, log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success", log.error
+    assert log.eval.solver == "nbagent/nbagent_agent"
+    (sample,) = log.samples or []
+    assert sample.scores["includes"].value == CORRECT
+    assert sample.store["nbagent"]["sessions"] == str(tmp_path / "nbagent-inspect")
+    assert Path(tmp_path / "nbagent-inspect").is_dir()
+
+
+def test_a_completion_becomes_the_stream_nbagent_reads():
+    completion = {"id": "c1", "created": 1, "model": "m", "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+                  "choices": [{"index": 0, "finish_reason": "tool_calls",
+                               "message": {"role": "assistant", "content": "Reading.", "tool_calls": [
+                                   {"id": "t1", "type": "function",
+                                    "function": {"name": "read_file", "arguments": "{\"path\": \"a\"}"}}]}}]}
+    first, finish, usage = chunks(completion, usage=True)
+    assert first["object"] == "chat.completion.chunk" and first["choices"][0]["delta"]["content"] == "Reading."
+    assert first["choices"][0]["delta"]["tool_calls"] == [
+        {"index": 0, "id": "t1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"a\"}"}}]
+    assert finish["choices"][0] == {"index": 0, "delta": {}, "finish_reason": "tool_calls"}
+    assert usage["choices"] == [] and usage["usage"]["prompt_tokens"] == 3
+    assert len(chunks(completion, usage=False)) == 2
