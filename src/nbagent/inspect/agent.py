@@ -25,7 +25,7 @@ UNATTENDED = {"approval": "auto", "memory": False}
 """An evaluation measures the model on the sample alone: no memory carried in, nobody to ask."""
 
 
-def _nbagent_agent(sessions: str = DEFAULT_SESSIONS, **agent_options: Any) -> Agent:
+def nbagent_agent(sessions: str = DEFAULT_SESSIONS, **agent_options: Any) -> Agent:
     """nbagent's full turn on the sample's input (its tools, its prompt), the model being the eval's.
 
     Args:
@@ -53,13 +53,13 @@ def _nbagent_agent(sessions: str = DEFAULT_SESSIONS, **agent_options: Any) -> Ag
     return execute
 
 
-_nbagent_agent.__name__ = "nbagent_agent"
-nbagent_agent = agent(_nbagent_agent)
+_factory = nbagent_agent
+nbagent_agent = agent(_factory)
 if registry_info(nbagent_agent).name != REGISTRY_NAME:
     # Inspect prefixes the package's name only when it finds the package installed under that name
     # (site-packages, or an editable install of a distribution called "nbagent"); jupyter-nbagent's
     # editable and source-tree installs are not, so the name is given in full.
-    nbagent_agent = agent(name=REGISTRY_NAME)(_nbagent_agent)
+    nbagent_agent = agent(name=REGISTRY_NAME)(_factory)
 
 
 def _prompt(state: AgentState) -> str:
