@@ -114,7 +114,11 @@ def check_notebook(notebook: dict, name: str, cwd: Path, timeout: float | None =
                             error_on_timeout={"ename": TIMEOUT_NAME,
                                               "evalue": f"interrupted after {seconds:g} s (the check's per-cell timeout)",
                                               "traceback": []},
-                            on_cell_executed=executed, on_cell_start=starting)
+                            on_cell_executed=executed, on_cell_start=starting,
+                            # The kernel is the check's own and thrown away: killed at the end rather than
+                            # asked to shut down and waited for (0.4-0.6 s a check, measured by
+                            # bench/eval_overhead.py's DABStep tasks on this machine).
+                            shutdown_kernel="immediate")
 
     loop = asyncio.new_event_loop()
 
