@@ -93,6 +93,18 @@ def test_the_agent_is_found_by_name_and_works_without_a_sandbox(tmp_path, monkey
     assert Path(tmp_path / "nbagent-inspect").is_dir()
 
 
+@pytest.mark.integration
+def test_a_limit_reached_through_the_bridge_ends_the_sample_as_inspect_decides(tmp_path):
+    model = mock_model(*[tool_call("list_dir", {"path": "."}) for _ in range(6)])
+    task = Task(dataset=[Sample(input="Look around.", target="nothing")], scorer=includes(), message_limit=4,
+                solver=nbagent_agent(sessions=str(tmp_path / "sessions"), toolsets="core"))
+    (log,) = eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")
+    (sample,) = log.samples or []
+    assert sample.limit is not None and sample.limit.type == "message"
+    assert sample.store["nbagent"]["end"] == "error"  # nbagent's turn ended on the refused request: recorded
+    assert "Message limit reached" in sample.store["nbagent"]["errors"][0]
+
+
 def test_a_completion_becomes_the_stream_nbagent_reads():
     completion = {"id": "c1", "created": 1, "model": "m", "usage": {"prompt_tokens": 3, "completion_tokens": 2},
                   "choices": [{"index": 0, "finish_reason": "tool_calls",

@@ -43,9 +43,9 @@ def nbagent_agent(sessions: str = DEFAULT_SESSIONS, **agent_options: Any) -> Age
         async with agent_bridge(state) as bridge, Relay() as relay, sample_workspace() as workspace:
             turn = await asyncio.to_thread(run_turn, workspace, prompt, relay.url, get_model().name,
                                            Path(sessions).resolve(), options)
+        record(turn, str(Path(sessions).resolve()))
         if relay.failure is not None:  # a limit reached, the model failed: Inspect decides what that means
             raise relay.failure
-        record(turn, str(Path(sessions).resolve()))
         result = bridge.state
         result.output.completion = turn["text"]
         return result
