@@ -84,3 +84,24 @@ def test_the_check_process_reports_each_question(in_workspace):
     result = run_check(in_workspace, in_workspace, module=("nbagent.evals.public.dseval_check", str(SET), "set.ipynb"))
     assert not result["passed"] and [p["passed"] for p in result["check_parts"]] == [True] + [False] * 5
     assert result["check_parts"][1]["reason"] == "no answer: no code cell starts with '# Q2'"
+
+
+def test_code_given_between_questions_comes_with_the_next_question_and_is_no_answers_part(tmp_path):
+    from nbagent.evals.public.dseval_tasks import prompts
+
+    path = tmp_path / "set.py"
+    path.write_text('# %%\nimport math\n\n# %%\n"""\nquestion: Show pi.\n"""\n\nmath.pi\n\n'
+                    '# %%\nradius = 2\n\n# %%\n"""\nquestion: The area of a circle of that radius.\n"""\n\n'
+                    'math.pi * radius ** 2\n')
+    problems = read_problem_set(path)
+    first, second = prompts(problems, "set.ipynb")
+    assert "I will ask\n2 questions" in first and "Question 1 (# Q1):\nShow pi." in first
+    assert second.startswith("First add this given code") and "```python\nradius = 2\n```" in second
+    assert second.endswith("Question 2 (# Q2):\nThe area of a circle of that radius.")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import math"), nbformat.v4.new_code_cell("# Q1\nmath.pi"),
+                nbformat.v4.new_code_cell("# given\nradius = 2"), nbformat.v4.new_code_cell("# Q2\nmath.pi * 4")]
+    nbformat.write(nb, str(tmp_path / "set.ipynb"))
+    given = dc.answers(tmp_path / "set.ipynb")
+    assert given == {1: "# Q1\nmath.pi", 2: "# Q2\nmath.pi * 4"}
+    assert [p["passed"] for p in dc.check_set(problems, given)] == [True, True]

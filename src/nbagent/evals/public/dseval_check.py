@@ -7,7 +7,7 @@ the last expression, printed output, the namespace's changes and chosen variable
 answer never spoils the questions after it, and each question is judged on its own.
 
 The agent answers question N in the set's notebook, in code cells after one whose first line is
-``# QN`` (up to the next such marker). Run by ``nbagent.evals.runner``'s process model: ``python -P
+``# QN`` (up to the next such marker, or a ``# given`` cell: code the set hands over between questions). Run by ``nbagent.evals.runner``'s process model: ``python -P
 -m nbagent.evals.public.dseval_check SET NOTEBOOK RESULT`` with the finished workspace as working
 directory; the result file holds ``passed``, ``reason`` and ``parts`` (one per question).
 """
@@ -31,7 +31,8 @@ from typing import Any, Callable
 from .dseval_format import ProblemSet, Section, read_problem_set
 from .dseval_match import Mismatch, matcher
 
-MARKER = re.compile(r"^\s*#\s*Q(\d+)\b", re.I)
+MARKER = re.compile(r"^\s*#\s*(?:Q(\d+)\b|given\b)", re.I)
+"""``# QN`` starts question N's answer; ``# given`` starts code the set hands over (no answer's part)."""
 QUESTION_TIME_LIMIT = 120
 """Seconds one run of a question's code may take (DSEval's own per-question limits, measured on its
 machine, are not applied: a slow answer here fails only past this)."""
@@ -56,8 +57,9 @@ def answers(notebook_path: Path) -> dict[int, str]:
             continue
         marked = MARKER.match(cell.source)
         if marked:
-            current = int(marked.group(1))
-            found[current] = []  # a later cell marked the same replaces an earlier one
+            current = int(marked.group(1)) if marked.group(1) else None
+            if current is not None:
+                found[current] = []  # a later cell marked the same replaces an earlier one
         if current is not None:
             found[current].append(cell.source)
     return {n: "\n\n".join(sources) for n, sources in found.items()}

@@ -42,7 +42,8 @@ runs after the cells before it, in the same kernel, as a notebook does.
 
 {question}"""
 NEXT = "{given}{question}"
-GIVEN = "First add this given code as its own cell at the end of the notebook, as it is:\n```python\n{code}\n```\n\n"
+GIVEN = ("First add this given code as its own cell at the end of the notebook, as it is, with the line "
+         "`# given` above it:\n```python\n{code}\n```\n\n")
 
 
 def locate(data: str | Path | None = None, benchmark: str = "exercise", *, url: str | None = None,
