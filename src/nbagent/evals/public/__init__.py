@@ -46,7 +46,7 @@ def dabstep(models: Any = None, repeat: int = 1, *, tasks: str | None = None, da
     from ..run import _out_folder
     from . import dabstep_tasks as adapter
     from .fetch import git_tree_id
-    from .run import Benchmark, PlannedTask, run_planned
+    from .run import BenchmarkInfo, PlannedTask, run_planned
 
     folder = adapter.locate(data)
     questions = adapter.questions(folder)
@@ -64,6 +64,6 @@ def dabstep(models: Any = None, repeat: int = 1, *, tasks: str | None = None, da
     pinned = data is None
     source = (f"DABStep {adapter.REVISION[:12]} (pinned revision, sha256 of every file checked)" if pinned
               else f"local copy {folder}")
-    bench = Benchmark(key="dabstep", name="DABStep", version=adapter.REVISION[:12] if pinned else "local",
+    bench = BenchmarkInfo(key="dabstep", name="DABStep", version=adapter.REVISION[:12] if pinned else "local",
                       split="dev", digest=git_tree_id(folder)[:12], data=source)
     return run_planned(bench, planned, models, repeat, folder=out, **options)

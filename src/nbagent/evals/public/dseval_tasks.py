@@ -21,7 +21,7 @@ from pathlib import Path
 from ...errors import ConfigError
 from .dseval_format import Benchmark, ProblemSet, Section, load_benchmark
 from .fetch import cache_root, fetch_tree, git_tree_id, link_or_copy
-from .run import Benchmark as RunBenchmark
+from .run import BenchmarkInfo
 from .run import PlannedTask
 
 COMMIT = "d813031dd8693023e9b9081bf4d74d0d9394a6ee"
@@ -135,6 +135,6 @@ def write_notebook(path: Path, title: str, given: list[str]) -> None:
     nbformat.write(nb, str(path))
 
 
-def describe(bench: Benchmark, data: str) -> RunBenchmark:
-    return RunBenchmark(key="dseval", name=f"DSEval {bench.name}", version=bench.version,
+def describe(bench: Benchmark, data: str) -> BenchmarkInfo:
+    return BenchmarkInfo(key="dseval", name=f"DSEval {bench.name}", version=bench.version,
                         split=f"{bench.name} v{bench.version}", digest=git_tree_id(bench.folder)[:12], data=data)

@@ -40,7 +40,7 @@ class PlannedTask:
 
 
 @dataclass(frozen=True)
-class Benchmark:
+class BenchmarkInfo:
     """What the report states about the tasks: which benchmark, split and data."""
 
     key: str
@@ -51,7 +51,7 @@ class Benchmark:
     data: str
 
 
-def run_planned(bench: Benchmark, tasks: list[PlannedTask], models: Any = None, repeat: int = 1, *,
+def run_planned(bench: BenchmarkInfo, tasks: list[PlannedTask], models: Any = None, repeat: int = 1, *,
                 configs: dict[str, dict[str, Any]] | None = None, out: str | Path | None = None,
                 concurrency: int = 4, client: Any = None, progress: Callable | bool | None = None,
                 time_limit: float | None = None, check_time_limit: float = CHECK_TIME_LIMIT,
