@@ -9,6 +9,7 @@ from nbagent import events as ev
 from nbagent.checkpoints import CheckpointConflict
 from nbagent.cli.app import main as cli_main
 from nbagent.checkpoints.journal import RecoveryJournal
+from nbagent.checkpoints.turn_guard import forget_sessions
 from nbagent.store.sessions import SessionStore
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
@@ -89,7 +90,7 @@ def test_undo_refuses_changed_files_and_cli_undo_redo(project, agent_on, capsys)
     assert (project / "made" / "new.py").read_text() == "x = 1\n"
     with SessionStore(project) as store:
         assert "redid turn 1" in store.load(session_id).messages[-1]["content"]
-        store.delete(session_id)
+        forget_sessions(project, [store.delete(session_id)])  # the caller forgets the files, not the store
     assert not (project / ".nbagent" / "journal" / f"{session_id}.jsonl").exists()
     assert git(project, "for-each-ref", "refs/nbagent/") == ""
 
@@ -109,7 +110,7 @@ def test_resume_reports_files_changed_since_the_last_checkpoint(project, agent_o
 
 
 def test_the_terminal_shows_the_files_a_turn_changed_with_escapes_shown_not_run():
-    from nbagent.cli.terminal import TerminalRenderer
+    from nbagent.render.terminal import TerminalRenderer
 
     renderer = TerminalRenderer()
     renderer.render(ev.TurnStart(prompt="edit", turn_id="t2"))
@@ -129,14 +130,17 @@ def test_purge_removes_the_journal_and_checkpoints_with_the_sessions(project, ag
     assert journal.exists() and git(project, "for-each-ref", "refs/nbagent/")
     time.sleep(0.01)
     with SessionStore(project) as store:
-        assert store.purge(days=0.001 / 86_400) >= 1
+        gone = store.purge(days=0.001 / 86_400)
+        assert session_id in gone
+        assert journal.exists(), "the store deletes rows only: the journal is the caller's"
+        forget_sessions(project, gone)
     assert not journal.exists()
     assert git(project, "for-each-ref", "refs/nbagent/") == ""
     assert not (project / ".nbagent" / "checkpoints" / "sessions" / f"{session_id}.json").exists()
 
 
 def test_agent_state_marks_the_turn_and_reports_divergence():
-    from nbagent.engine.agent_state import AgentState, reduce
+    from nbagent.render.agent_state import AgentState, reduce
 
     s = reduce(AgentState(), ev.TurnStart(prompt="edit", turn_id="t1"))
     s = reduce(s, ev.Checkpoint(action="taken", turn=1, files=["a.py"], undo_turn=1, turn_id="t1"))

@@ -15,7 +15,7 @@ pytest.importorskip("ipywidgets")
 
 
 def test_undo_and_redo_buttons_on_a_finished_turn(project):
-    from nbagent.jupyter.kernel.view_registry import hub_for
+    from nbagent.jupyter.widgets.view_registry import hub_for
 
     original = files_of(project)
     edit = Call("write_file", {"path": "analysis.ipynb", "content": '{"cells": [], "metadata": {}, '

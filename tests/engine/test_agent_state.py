@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nbagent import events as ev
-from nbagent.engine.agent_state import AgentState, TextItem, ToolItem, reduce, turns_from_messages
+from nbagent.render.agent_state import AgentState, TextItem, ToolItem, reduce, turns_from_messages
 from nbagent.testing import Call, Reply, Slow
 
 SEQUENCES = sorted((Path(__file__).parent.parent / "fixtures" / "event_sequences").glob("*.json"))

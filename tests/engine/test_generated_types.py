@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema  # nbformat's dependency: always installed with the test extra
 
 from nbagent import events as ev
-from nbagent.engine.agent_state import AgentState
+from nbagent.render.agent_state import AgentState
 
 ROOT = Path(__file__).resolve().parents[2]
 SEQUENCES = sorted((ROOT / "tests" / "fixtures" / "event_sequences").glob("*.json"))

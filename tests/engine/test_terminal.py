@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from nbagent import events as ev
-from nbagent.engine.agent_state import AgentState, reduce
+from nbagent.render.agent_state import AgentState, reduce
 from nbagent.render.escape import escape_controls
 from nbagent.tools.approvals import Unasked
-from nbagent.cli.terminal import Rendered, TerminalApprover, TerminalRenderer, approval_card, render_markdown
+from nbagent.render.terminal import Rendered, TerminalRenderer, approval_card, render_markdown
+from nbagent.tools.terminal_approver import TerminalApprover
 
 
 def answer_of(renderer: TerminalRenderer, events) -> tuple[str, str]:

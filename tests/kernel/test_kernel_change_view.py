@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nbagent.checkpoints import Restored
 from nbagent.checkpoints.replay import ReplayCell, ReplayOutcome
-from nbagent.engine.agent_state import KernelChange, ToolItem, TurnCheckpoint
+from nbagent.render.agent_state import KernelChange, ToolItem, TurnCheckpoint
 from nbagent.jupyter.widgets.checkpoint import CheckpointBar
 from nbagent.jupyter.widgets.tools import ToolRow
 

@@ -38,7 +38,7 @@ def test_mcp_lists_servers_and_starts_them_on_request(shell, make_agent, monkeyp
 def test_traitlets_mcp_servers_reach_the_agent_settings():
     from traitlets.config import Config
 
-    from nbagent.jupyter.config import NbAgent
+    from nbagent.jupyter.kernel.config import NbAgent
 
     servers = {"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp"}}}
     config = Config()

@@ -11,7 +11,7 @@ import pytest
 
 from nbagent import events as ev
 from nbagent.ids import short_id
-from nbagent.jupyter.kernel.view_registry import ViewHub, hub_for
+from nbagent.jupyter.widgets.view_registry import ViewHub, hub_for
 from nbagent.jupyter.widgets.live_state import LiveState
 from nbagent.jupyter.widgets.turn import TurnView
 from nbagent.testing import Call, Reply

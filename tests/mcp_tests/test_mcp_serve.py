@@ -114,7 +114,7 @@ async def test_streamable_http_needs_the_token(tmp_path):
 
 
 def test_serving_leaves_the_tool_sets_it_was_given_as_they_were(tmp_path):
-    from nbagent.mcp.serve import ServedTools
+    from nbagent.mcp_server.serve import ServedTools
     from nbagent.tools.base import ToolSet, function_tool
 
     def ping() -> str:

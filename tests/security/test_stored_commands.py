@@ -17,7 +17,7 @@ from nbagent import Agent
 from nbagent import events as ev
 from nbagent.attached.store import ContextStore
 from nbagent.cli.app import main
-from nbagent.cli.terminal import approval_card
+from nbagent.render.terminal import approval_card
 from nbagent.store.db import Database, workspace_db_path
 from nbagent.testing.scripted import ScriptedModel
 from nbagent.workspace.trust import TrustFileRefused, is_trusted, trust, trust_path

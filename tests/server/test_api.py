@@ -7,7 +7,7 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from nbagent.store.memory import ProjectMemory
+from nbagent.memory.entries import ProjectMemory
 from nbagent.store import SessionStore
 from nbagent.testing.replies import Reply
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from nbagent.engine.agent_state import AgentState, reduce
+from nbagent.render.agent_state import AgentState, reduce
 from nbagent.events import event_from_dict
 from nbagent.testing.replies import Call, Reply
 

@@ -15,7 +15,7 @@ import sqlite3
 
 import pytest
 
-from nbagent.engine.agent_state import ToolItem
+from nbagent.render.agent_state import ToolItem
 from nbagent.engine.compaction import cut_index, message_chars, prune, prune_at
 from nbagent.errors import StoreError
 from nbagent.store.sessions import SessionStore

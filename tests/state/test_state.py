@@ -7,7 +7,7 @@ import pytest
 from nbagent import Agent
 from nbagent.config import AgentConfig
 from nbagent.errors import StoreError
-from nbagent.session.state import describe_model, open_state
+from nbagent.engine.session_state import describe_model, open_state
 from nbagent.store.sessions import SessionStore
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
