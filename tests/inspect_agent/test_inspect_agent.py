@@ -4,6 +4,9 @@ nbagent's session, usage and transcript."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,6 +106,34 @@ def test_a_limit_reached_through_the_bridge_ends_the_sample_as_inspect_decides(t
     assert sample.limit is not None and sample.limit.type == "message"
     assert sample.store["nbagent"]["end"] == "error"  # nbagent's turn ended on the refused request: recorded
     assert "Message limit reached" in sample.store["nbagent"]["errors"][0]
+
+
+@pytest.mark.integration
+def test_inspects_command_line_finds_the_agent_through_the_entry_point(tmp_path):
+    """`inspect eval TASK --solver nbagent/nbagent_agent`, in a fresh process that has not imported nbagent:
+    Inspect loads the module the ``inspect_ai`` entry point names (here from a dist-info written as pip
+    writes pyproject's [project.entry-points.inspect_ai], since this checkout is not the installed one)."""
+    import tomllib
+
+    declared = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    entry_points = declared["project"]["entry-points"]["inspect_ai"]
+    assert entry_points == {"nbagent": "nbagent.inspect"}
+    dist = tmp_path / "site" / "nbagent_entry_points-0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: nbagent-entry-points\nVersion: 0\n")
+    (dist / "entry_points.txt").write_text("[inspect_ai]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), *sys.path])}
+    (tmp_path / "cli_task.py").write_text((Path(__file__).parent / "cli_task.py").read_text())  # a relative task path
+    done = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "cli_task.py",
+                           "--solver", "nbagent/nbagent_agent", "-S", "toolsets=core", "--log-dir", str(tmp_path / "logs"),
+                           "--display", "plain"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    (log,) = [read_eval_log(info) for info in list_eval_logs(str(tmp_path / "logs"))]
+    assert log.status == "success" and log.eval.solver == "nbagent/nbagent_agent"
+    (sample,) = log.samples or []
+    assert sample.scores["includes"].value == CORRECT and sample.store["nbagent"]["tool_calls"] == 1
 
 
 def test_a_completion_becomes_the_stream_nbagent_reads():
