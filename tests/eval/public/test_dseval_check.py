@@ -105,3 +105,56 @@ def test_code_given_between_questions_comes_with_the_next_question_and_is_no_ans
     given = dc.answers(tmp_path / "set.ipynb")
     assert given == {1: "# Q1\nmath.pi", 2: "# Q2\nmath.pi * 4"}
     assert [p["passed"] for p in dc.check_set(problems, given)] == [True, True]
+
+
+TABLE_SET = '''# %%
+import numpy as np
+
+# %%
+"""
+question: |
+  Write a function `two_sum(nums, target)` returning the indices of the two numbers adding up to target,
+  and sorting nothing in place.
+
+validator:
+  template: intact
+  table_test:
+    function_name: two_sum
+    test_cases:
+      - [[2, 7, 11, 15], 9]
+      - nums: [3, 2, 4]
+        target: 6
+      - |
+        ```
+        def _generate():
+            nums = [int(x) for x in np.random.permutation(20)]
+            return nums, nums[3] + nums[7]
+        ```
+      - //
+      - "`([1, 5, 5], 10)`"
+"""
+
+def two_sum(nums, target):
+    seen = {}
+    for i, n in enumerate(nums):
+        if target - n in seen:
+            return [seen[target - n], i]
+        seen[n] = i
+'''
+
+
+def test_table_tests_call_the_answers_function_on_every_case(tmp_path):
+    path = tmp_path / "two-sum.py"
+    path.write_text(TABLE_SET)
+    problems = read_problem_set(path)
+    brute = ("def two_sum(nums, target):\n    return next([i, j] for j in range(len(nums)) for i in range(j)\n"
+             "                if nums[i] + nums[j] == target)")
+    assert dc.check_set(problems, {1: brute})[0]["passed"]
+    first_only = "def two_sum(nums, target):\n    return [0, 1]"
+    (part,) = dc.check_set(problems, {1: first_only})
+    assert part["reason"].startswith("Function two_sum on test case {'nums': [3, 2, 4], 'target': 6}: Element 0")
+    empties = brute.replace("def two_sum", "def _two_sum") + (
+        "\ndef two_sum(nums, target):\n    answer = _two_sum(nums, target)\n    nums.clear()\n    return answer")
+    reason = dc.check_set(problems, {1: empties})[0]["reason"]  # right answers, but the argument is changed
+    assert reason == "Function two_sum on test case ([2, 7, 11, 15], 9): Element 0 not equal: Length mismatch: 4 vs. 0"
+    assert dc.check_set(problems, {1: "x = 1"})[0]["reason"] == "Function two_sum not found in submission."
