@@ -19,7 +19,6 @@ import contextlib
 import copy
 import io
 import json
-import os
 import re
 import signal
 import sys
@@ -29,7 +28,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .dseval_format import ProblemSet, Section, read_problem_set
-from .dseval_match import Mismatch, matcher
+from .dseval_match import Mismatch, comparison, matcher
+from .dseval_table import table_test
 
 MARKER = re.compile(r"^\s*#\s*(?:Q(\d+)\b|given\b)", re.I)
 """``# QN`` starts question N's answer; ``# given`` starts code the set hands over (no answer's part)."""
@@ -182,32 +182,14 @@ def _one(kind: str, options: Any) -> Callable[[Run, Run], None]:
     if kind == "namespace_intact":
         return _intact(**options)
     if kind == "result":
-        return _result(_compare(options))
+        return _result(comparison(options))
     if kind == "namespace_check":
-        return _variables({name: _compare(o) for name, o in options.items()})
+        return _variables({name: comparison(o) for name, o in options.items()})
     if kind == "stream":
         return _stream
     if kind == "table_test":
-        return _table_test(**options)
+        return table_test(**options)
     raise ValueError(f"validator {kind!r} is not supported by nbagent's DSEval check")
-
-
-def _compare(options: Any) -> Callable[[Any, Any], None]:
-    """A comparison from DSEval's ``compare_fn`` settings: options, or the source of a function."""
-    if isinstance(options, dict) and "compare_fn" in options:
-        options = options["compare_fn"]
-    if isinstance(options, str):
-        space = benchmark_namespace()
-        exec(compile(options, "<compare_fn>", "exec"), space)
-        custom = space["compare_fn"]
-
-        def compare(ref: Any, sub: Any) -> None:
-            outcome = custom(ref, sub)
-            if not outcome["match"]:
-                raise Mismatch(outcome.get("reason") or "the benchmark's compare_fn says they differ")
-
-        return compare
-    return matcher(options if isinstance(options, dict) else None)
 
 
 def _crash(ref: Run, sub: Run) -> None:
@@ -260,91 +242,6 @@ def _variables(names: dict[str, Callable[[Any, Any], None]]) -> Callable[[Run, R
                 raise Mismatch(f"Variable {name}: {exc}") from None
 
     return check
-
-
-def _table_test(function_name: str, test_cases: list[Any], input_validator: Any = None,
-                input_checker: Any = None, output_checker: Any = None) -> Callable[[Run, Run], None]:
-    """The answer's function called on every test case as the reference's is: the same output, and the
-    arguments left as the reference leaves them (unless ``input_checker: false``)."""
-    cases = _test_cases(test_cases)
-    inputs = None if input_checker is False else _compare(None if input_checker is True else input_checker)
-    outputs = _compare(output_checker)
-
-    def check(ref: Run, sub: Run) -> None:
-        if function_name not in ref["namespace"]:
-            raise ValueError(f"the reference defines no function {function_name!r}")
-        if function_name not in sub["namespace"]:
-            raise Mismatch(f"Function {function_name} not found in submission.")
-        for case in cases:
-            expected_args, got_args = copy.deepcopy(case), copy.deepcopy(case)
-            expected = _call(ref["namespace"][function_name], expected_args)
-            try:
-                got = _call(sub["namespace"][function_name], got_args)
-            except Exception as exc:  # noqa: BLE001 - the answer's failure is the verdict
-                raise Mismatch(f"Function {function_name} raised {type(exc).__name__}: {exc} on test case "
-                               f"{_case(case)}") from None
-            try:
-                if inputs is not None:
-                    inputs(expected_args, got_args)
-                outputs(expected, got)
-            except Mismatch as exc:
-                raise Mismatch(f"Function {function_name} on test case {_case(case)}: {exc}") from None
-
-    return check
-
-
-def _test_cases(cases: list[Any]) -> list[Any]:
-    """DSEval's test cases: argument tuples (YAML lists) or dicts, ```` ``` ```` code defining ``_test_case``
-    or ``_generate()``, `` `expression` ``, and ``//`` (the case before, generated again with the next seed)."""
-    import random
-
-    import numpy as np
-
-    out, last = [], None
-    for number, case in enumerate(cases):
-        random.seed(number)
-        np.random.seed(number)
-        if case == "//":
-            if last is None:
-                raise ValueError("a '//' test case repeats none")
-            case = last
-        else:
-            last = case
-        out.append(_case_value(case, top=True))
-    return out
-
-
-def _case_value(value: Any, top: bool = False) -> Any:
-    if isinstance(value, tuple) or (top and isinstance(value, list)):
-        return tuple(_case_value(v) for v in value)
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("```\n") and text.endswith("```"):
-            space = benchmark_namespace()
-            exec(compile(text[4:-3], "<test case>", "exec"), space)
-            value = space["_test_case"] if "_test_case" in space else space["_generate"]()
-        elif text.startswith("`") and text.endswith("`"):
-            value = eval(compile(text[1:-1], "<test case>", "eval"), benchmark_namespace())
-    return value
-
-
-def benchmark_namespace() -> dict[str, Any]:
-    """Where DSEval runs a problem set's own helper code (test cases, compare functions): pd, np, random."""
-    import random
-
-    import numpy
-    import pandas
-
-    return {"pd": pandas, "np": numpy, "random": random}
-
-
-def _call(function: Any, args: Any) -> Any:
-    return function(**args) if isinstance(args, dict) else function(*args)
-
-
-def _case(case: Any) -> str:
-    text = " ".join(repr(case).split())
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _stream(ref: Run, sub: Run) -> None:

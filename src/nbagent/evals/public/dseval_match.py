@@ -5,13 +5,13 @@ The options are DSEval's (``compare_fn`` settings in a problem set): ``ignore_or
 element; a Series, array or list are the same values), ``type_only``, ``strict_type``, ``atol`` and
 ``rtol`` (numbers and float arrays, as numpy's isclose), ``metrictol`` (a metric at least this share
 of the reference's) and ``match_partial`` (DSEval's "partial" credit, which never counts as correct
-and so is not looked for here). Runs in the check's process only: numpy and pandas are imported by
-the problem set's own code first.
+and so is not looked for here). ``comparison(settings)`` reads a validator's ``compare_fn`` settings
+(options, or a problem set's own function as source). Runs in the check's process only.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 OPTIONS = {"ignore_order": False, "ignore_index": False, "ignore_names": False, "ignore_dtypes": False,
            "match_partial": False, "value_only": False, "type_only": False, "strict_type": False,
@@ -231,3 +231,31 @@ def _sorted(values: Any) -> list[Any]:
 def _short(value: Any) -> str:
     text = " ".join(repr(value).split())
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def comparison(options: Any) -> Callable[[Any, Any], None]:
+    """A comparison from DSEval's ``compare_fn`` settings: options, or the source of a function."""
+    if isinstance(options, dict) and "compare_fn" in options:
+        options = options["compare_fn"]
+    if isinstance(options, str):
+        space = benchmark_namespace()
+        exec(compile(options, "<compare_fn>", "exec"), space)
+        custom = space["compare_fn"]
+
+        def compare(ref: Any, sub: Any) -> None:
+            outcome = custom(ref, sub)
+            if not outcome["match"]:
+                raise Mismatch(outcome.get("reason") or "the benchmark's compare_fn says they differ")
+
+        return compare
+    return matcher(options if isinstance(options, dict) else None)
+
+
+def benchmark_namespace() -> dict[str, Any]:
+    """Where DSEval runs a problem set's own helper code (test cases, compare functions): pd, np, random."""
+    import random
+
+    import numpy
+    import pandas
+
+    return {"pd": pandas, "np": numpy, "random": random}
