@@ -36,6 +36,7 @@ def edits():
                              Call("write_file", {"path": "made/new.py", "content": "x = 1\n"})])
 
 
+@pytest.mark.process
 def test_undo_and_redo_from_the_agent(project, agent_on):
     original, git_before = files_of(project), user_view(project)
     agent = agent_on(edits(), "Done.", Reply(tool_calls=[Call("read_file", {"path": "crlf.txt"})]), "Read.")
@@ -73,6 +74,7 @@ def test_undo_and_redo_from_the_agent(project, agent_on):
     assert "rewritten" not in journal.path.read_text()  # hashes and paths, never contents
 
 
+@pytest.mark.process
 def test_undo_refuses_changed_files_and_cli_undo_redo(project, agent_on, capsys):
     agent = agent_on(edits(), "Done.")
     agent.run("edit")
@@ -95,6 +97,7 @@ def test_undo_refuses_changed_files_and_cli_undo_redo(project, agent_on, capsys)
     assert git(project, "for-each-ref", "refs/nbagent/") == ""
 
 
+@pytest.mark.process
 def test_resume_reports_files_changed_since_the_last_checkpoint(project, agent_on):
     agent = agent_on(edits(), "Done.")
     agent.run("edit")
@@ -119,6 +122,7 @@ def test_the_terminal_shows_the_files_a_turn_changed_with_escapes_shown_not_run(
     assert "nbagent undo" in shown.activity
 
 
+@pytest.mark.process
 def test_purge_removes_the_journal_and_checkpoints_with_the_sessions(project, agent_on):
     import time
 
@@ -158,6 +162,7 @@ def test_the_undo_command_shows_hostile_file_names_escaped():
     assert _printable("evil\x1b[2J\u202etxt.py\n") == "evil\\x1b[2J\\u202etxt.py\\n"
 
 
+@pytest.mark.process
 def test_an_agent_without_a_recovery_journal_writes_none(project, agent_on):
     agent = agent_on(edits(), "Done.", recovery_journal=False)
     assert agent.run("edit two files").text == "Done."

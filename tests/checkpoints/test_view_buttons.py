@@ -11,6 +11,8 @@ from nbagent.testing.scripted import ScriptedModel
 
 from .repos import files_of
 
+pytestmark = pytest.mark.process
+
 pytest.importorskip("ipywidgets")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 import sys
@@ -16,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SEQUENCES = sorted((ROOT / "tests" / "fixtures" / "event_sequences").glob("*.json"))
 
 
+@pytest.mark.process
 def test_the_committed_schema_and_typescript_are_what_the_script_writes():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_types.py"), "--check"],
                          capture_output=True, text=True, timeout=120)

@@ -10,12 +10,15 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 FRONT_END = ("IPython", "ipywidgets", "traitlets", "tornado", "jupyter_server")
 CORE = ["nbagent", "nbagent.engine.agent", "nbagent.engine.loop", "nbagent.engine.runtime", "nbagent.tools.runner",
         "nbagent.cli", "nbagent.cli.app", "nbagent.model.chat", "nbagent.model.responses", "nbagent.tools",
         "nbagent.testing.scripted", "nbagent.testing.server"]
 
 
+@pytest.mark.process
 def test_core_imports_no_front_end_library():
     code = (
         "import importlib, sys\n"
@@ -127,6 +130,7 @@ def test_at_most_twelve_modules_sit_directly_in_the_package():
     assert len(top) <= 12, top
 
 
+@pytest.mark.process
 def test_the_old_import_paths_are_gone():
     code = ("import importlib, nbagent\n"
             "for old in ('nbagent.moved', 'nbagent.agent_state', 'nbagent.cli.terminal', 'nbagent.store.memory',\n"

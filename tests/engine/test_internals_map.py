@@ -8,6 +8,7 @@ each one that names nothing in the source.
 
 from __future__ import annotations
 
+import pytest
 import ast
 import re
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.process
 def test_the_module_map_is_up_to_date_and_every_module_has_a_docstring():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_internals.py"), "--check"],
                          capture_output=True, text=True, timeout=60)

@@ -192,6 +192,7 @@ def test_joining_mid_turn_prints_what_watching_from_the_start_printed(path):
     assert checked
 
 
+@pytest.mark.process
 def test_the_text_view_opened_while_a_call_waits_shows_the_turn_so_far(make_agent, tmp_path):
     from nbagent.jupyter.kernel.text_view import TextFollower
     from nbagent.testing import Call, Reply

@@ -23,6 +23,7 @@ def run(shell, cell: str):
 TOY = Path(__file__).resolve().parents[1] / "mcp_tests" / "toy_server.py"
 
 
+@pytest.mark.process
 def test_mcp_lists_servers_and_starts_them_on_request(shell, make_agent, monkeypatch, tmp_path):
     monkeypatch.setenv("NBAGENT_CONFIG_DIR", str(tmp_path / "no-user-config"))
     agent = make_agent(mcp_servers={"toy": {"command": sys.executable, "args": [str(TOY)], "trust": "read"}})

@@ -166,6 +166,7 @@ def test_without_fts5_search_falls_back_to_like(db):
     assert len(fresh.search("signs", k=5)) == 2
 
 
+@pytest.mark.process
 def test_two_processes_write_at_once(tmp_path):
     path = tmp_path / "nbagent.db"
     Database(path).close()

@@ -44,6 +44,7 @@ def workspace(tmp_path, monkeypatch):
     return root
 
 
+@pytest.mark.process
 def test_remembered_entries_come_back_as_relevant_memory_with_scores(workspace):
     model = ScriptedModel([
         calls(call("remember", text="Deploys go out from the release branch via deploy.yml.",
@@ -85,6 +86,7 @@ def test_compact_saves_its_summary_into_memory_when_writes_need_no_approval(work
         assert len(agent.runtime.state.memory.index.rows(category="summary")) == 1, "read-only writes nothing"
 
 
+@pytest.mark.process
 def test_each_turn_leaves_one_scrubbed_trace_line_with_mode_0600(workspace):
     model = ScriptedModel([
         calls(call("bash", command="echo hi"), call("read_file", path="missing.txt")),
@@ -137,6 +139,7 @@ def test_scrub_replaces_secrets(secret, marker):
     assert marker in scrub(f"before {secret} after") and "after" in scrub(secret + " after")
 
 
+@pytest.mark.process
 def test_memory_cli_status_list_search_forget(workspace):
     from nbagent.memory.handle import MemoryHandle
 
@@ -159,6 +162,7 @@ def test_memory_cli_status_list_search_forget(workspace):
     assert reindex.returncode == 2 and "keyword-only" in reindex.stderr
 
 
+@pytest.mark.process
 def test_the_query_embedding_never_holds_up_the_first_request(workspace, e5, monkeypatch):
     import threading
 
@@ -210,6 +214,7 @@ PARAPHRASED_NOTE = "The training data lives in the S3 bucket named zebra-archive
 PARAPHRASED_QUESTION = "Which storage holds our datasets for teaching models?"
 
 
+@pytest.mark.process
 def test_a_note_from_an_agent_closed_at_once_is_embedded_and_found_by_meaning_on_the_next_first_turn(
         workspace, monkeypatch):
     """A script remembers and exits at once; the next agent embeds what was left and, the embedder
@@ -241,6 +246,7 @@ def test_a_note_from_an_agent_closed_at_once_is_embedded_and_found_by_meaning_on
         "found by meaning on the first step (no shared keyword)"
 
 
+@pytest.mark.process
 def test_an_entry_the_system_prompt_shows_is_not_sent_again_as_relevant_memory(workspace):
     """No sentence twice: the next session's system prompt lists the entry, so the prompt's relevant
     memory leaves it out, however well it matches."""

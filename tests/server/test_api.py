@@ -11,6 +11,8 @@ from nbagent.memory.entries import ProjectMemory
 from nbagent.store import SessionStore
 from nbagent.testing.replies import Reply
 
+pytestmark = pytest.mark.process
+
 
 async def test_sessions_create_list_fork_delete(api, jp_root_dir):
     assert not (jp_root_dir / ".nbagent").exists(), "the server opens nothing before the first request"

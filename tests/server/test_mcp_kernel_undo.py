@@ -9,7 +9,7 @@ from live_helpers import start_kernel
 from test_mcp_kernel import _route, _serve, _text
 
 pytest.importorskip("mcp")
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.kernel, pytest.mark.integration]
 
 
 @pytest.fixture
