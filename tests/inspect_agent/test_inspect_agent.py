@@ -50,6 +50,7 @@ def file_holds_target():
 
 
 @pytest.mark.integration
+@pytest.mark.process  # nbagent's tools, the local sandbox, the CLI
 def test_an_inspect_eval_runs_nbagent_in_the_sandbox_and_logs_its_transcript(tmp_path):
     model = mock_model(tool_call("read_file", {"path": "numbers.csv"}),
                        tool_call("write_file", {"path": "answer.txt", "content": "5\n"}),
@@ -79,6 +80,7 @@ def test_an_inspect_eval_runs_nbagent_in_the_sandbox_and_logs_its_transcript(tmp
 
 
 @pytest.mark.integration
+@pytest.mark.process  # nbagent's tools, the local sandbox, the CLI
 def test_the_agent_is_found_by_name_and_works_without_a_sandbox(tmp_path, monkeypatch):
     """By name, as `inspect eval ... --solver nbagent/nbagent_agent -S toolsets=core` finds it; without a
     sandbox the sample's files make a workspace of its own."""
@@ -97,6 +99,7 @@ def test_the_agent_is_found_by_name_and_works_without_a_sandbox(tmp_path, monkey
 
 
 @pytest.mark.integration
+@pytest.mark.process  # nbagent's tools, the local sandbox, the CLI
 def test_a_limit_reached_through_the_bridge_ends_the_sample_as_inspect_decides(tmp_path):
     model = mock_model(*[tool_call("list_dir", {"path": "."}) for _ in range(6)])
     task = Task(dataset=[Sample(input="Look around.", target="nothing")], scorer=includes(), message_limit=4,
@@ -109,6 +112,7 @@ def test_a_limit_reached_through_the_bridge_ends_the_sample_as_inspect_decides(t
 
 
 @pytest.mark.integration
+@pytest.mark.process  # nbagent's tools, the local sandbox, the CLI
 def test_inspects_command_line_finds_the_agent_through_the_entry_point(tmp_path):
     """`inspect eval TASK --solver nbagent/nbagent_agent`, in a fresh process that has not imported nbagent:
     Inspect loads the module the ``inspect_ai`` entry point names (here from a dist-info written as pip

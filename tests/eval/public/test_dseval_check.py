@@ -76,6 +76,7 @@ def test_the_agents_cells_are_found_by_their_markers(tmp_path):
 
 
 @pytest.mark.integration
+@pytest.mark.process
 def test_the_check_process_reports_each_question(in_workspace):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("import pandas as pd"),

@@ -18,6 +18,7 @@ from nbagent.evals.public.fetch import download, fetch_tree, git_tree_id
 from .models import DABSTEP, DSEVAL
 
 
+@pytest.mark.process  # git
 def test_a_folders_git_tree_id_is_the_one_git_gives_it(tmp_path):
     repo = tmp_path / "repo"
     shutil.copytree(DSEVAL, repo / "benchmarks")

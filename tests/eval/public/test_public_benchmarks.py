@@ -17,7 +17,7 @@ from nbagent.testing import ScriptedServer
 
 from .models import DABSTEP, DSEVAL, dabstep_model, dseval_model
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.process, pytest.mark.kernel]  # the CLI, checks' kernels
 
 
 def _cli(server: ScriptedServer, *args: str) -> subprocess.CompletedProcess:
