@@ -49,6 +49,8 @@ class AgentRuntime:
         self.emit = self._tracking(emit)
         self.kernel = kernel
         self.extra_tools = list(extra_tools)
+        self.tool_extras: dict[str, Any] = {}
+        """What a front end gives every tool call (``ToolContext.extras``): see ``set_tool_extra``."""
         self.workspace = Workspace(config.workspace)
         self.processes = ProcessTracker()
         self.model = model if model is not None else make_model(config)
@@ -79,10 +81,18 @@ class AgentRuntime:
     def session(self) -> Session:
         return self.state.session
 
+    def set_tool_extra(self, name: str, value: Any) -> None:
+        """Give every tool call from now on ``ctx.extras[name] = value`` (this session's and later ones'):
+        how a front end hands the tools something of its own, such as its editor's unsaved text."""
+        self.tool_extras[name] = value
+        if getattr(self, "runner", None) is not None:
+            self.runner.base_context.extras[name] = value
+
     def _build_loop(self) -> None:
         self._release_remote_kernels()  # another session now: the old one's records go unless it can be resumed
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
-                              processes=self.processes, state=self.state, kernel=self.kernel)
+                              processes=self.processes, state=self.state, kernel=self.kernel,
+                              extras=dict(self.tool_extras))
         remote = None
         if self.kernel is None:  # notebook_run reaches kernels by messages: they keep the undo record
             remote = RemoteLedger(self.session.id, lambda: _notebook_stores(context),

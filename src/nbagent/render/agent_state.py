@@ -27,6 +27,10 @@ from .text import note_line, without_note
 MAX_NOTICES = 20
 """Notices outside any turn (a compaction, an error answered to a request) kept in the state."""
 
+__all__ = ["AgentState", "Counters", "KernelChange", "NoticeItem", "PendingApproval", "QueuedPrompt", "ReasoningItem",
+           "TextItem", "ToolItem", "Turn", "TurnCheckpoint", "reduce"]
+"""The public names (docs/python-api.md, "Public modules"): the state, what it holds, and ``reduce``."""
+
 ItemStatus = Literal["input", "running", "awaiting_approval", "done", "failed", "denied", "killed",
                      "interrupted"]
 TurnStatus = Literal["running", "done", "aborted", "error", "max_steps"]

@@ -21,7 +21,7 @@ from .context import ToolContext
 from .edits import Edit, apply_edits
 from ..workspace.atomic import atomic_write
 from .listing import Tree, glob_match, glob_regex, left_out
-from .textfile import read_text, read_window, unified_diff
+from .textfile import read_text, read_window, text_window, unified_diff
 
 DEFAULT_READ_LINES = 2000
 MAX_MANY_FILES = 20
@@ -43,10 +43,19 @@ def _missing(ctx: ToolContext, path: str, advice: str = "") -> ToolError:
     return ToolError(f"{path} does not exist in the workspace {ctx.workspace.root}{hint}{advice}")
 
 
+EDITOR_TEXT = "editor_text"
+"""``ctx.extras[EDITOR_TEXT]``: a callable giving a file's text as the user's editor holds it, unsaved changes
+included (None: read the file), set by a front end whose client offers it (``nbagent acp``: fs/read_text_file)."""
+
+
 def _read_one(ctx: ToolContext, path: str, offset: int, limit: int, budget: int) -> str:
     real = ctx.workspace.resolve(path)
     if not real.exists():
         raise _missing(ctx, path)
+    editor = ctx.extras.get(EDITOR_TEXT)
+    text = editor(real) if editor is not None and real.is_file() else None
+    if text is not None:
+        return text_window(text, ctx.workspace.rel(real), offset, limit, budget)
     try:
         return read_window(real, ctx.workspace.rel(real), offset, limit, budget)
     except OSError as exc:
