@@ -15,7 +15,8 @@ def add_eval_parser(sub, parents=()) -> None:
                        description="Each task of SUITE (a folder of task folders; default: the built-in suite) "
                                    "runs in its own copy of its workspace, then its check decides. Results "
                                    "and report.html go to --out.")
-    p.add_argument("suite", nargs="?", help="a folder of task folders (default: the built-in suite)")
+    p.add_argument("suite", nargs="?", help="a folder of task folders (default: the built-in suite), or a public "
+                                            "benchmark: dseval, dabstep (docs/eval.md, Public benchmarks)")
     p.add_argument("--model", "-m", action="append", dest="models",
                    help="model name; repeat it to compare models (default: NBAGENT_MODEL or the offline model)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
@@ -30,6 +31,10 @@ def add_eval_parser(sub, parents=()) -> None:
     p.add_argument("--toolsets", help="comma-separated tool sets (default: each task's own)")
     p.add_argument("--max-steps", type=int, help="model calls per task (default: each task's own)")
     p.add_argument("--time-limit", type=float, help="seconds per task (default: each task's own)")
+    p.add_argument("--data", help="dseval, dabstep: a local copy of the benchmark's data (default: the pinned "
+                                  "release, downloaded once and checked)")
+    p.add_argument("--benchmark", default="exercise",
+                   help="dseval: which of its benchmarks (exercise, so, leetcode, kaggle; default exercise)")
     p.set_defaults(handler=run_eval_command)
 
 
@@ -54,7 +59,6 @@ def parse_config(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
-    from ..evals.run import run_suite
     from ..evals.stats import summary
 
     configs = dict(parse_config(c) for c in args.config) or None
@@ -66,13 +70,33 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
         client = Client(args.scheduler)
     try:
-        frame = run_suite(args.suite, args.models, args.repeat, tasks=args.tasks, configs=configs, out=args.out,
-                          concurrency=args.concurrency, client=client, **options)
+        frame = _run(args, configs, client, options)
     finally:
         if client is not None:
             client.close()
     for r in summary(frame).itertuples():
         print(f"{r.model}: {r.passed} of {r.runs * r.tasks} passed ({r.pass_rate:.0%}, 95% interval "
               f"{r.ci_low:.0%} to {r.ci_high:.0%} {r.interval})")
+    for figure in frame.attrs.get("published", []):
+        like = "like for like" if figure["like_for_like"] else f"not like for like: {figure['why_not']}"
+        print(f"published: {figure['benchmark']} {figure['split']}: {figure['pass_rate']:.1%} ({figure['who']}, "
+              f"{figure['date']}; {like})")
     print(f"report: {frame.attrs['out']}/report.html", file=sys.stderr)
     return 0
+
+
+def _run(args: argparse.Namespace, configs: Any, client: Any, options: dict[str, Any]):
+    """A public benchmark by name (unless a folder of that name is given), else a suite."""
+    from pathlib import Path
+
+    common = dict(tasks=args.tasks, configs=configs, out=args.out, concurrency=args.concurrency, client=client,
+                  **options)
+    if args.suite in ("dseval", "dabstep") and not Path(args.suite).is_dir():
+        from ..evals import public
+
+        if args.suite == "dseval":
+            return public.dseval(args.models, args.repeat, data=args.data, benchmark=args.benchmark, **common)
+        return public.dabstep(args.models, args.repeat, data=args.data, **common)
+    from ..evals.run import run_suite
+
+    return run_suite(args.suite, args.models, args.repeat, **common)

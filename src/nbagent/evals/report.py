@@ -96,7 +96,7 @@ text-align:left;font-size:90%}.nbe .pass{background:#d9f2d9}.nbe .fail{backgroun
 def body_html(frame: Any, info: dict[str, Any], *, link_sessions: bool) -> str:
     summary = stats.summary(frame)
     parts = [f"<div class='nbe'><style>{STYLE}</style>", _header(info, frame), "<h3>Pass rate</h3>",
-             _summary_table(summary), _bars(summary), "<h3>Comparisons</h3>", _comparisons(frame),
+             _summary_table(summary), _bars(summary), _published(info), "<h3>Comparisons</h3>", _comparisons(frame),
              "<h3>Tasks</h3>", _grid(frame, info, link_sessions), "</div>"]
     return "\n".join(parts)
 
@@ -126,6 +126,20 @@ def _summary_table(summary: Any) -> str:
         f"<td>{r.steps_per_task:.1f}</td><td>{r.input_tokens} / {r.cached_tokens} / {r.output_tokens}</td></tr>"
         for r in summary.itertuples())
     return f"<table>{head}{rows}</table>"
+
+
+def _published(info: dict[str, Any]) -> str:
+    """A public benchmark's published figures beside this run's, each saying whether it is like for like."""
+    figures = info.get("published")
+    if not figures:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(f['benchmark'])}</td><td>{_e(f['split'])}</td><td>{f['pass_rate']:.1%}</td><td>{_e(f['who'])}</td>"
+        f"<td>{_e(f['date'])}</td><td>{_e(f['source'])}</td>"
+        f"<td>{'yes' if f['like_for_like'] else _e('no: ' + f['why_not'])}</td></tr>" for f in figures)
+    data = f"<p class='note'>This run: {_e(info.get('split'))}, {info.get('questions')} questions; data: {_e(info.get('data'))}.</p>"
+    return ("<h3>Published figures</h3>" + data + "<table><tr><th>benchmark</th><th>split</th><th>pass rate</th>"
+            "<th>who</th><th>date</th><th>source</th><th>like for like</th></tr>" + rows + "</table>")
 
 
 def _comparisons(frame: Any) -> str:

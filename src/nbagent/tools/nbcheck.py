@@ -51,6 +51,8 @@ class CheckReport:
     failures: list[Failure] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     static: StaticReport = field(default_factory=StaticReport)
+    executed: Any = field(default=None, repr=False)
+    """The copy as the fresh kernel left it (nbformat), outputs and all: what a check reads answers from."""
 
     @property
     def clean(self) -> bool:
@@ -127,7 +129,11 @@ def _check(notebook: dict, name: str, cwd: Path, timeout: float | None, on_stop:
                             error_on_timeout={"ename": TIMEOUT_NAME,
                                               "evalue": f"interrupted after {seconds:g} s (the check's per-cell timeout)",
                                               "traceback": []},
-                            on_cell_executed=executed, on_cell_start=starting)
+                            on_cell_executed=executed, on_cell_start=starting,
+                            # The kernel is the check's own and thrown away: killed at the end rather than
+                            # asked to shut down and waited for (0.4-0.6 s a check, measured by
+                            # bench/eval_overhead.py's DABStep tasks on this machine).
+                            shutdown_kernel="immediate")
     if confine is not None:
         client.kernel_manager_class = _confined_manager(confine, cwd, private)
 
@@ -153,6 +159,7 @@ def _check(notebook: dict, name: str, cwd: Path, timeout: float | None, on_stop:
         raise CommandKilled("killed by the user (the check was stopped; its kernel is shut down)")
     report.seconds = time.perf_counter() - started
     report.cells_run = len(replies)
+    report.executed = nb
     report.failures = [_failure(i, stored[i], reply) for i, reply in sorted(replies.items())
                        if reply.get("status") == "error"]
     failed = {f.cell_index for f in report.failures}  # a failure is reported once, as a failure
