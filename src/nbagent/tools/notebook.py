@@ -302,6 +302,13 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
     return "\n".join(out)
 
 
+def notebook_run_preview(ctx, path: str, cell_ids: list[str]) -> None:
+    """Before the approval card: a run the notebook's store would refuse is refused now, unasked."""
+    target, name = _target(ctx, path, write=True)
+    nbstores.check_run(ctx, target, name)
+    return None
+
+
 def _kernel_changed(ctx, change: dict, dropped: list) -> str:
     """The notebook kernel's change as told by its watcher: an event for the views, a line for the model."""
     names = {k: [str(n) for n in change.get(k) or []] for k in ("added", "rebound", "deleted", "mutated", "unchecked")}
@@ -317,7 +324,7 @@ NOTEBOOK = ToolSet("notebook", [
     function_tool(notebook_delete, preview=notebook_delete_preview),
     function_tool(notebook_move, preview=notebook_move_preview),
     # notebook_run runs code in the user's kernel: it asks even in "auto" mode unless configured.
-    function_tool(notebook_run, approval="always_ask"),
+    function_tool(notebook_run, approval="always_ask", preview=notebook_run_preview),
     # Read-only: a copy runs in a fresh kernel; the user's kernel and the file are never touched.
     function_tool(notebook_check, read_only=True,
                   prompt_hint="run it after changing code cells when the user wants a working notebook"),

@@ -61,6 +61,12 @@ class ServerNotebookStore:
                             "kernel_id": self.kernel_id}, timeout=RUN_TIMEOUT)
         return None if reply is None else reply["result"]
 
+    def check_run(self, path: Path, name: str) -> bool | None:
+        """Raise the server's refusal of a run (this kernel's own notebook, no kernel) before anyone is
+        asked to approve it; True when it would run, None when the server does not hold the notebook."""
+        reply = self._post({"action": "check_run", "path": str(path), "name": name, "kernel_id": self.kernel_id})
+        return None if reply is None else True
+
     def _post(self, body: dict, timeout: float = TIMEOUT) -> dict | None:
         request = urllib.request.Request(self.url, data=json.dumps(body).encode(), method="POST",
                                          headers={"Content-Type": "application/json", SECRET_HEADER: self.secret})

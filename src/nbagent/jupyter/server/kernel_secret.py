@@ -95,7 +95,9 @@ class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
                 result = await notebooks.arun(rel, name, list(body.get("cell_ids") or []),
                                               caller_kernel=body.get("kernel_id"))
                 return self._reply({"result": result})
-            raise web.HTTPError(400, "action must be read, apply, save or run")
+            if action == "check_run":  # before the approval card: would a run be refused?
+                return self._reply({"kernel_id": notebooks.runnable_kernel(rel, name, body.get("kernel_id"))})
+            raise web.HTTPError(400, "action must be read, apply, save, run or check_run")
         except ToolError as exc:
             self._reply({"error": str(exc)}, 409)
 
