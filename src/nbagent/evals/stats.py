@@ -56,7 +56,7 @@ def _summary_row(label: str, group: Any) -> dict[str, Any]:
         low, high, interval = max(0.0, rate - half), min(1.0, rate + half), f"over {runs} runs"
     else:
         low, high = wilson(solved, len(group))
-        interval = "over tasks (one run: no run-to-run spread)"
+        interval = "over tasks; one run, so no run-to-run spread"
     costs = group["cost"].dropna()
     cost = float(costs.sum()) if len(costs) else math.nan
     return {"model": label, "runs": runs, "tasks": group["task"].nunique(), "passed": solved, "pass_rate": rate,
