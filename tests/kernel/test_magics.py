@@ -263,3 +263,20 @@ def test_an_agent_cell_tells_the_model_which_cell_it_is(shell, make_agent):
         del shell.parent_header
     sent = agent.session.messages[0]["content"]
     assert "this prompt was written in cell cell-7" in sent and sent.startswith("explain the cell above")
+
+
+def test_the_widget_header_of_an_agent_cell_shows_its_question(shell, make_agent, monkeypatch):
+    """Issue 40, item 6: each %%agent cell's header says what that cell asked, not the session's title
+    (which every turn of the session shares)."""
+    monkeypatch.setenv("NBAGENT_VIEW", "widgets")
+    agent = make_agent("first answer", "second answer")
+    agent.session.title = "Exploring the sales data"
+    nj.use_agent(agent, shell)
+    magics = shell.magics_manager.registry["AgentMagics"]
+    shell.run_cell("%%agent --wait\nPlot revenue by month\nwith a log scale")
+    first = magics.last_view.header.value
+    shell.run_cell("%%agent --wait\nNow group by region")
+    second = magics.last_view.header.value
+    assert "<b>Plot revenue by month</b>" in first and "<b>Now group by region</b>" in second
+    assert "<b>Exploring the sales data</b>" not in first + second
+    assert "(Exploring the sales data)" in second  # the title stays, beside the session id
