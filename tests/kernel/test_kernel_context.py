@@ -124,3 +124,15 @@ def test_a_queued_prompt_gets_the_kernels_history_as_it_was_when_given(shell, ma
     run(shell, "%agent third question")
     assert agent.wait(60)
     assert "ran_in_between = 2" in "\n".join(str(m.get("content")) for m in agent.runtime.model.requests[2].messages)
+
+
+def test_the_small_profile_gets_the_words_typed_and_no_context_it_cannot_use(shell, make_agent):
+    """Issue 40, item 3: the offline model's profile sends neither the kernel's history (which a toy model
+    repeats back) nor the open-notebook block; the prompt is what the user typed."""
+    agent = use(shell, make_agent, "Hello.", context_poll=False, profile="small")
+    run(shell, "total = 41 + 1\ntotal")
+    run(shell, "%agent --wait say hello")
+    messages = agent.runtime.model.requests[0].messages
+    sent = "\n".join(str(m.get("content")) for m in messages)
+    assert [m["role"] for m in messages] == ["user"] and messages[-1]["content"] == "say hello"
+    assert "Kernel history" not in sent and "total = 41" not in sent and "<open_in_jupyter>" not in sent

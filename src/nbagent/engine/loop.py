@@ -19,6 +19,7 @@ from ..errors import ModelError
 from ..model.base import (Model, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo)
 from ..model.cost import cost_of
 from .profiles import FULL, Profile
+from .open_in_jupyter import without_context
 from .compaction import cut_index, message_chars, prune_at
 from .request_context import RequestContext, with_note
 from ..model.served_context import ServedContext
@@ -77,6 +78,8 @@ class Loop:
         rewrite the history each time and defeat the provider's prompt cache)."""
 
     async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+        if not self.profile.live_context:  # the small profile: the words typed, nothing a toy model repeats
+            prompt = without_context(prompt)
         state = TurnState(turn_id)
         self.session.begin_turn(prompt)
         self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, title=self.session.title,
