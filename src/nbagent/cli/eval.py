@@ -80,7 +80,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     for r in summary(frame).itertuples():
         print(f"{r.model}: {r.passed} of {r.runs * r.tasks} passed ({r.pass_rate:.0%}); 95% interval "
               f"{r.ci_low:.0%} to {r.ci_high:.0%}, {r.interval}")
-    passed, total = int(frame["passed"].sum()), len(frame)
+    passed, total = sum(bool(x) for x in frame["passed"]), len(frame)
     print(f"nbagent eval: {passed} of {total} task run(s) passed in {time.monotonic() - started:.0f} s; "
           f"report: {frame.attrs['out']}/report.html", file=sys.stderr)
     return 0

@@ -1,5 +1,4 @@
-"""The header of a turn's view: this turn's question, the session, model (badged when offline), tokens
-(cached) and cost.
+"""The header of a turn's view: its question, session, model (badged when offline), tokens and cost.
 
 The bold part is the question the cell asked (its first line), not the session's title: every turn of a
 session shares the title, and a notebook of ``%%agent`` cells would show the same words on each. The
