@@ -24,7 +24,7 @@ export function splitPrompt(prompt: string): SplitPrompt {
   if (at < 0) {
     return { typed: prompt, context: null };
   }
-  const block = prompt.slice(at + 2 + OPEN_CONTEXT_TAG.length).replace(/<\/open_in_jupyter>\s*$/, '');
+  const block = prompt.slice(at + 2 + OPEN_CONTEXT_TAG.length).replace(/\n?<\/open_in_jupyter>\s*$/, '');
   const context: AddedContext = { notebook: null, cellId: null, ownCell: false, selectionChars: 0 };
   const lines = block.split('\n');
   for (let i = 0; i < lines.length; i++) {
