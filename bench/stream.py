@@ -36,7 +36,7 @@ comm.create_comm = lambda *a, **k: RecordingComm(*a, **k)
 
 
 def one_run(kind: str, deltas: int) -> dict[str, float]:
-    from nbagent.jupyter.kernel.view_registry import hub_for
+    from nbagent.jupyter.widgets.view_registry import hub_for
     from nbagent.jupyter.widgets.answer import Answer
 
     text = "".join(f"w{i % 10} " if i % 40 else "\n\n" for i in range(deltas))  # one delta per 3 chars

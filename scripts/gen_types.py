@@ -36,7 +36,7 @@ def schema() -> dict[str, Any]:
     from pydantic import TypeAdapter
 
     from nbagent import events as ev
-    from nbagent.engine.agent_state import AgentState
+    from nbagent.render.agent_state import AgentState
 
     defs: dict[str, Any] = {}
     names = []
@@ -87,7 +87,7 @@ def _bare(value: dict[str, Any]) -> dict[str, Any]:
 
 def _documented(ev, state_class):
     """(name, class) of the dataclasses with a docstring of their own (not dataclass's signature)."""
-    import nbagent.engine.agent_state as agent_state
+    import nbagent.render.agent_state as agent_state
 
     classes = [*ev.EVENT_TYPES.values(), *(getattr(agent_state, n) for n in dir(agent_state))]
     for cls in classes:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nbagent import Agent
 from nbagent import events as ev
-from nbagent.engine.agent_state import AgentState, reduce
+from nbagent.render.agent_state import AgentState, reduce
 from nbagent.testing import Call, Reply, ScriptedModel, Stall
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "event_sequences"

@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Run every test: pyright over src/, unit, integration (real servers and subprocesses), the llama.cpp
 # protocol test, browser tests in headless Chromium, the TypeScript unit tests and the example notebooks (nbval).
+# `--fast`: the unit tests only (no process, kernel, server, browser or llama.cpp), in under a minute;
+# a test that starts a process anyway fails there and names the marker it lacks (tests/conftest.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 status=0
+
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  NBAGENT_TEST_FAST=1 exec $PY -m pytest -q -p no:randomly \
+    -m "not (process or kernel or server or browser or llama or integration)" \
+    --ignore=tests/browser --ignore=tests/hub --ignore=tests/install "$@" tests
+fi
 
 echo "== pyright (basic) over src/"
 .venv/bin/pyright || status=$?

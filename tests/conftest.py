@@ -114,3 +114,63 @@ import tempfile  # noqa: E402
 # No test (nor a kernel or CLI it starts) reads or writes the developer's own config folder: the trust
 # record of approved commands (nbagent.workspace.trust), mcp.json and the global instructions live there.
 os.environ["NBAGENT_CONFIG_DIR"] = tempfile.mkdtemp(prefix="nbagent-tests-config-")
+
+
+# --- Tiers: what a test needs, and the fast run that needs none of it ------------------------------
+# A test is marked by what it needs (pyproject's markers): `process` (git, ripgrep, bash, the CLI),
+# `kernel`, `server`, `browser`, `llama`. Two of them follow from where a test is, so they are set here
+# rather than in each file: a pytest-jupyter fixture means a real Jupyter server, tests/browser/ means
+# Chromium. `scripts/test.sh --fast` runs what needs none of them, with NBAGENT_TEST_FAST=1, under which a
+# test that starts a process anyway fails and says which marker it lacks: the fast tier stays honest.
+_SLOW_FOLDERS = {"browser": "browser", "hub": "server", "install": "process"}
+FAST = os.environ.get("NBAGENT_TEST_FAST") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        folder = item.path.relative_to(CHECKOUT / "tests").parts[0] if item.path.is_relative_to(
+            CHECKOUT / "tests") else ""
+        if folder in _SLOW_FOLDERS:
+            item.add_marker(_SLOW_FOLDERS[folder])
+        if any(name.startswith("jp_") for name in getattr(item, "fixturenames", ())):
+            item.add_marker("server")
+
+
+if FAST:
+    import subprocess  # noqa: E402
+
+    _execute_child = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+    _STARTED: list[str] = []
+    _IN_A_TEST = [False]  # collection may start processes (GitPython asks `git --version` on import)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        _IN_A_TEST[0] = True
+        try:
+            return (yield)
+        finally:
+            _IN_A_TEST[0] = False
+
+    def _refuse_processes(self, args, *rest, **kwargs):
+        if not _IN_A_TEST[0]:
+            return _execute_child(self, args, *rest, **kwargs)
+        first = args if isinstance(args, (str, bytes)) else (args[0] if args else "?")
+        _STARTED.append(os.path.basename(str(first)))
+        raise RuntimeError(f"--fast: this test starts a process ({_STARTED[-1]}); mark it "
+                           "@pytest.mark.process (or kernel) so the fast run leaves it out")
+
+    subprocess.Popen._execute_child = _refuse_processes  # type: ignore[attr-defined]
+    import platform  # noqa: E402
+
+    platform.processor()  # asks `uname -p` once and caches it (the openai client's headers read it)
+
+    @pytest.fixture(autouse=True)
+    def _no_processes_in_the_fast_run():
+        """The refusal above may be caught by the code under test (or raised on another thread): the
+        test fails here all the same."""
+        _STARTED.clear()
+        yield
+        if _STARTED:
+            pytest.fail(f"--fast: this test starts a process ({_STARTED[0]}); mark it @pytest.mark.process "
+                        "(or kernel) so the fast run leaves it out")

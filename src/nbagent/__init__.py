@@ -13,7 +13,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import moved
 from .config import DEFAULT, AgentConfig
 from .errors import ToolError
 from .events import Event
@@ -22,7 +21,6 @@ from .tools.base import Tool, ToolSet, function_tool, tool
 DISTRIBUTION = "jupyter-nbagent"  # the name on the package index; the import name stays nbagent
 __version__: str  # read from the metadata on first use (see _version)
 
-moved.install()  # old import paths (nbagent.agent_state, ...) keep working: see nbagent.moved
 __all__ = ["Agent", "AgentConfig", "DEFAULT", "Event", "RunResult", "Tool", "ToolError", "ToolSet", "batch", "eval",
            "function_tool", "tool", "sessions", "messages", "tool_calls", "usage", "stats", "__version__"]
 

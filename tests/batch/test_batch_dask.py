@@ -14,7 +14,7 @@ from nbagent.testing import ScriptedServer
 from .conftest import git, writer
 
 distributed = pytest.importorskip("dask.distributed")
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.process, pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")

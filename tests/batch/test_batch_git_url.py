@@ -39,6 +39,7 @@ def test_plain_transports_are_accepted(url):
     assert check_url(url) == url
 
 
+@pytest.mark.process
 def test_local_tasks_start_from_the_url_and_their_sessions_come_home(repo, model_options, cache, tmp_path,
                                                                      monkeypatch):
     marker = tmp_path / "ran"
@@ -69,6 +70,7 @@ def test_local_tasks_start_from_the_url_and_their_sessions_come_home(repo, model
     assert sorted(p.name for p in home.iterdir()) == [".nbagent"]
 
 
+@pytest.mark.process
 def test_an_unpushed_commit_is_a_clear_row_per_task(repo, model_options, cache, tmp_path):
     checkout = tmp_path / "checkout"
     git(tmp_path, "clone", "-q", str(repo), str(checkout))
@@ -83,6 +85,7 @@ def test_an_unpushed_commit_is_a_clear_row_per_task(repo, model_options, cache, 
                       approval="auto", progress=False, **model_options)
 
 
+@pytest.mark.process
 @pytest.mark.integration
 def test_dask_workers_clone_once_per_machine_and_check_out_a_subfolder(repo, model_options, cache, tmp_path):
     distributed = pytest.importorskip("dask.distributed")
@@ -110,6 +113,7 @@ def test_dask_workers_clone_once_per_machine_and_check_out_a_subfolder(repo, mod
     assert git(checkout, "status", "--porcelain") == ""
 
 
+@pytest.mark.process
 def test_a_workspace_folder_the_commit_lacks_is_a_clear_row(repo, model_options, cache, tmp_path):
     checkout = tmp_path / "checkout"
     git(tmp_path, "clone", "-q", str(repo), str(checkout))

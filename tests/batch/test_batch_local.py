@@ -12,6 +12,7 @@ from nbagent.store.sessions import SessionStore
 from .conftest import git
 
 
+@pytest.mark.process
 def test_each_task_edits_its_own_copy_and_comes_back_as_a_row(repo, model_options):
     head = git(repo, "rev-parse", "HEAD")
     tasks = pd.DataFrame({"name": ["alpha", "beta", "gamma"]})
@@ -35,6 +36,7 @@ def test_each_task_edits_its_own_copy_and_comes_back_as_a_row(repo, model_option
             assert store.messages(sid)[0]["message"]["content"] == prompt
 
 
+@pytest.mark.process
 def test_read_only_denies_writes_and_a_failure_is_a_row(tmp_path, model_options):
     (tmp_path / "data.txt").write_text("x\n")
     df = nbagent.batch(["write one", "fail here"], workspace=tmp_path, approval="read-only", concurrency=2,
@@ -58,6 +60,7 @@ def test_a_template_naming_a_missing_column_fails_before_anything_runs(tmp_path)
                       approval="auto")
 
 
+@pytest.mark.process
 def test_the_cli_reads_a_csv_and_writes_the_results(repo, model_server, tmp_path):
     import os
     import subprocess
@@ -84,6 +87,7 @@ def test_the_cli_reads_a_csv_and_writes_the_results(repo, model_server, tmp_path
     assert refused.returncode == 2 and "--approval" in refused.stderr
 
 
+@pytest.mark.process
 def test_a_state_folder_that_is_a_link_gets_no_copies(tmp_path, model_options):
     work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
     work.mkdir()
@@ -93,6 +97,7 @@ def test_a_state_folder_that_is_a_link_gets_no_copies(tmp_path, model_options):
     assert df.loc[0, "error"] and list(elsewhere.iterdir()) == []
 
 
+@pytest.mark.process
 def test_every_task_sees_the_repo_map_of_its_copy(repo, model_server, model_options):
     """The map is built once per process and given to each copy (same commit, same files): every
     task's first request carries it, as an agent of its own would have built it."""
@@ -110,6 +115,7 @@ def test_every_task_sees_the_repo_map_of_its_copy(repo, model_server, model_opti
     assert len(batch_task._MAPS) == 1  # built once
 
 
+@pytest.mark.process
 def test_copies_are_made_a_few_at_a_time(repo, model_options, monkeypatch):
     """One copy at a time per two cores: copies made together only slow each other down and start
     their tasks in lockstep."""
@@ -140,6 +146,7 @@ def test_copies_are_made_a_few_at_a_time(repo, model_options, monkeypatch):
     assert most[0] == min(6, max(1, (os.cpu_count() or 2) // 2))
 
 
+@pytest.mark.process
 def test_the_workspace_database_is_opened_once_a_batch_and_copies_keep_no_journal(repo, model_options,
                                                                                  monkeypatch):
     from pathlib import Path
@@ -172,6 +179,7 @@ def test_the_workspace_database_is_opened_once_a_batch_and_copies_keep_no_journa
     assert not any(c.sweep_temp_files or c.recovery_journal or c.telemetry for c in configs)
 
 
+@pytest.mark.process
 def test_tasks_run_with_the_heap_from_before_the_batch_frozen(repo, model_options, monkeypatch):
     """A full pass of the cycle collector during a batch walks only what the batch made (batching.heap)."""
     import gc

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 import os
 import stat
 
 from nbagent.batching.isolation import make_copy
 
 from .conftest import git
+
+pytestmark = pytest.mark.process
 
 
 def _repo_state(root):

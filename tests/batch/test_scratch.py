@@ -15,6 +15,8 @@ from nbagent.batching import scratch
 from nbagent.batching.isolation import snapshot
 from nbagent.batching.task import TaskSpec
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def ram(tmp_path, monkeypatch):

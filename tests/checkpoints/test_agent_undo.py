@@ -9,6 +9,7 @@ from nbagent import events as ev
 from nbagent.checkpoints import CheckpointConflict
 from nbagent.cli.app import main as cli_main
 from nbagent.checkpoints.journal import RecoveryJournal
+from nbagent.checkpoints.turn_guard import forget_sessions
 from nbagent.store.sessions import SessionStore
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
@@ -35,6 +36,7 @@ def edits():
                              Call("write_file", {"path": "made/new.py", "content": "x = 1\n"})])
 
 
+@pytest.mark.process
 def test_undo_and_redo_from_the_agent(project, agent_on):
     original, git_before = files_of(project), user_view(project)
     agent = agent_on(edits(), "Done.", Reply(tool_calls=[Call("read_file", {"path": "crlf.txt"})]), "Read.")
@@ -72,6 +74,7 @@ def test_undo_and_redo_from_the_agent(project, agent_on):
     assert "rewritten" not in journal.path.read_text()  # hashes and paths, never contents
 
 
+@pytest.mark.process
 def test_undo_refuses_changed_files_and_cli_undo_redo(project, agent_on, capsys):
     agent = agent_on(edits(), "Done.")
     agent.run("edit")
@@ -89,11 +92,12 @@ def test_undo_refuses_changed_files_and_cli_undo_redo(project, agent_on, capsys)
     assert (project / "made" / "new.py").read_text() == "x = 1\n"
     with SessionStore(project) as store:
         assert "redid turn 1" in store.load(session_id).messages[-1]["content"]
-        store.delete(session_id)
+        forget_sessions(project, [store.delete(session_id)])  # the caller forgets the files, not the store
     assert not (project / ".nbagent" / "journal" / f"{session_id}.jsonl").exists()
     assert git(project, "for-each-ref", "refs/nbagent/") == ""
 
 
+@pytest.mark.process
 def test_resume_reports_files_changed_since_the_last_checkpoint(project, agent_on):
     agent = agent_on(edits(), "Done.")
     agent.run("edit")
@@ -109,7 +113,7 @@ def test_resume_reports_files_changed_since_the_last_checkpoint(project, agent_o
 
 
 def test_the_terminal_shows_the_files_a_turn_changed_with_escapes_shown_not_run():
-    from nbagent.cli.terminal import TerminalRenderer
+    from nbagent.render.terminal import TerminalRenderer
 
     renderer = TerminalRenderer()
     renderer.render(ev.TurnStart(prompt="edit", turn_id="t2"))
@@ -118,6 +122,7 @@ def test_the_terminal_shows_the_files_a_turn_changed_with_escapes_shown_not_run(
     assert "nbagent undo" in shown.activity
 
 
+@pytest.mark.process
 def test_purge_removes_the_journal_and_checkpoints_with_the_sessions(project, agent_on):
     import time
 
@@ -129,14 +134,17 @@ def test_purge_removes_the_journal_and_checkpoints_with_the_sessions(project, ag
     assert journal.exists() and git(project, "for-each-ref", "refs/nbagent/")
     time.sleep(0.01)
     with SessionStore(project) as store:
-        assert store.purge(days=0.001 / 86_400) >= 1
+        gone = store.purge(days=0.001 / 86_400)
+        assert session_id in gone
+        assert journal.exists(), "the store deletes rows only: the journal is the caller's"
+        forget_sessions(project, gone)
     assert not journal.exists()
     assert git(project, "for-each-ref", "refs/nbagent/") == ""
     assert not (project / ".nbagent" / "checkpoints" / "sessions" / f"{session_id}.json").exists()
 
 
 def test_agent_state_marks_the_turn_and_reports_divergence():
-    from nbagent.engine.agent_state import AgentState, reduce
+    from nbagent.render.agent_state import AgentState, reduce
 
     s = reduce(AgentState(), ev.TurnStart(prompt="edit", turn_id="t1"))
     s = reduce(s, ev.Checkpoint(action="taken", turn=1, files=["a.py"], undo_turn=1, turn_id="t1"))
@@ -154,6 +162,7 @@ def test_the_undo_command_shows_hostile_file_names_escaped():
     assert _printable("evil\x1b[2J\u202etxt.py\n") == "evil\\x1b[2J\\u202etxt.py\\n"
 
 
+@pytest.mark.process
 def test_an_agent_without_a_recovery_journal_writes_none(project, agent_on):
     agent = agent_on(edits(), "Done.", recovery_journal=False)
     assert agent.run("edit two files").text == "Done."

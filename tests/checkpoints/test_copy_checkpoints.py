@@ -8,6 +8,8 @@ from nbagent.checkpoints import CheckpointError, Checkpoints
 
 from .repos import files_of
 
+pytestmark = pytest.mark.process
+
 
 def make(root, max_bytes=10_000_000):
     state = root / ".nbagent"

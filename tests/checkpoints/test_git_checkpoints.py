@@ -11,6 +11,8 @@ from nbagent.checkpoints import KEEP, CheckpointConflict, CheckpointError, Check
 
 from .repos import files_of, git, user_view
 
+pytestmark = pytest.mark.process
+
 
 def checkpoints(repo, session="S1"):
     state = repo / ".nbagent"

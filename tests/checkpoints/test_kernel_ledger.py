@@ -3,6 +3,7 @@ ledger's undo order, redo, turn limit and memory cap over a plain namespace dict
 
 from __future__ import annotations
 
+import pytest
 import numpy as np
 import pandas as pd
 
@@ -92,6 +93,7 @@ def test_the_cap_releases_the_oldest_held_values_first():
     assert ns["old1"] is None and done.not_restored == ["old1 (its old value was released by the memory cap)"]
 
 
+@pytest.mark.process
 def test_a_later_turn_that_changes_only_files_ends_the_kernels_redo_and_the_other_way_round(make_agent, tmp_path):
     ns: dict = {"x": 1}
 

@@ -11,11 +11,13 @@ from nbagent.testing.scripted import ScriptedModel
 
 from .repos import files_of
 
+pytestmark = pytest.mark.process
+
 pytest.importorskip("ipywidgets")
 
 
 def test_undo_and_redo_buttons_on_a_finished_turn(project):
-    from nbagent.jupyter.kernel.view_registry import hub_for
+    from nbagent.jupyter.widgets.view_registry import hub_for
 
     original = files_of(project)
     edit = Call("write_file", {"path": "analysis.ipynb", "content": '{"cells": [], "metadata": {}, '

@@ -3,12 +3,15 @@ checkpoints say plainly that git is missing (GitPython alone would refuse to be 
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import subprocess
 import sys
 
 from .repos import git
+
+pytestmark = pytest.mark.process
 
 SCRIPT = """
 import json, sys

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import time
 
 from nbagent import events as ev
 from nbagent.attached.poller import Poller
 from nbagent.testing.replies import Call, Reply
+
+pytestmark = pytest.mark.process
 
 
 def notes_in(request):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from nbagent.attached.store import ContextStore
 from nbagent.store.sessions import SessionStore
 
 
+@pytest.mark.process
 def test_cli_attach_push_list_mute_remove(tmp_path, capsys):
     (tmp_path / "train.log").write_text("epoch 1\nepoch 2: loss 0.5\n")
     assert main(["context", "-w", str(tmp_path), "attach", "log", "--file", "train.log", "--why", "training"]) == 0

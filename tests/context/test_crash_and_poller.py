@@ -15,6 +15,8 @@ from nbagent import events as ev
 from nbagent.store.sessions import SessionStore
 from nbagent.testing.scripted import ScriptedModel
 
+pytestmark = pytest.mark.process
+
 CRASHING = textwrap.dedent("""
     import os, sys
     from nbagent import Agent

@@ -14,6 +14,7 @@ from nbagent.workspace.root import Workspace
 from nbagent.workspace.trust import trust
 
 
+@pytest.mark.process
 def test_a_command_over_its_time_is_killed_with_its_whole_group(tmp_path):
     started = time.monotonic()
     with pytest.raises(SourceError, match="over its 0.5 s limit"):
@@ -23,11 +24,13 @@ def test_a_command_over_its_time_is_killed_with_its_whole_group(tmp_path):
     assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
 
 
+@pytest.mark.process
 def test_output_over_the_cap_is_refused_and_the_command_killed(tmp_path):
     with pytest.raises(SourceError, match="over 1 KiB"):
         run_command("yes hello", tmp_path, timeout=20, cap=1024)
 
 
+@pytest.mark.process
 def test_a_failing_command_reports_its_exit_and_last_lines(tmp_path):
     command = "echo first; echo boom >&2; exit 3"
     trust(tmp_path, command)  # the user's own source: approved when attached
@@ -35,6 +38,7 @@ def test_a_failing_command_reports_its_exit_and_last_lines(tmp_path):
     assert fetched.output is None and fetched.error == "exit 3: first | boom"
 
 
+@pytest.mark.process
 def test_a_command_not_approved_for_this_workspace_is_not_run(tmp_path):
     command = "touch ran"
     fetched = refresh(Source(name="x", kind="command", spec=command), Workspace(tmp_path))

@@ -12,7 +12,7 @@ from nbagent import events as ev
 from nbagent.testing.replies import BreakStream, Call, Fail, Reply, Slow, Stall, context_overflow
 from nbagent.testing.server import ScriptedServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.process, pytest.mark.integration]
 
 APIS = ["chat", "responses"]
 

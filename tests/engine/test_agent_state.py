@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nbagent import events as ev
-from nbagent.engine.agent_state import AgentState, TextItem, ToolItem, reduce, turns_from_messages
+from nbagent.render.agent_state import AgentState, TextItem, ToolItem, reduce, turns_from_messages
 from nbagent.testing import Call, Reply, Slow
 
 SEQUENCES = sorted((Path(__file__).parent.parent / "fixtures" / "event_sequences").glob("*.json"))
@@ -121,6 +121,7 @@ def test_turns_from_stored_messages():
 
 # ----- the engine keeps its promises: one turn_end per prompt, one tool_result per call ------------------
 
+@pytest.mark.process
 def test_abort_ends_every_queued_prompt_and_interrupts_the_running_call(make_agent):
     started = threading.Event()
     agent = make_agent(Reply(tool_calls=[Call("bash", {"command": "sleep 30"})]), approval="auto")
@@ -139,6 +140,7 @@ def test_abort_ends_every_queued_prompt_and_interrupts_the_running_call(make_age
     assert snapshot.queue == () and snapshot.turn is None and snapshot.approvals == ()
 
 
+@pytest.mark.process
 def test_a_call_cut_while_its_arguments_stream_gets_an_interrupted_result(make_agent):
     cut = threading.Event()
     agent = make_agent(Slow(1.0, Reply(tool_calls=[Call("glob", {"pattern": "*.py"})])))
@@ -154,6 +156,7 @@ def test_a_call_cut_while_its_arguments_stream_gets_an_interrupted_result(make_a
     assert results == [(starts[0], "interrupted")]
 
 
+@pytest.mark.process
 def test_snapshot_joins_stored_turns_and_live_ones(make_agent, tmp_path):
     first = make_agent("Hello there.")
     first.run("hi")
@@ -167,6 +170,7 @@ def test_snapshot_joins_stored_turns_and_live_ones(make_agent, tmp_path):
     assert snap.session_id == session and snap.title == "hi"
 
 
+@pytest.mark.process
 def test_memory_injected_into_a_turn_is_an_event(make_agent):
     agent = make_agent("ok")
     agent.memory.remember("Tests run with pytest -q", category="fact")

@@ -34,6 +34,7 @@ def _script(n=1):
     return [Reply(tool_calls=[Call("write_note", {"text": f"n{i}"})]) for i in range(n)] + ["done"]
 
 
+@pytest.mark.process
 def test_ask_mode_with_an_approver_that_approves(make_agent):
     requests = []
 
@@ -48,6 +49,7 @@ def test_ask_mode_with_an_approver_that_approves(make_agent):
     assert kinds.index("tool_call") < kinds.index("approval_request") < kinds.index("approval_decision")
 
 
+@pytest.mark.process
 def test_a_denied_call_is_reported_to_the_model_as_denied(make_agent):
     agent = make_agent(*_script(), tools=[write_note], approver=lambda r: "deny")
     result = agent.run("note")
@@ -57,6 +59,7 @@ def test_a_denied_call_is_reported_to_the_model_as_denied(make_agent):
     assert agent.runtime.model.requests[1].messages[-1]["content"].startswith("denied by the user")
 
 
+@pytest.mark.process
 def test_always_approves_that_tool_for_the_rest_of_the_session(make_agent):
     asked = []
     agent = make_agent(*_script(3), tools=[write_note], approver=lambda r: asked.append(r) or "always")
@@ -64,6 +67,7 @@ def test_always_approves_that_tool_for_the_rest_of_the_session(make_agent):
     assert NOTES == ["n0", "n1", "n2"] and len(asked) == 1
 
 
+@pytest.mark.process
 def test_read_only_wins_over_an_always_given_before_the_switch(make_agent):
     first, second = _script(1), [Reply(tool_calls=[Call("write_note", {"text": "n1"})]), "done"]
     agent = make_agent(*first, *second, tools=[write_note], approver=lambda r: "always")
@@ -74,6 +78,7 @@ def test_read_only_wins_over_an_always_given_before_the_switch(make_agent):
     assert NOTES == ["n0"] and result.tool_calls[0]["status"] == "denied"
 
 
+@pytest.mark.process
 def test_decide_from_another_thread_answers_a_waiting_request(make_agent):
     agent = make_agent(*_script(), tools=[write_note])
     requests: list[Any] = []
@@ -88,6 +93,7 @@ def test_decide_from_another_thread_answers_a_waiting_request(make_agent):
     assert NOTES == ["n0"] and result.reason == "done" and len(requests) == 1
 
 
+@pytest.mark.process
 def test_read_only_mode_denies_changes_and_auto_approves_all(make_agent):
     denied = make_agent(*_script(), tools=[write_note], approval="read-only").run("x")
     assert NOTES == []
@@ -134,6 +140,7 @@ def test_schema_is_derived_from_the_signature_and_docstring():
     assert t.validate({"query": "x"}) == {"query": "x"}
 
 
+@pytest.mark.process
 def test_a_tool_raises_nbagent_tool_error_for_a_message_written_for_the_model(make_agent):
     """``from nbagent import ToolError``, as the docs tell tool authors (issue 25, "Names")."""
     import nbagent

@@ -22,6 +22,7 @@ def nbagent(args, workspace, server, **env):
                           capture_output=True, text=True, env=environment, timeout=60, stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.process
 def test_run_streams_the_answer_and_tool_activity(tmp_path):
     with ScriptedServer() as server:
         server.enqueue(Reply(tool_calls=[Call("write_file", {"path": "hello.txt", "content": "hi\n"})]),
@@ -38,6 +39,7 @@ def test_run_streams_the_answer_and_tool_activity(tmp_path):
     assert 1024 <= cached < total
 
 
+@pytest.mark.process
 def test_without_a_terminal_ask_mode_denies_changes(tmp_path):
     with ScriptedServer() as server:
         server.enqueue(Reply(tool_calls=[Call("write_file", {"path": "x.txt", "content": "x"})]), "Denied, fine.")
@@ -46,6 +48,7 @@ def test_without_a_terminal_ask_mode_denies_changes(tmp_path):
     assert "run with --yes" in out.stderr and not (tmp_path / "x.txt").exists()
 
 
+@pytest.mark.process
 def test_a_model_error_exits_non_zero_with_the_message(tmp_path):
     with ScriptedServer() as server:
         server.enqueue(Fail(401, "Incorrect API key provided"))
@@ -54,6 +57,7 @@ def test_a_model_error_exits_non_zero_with_the_message(tmp_path):
     assert "Incorrect API key provided" in out.stderr
 
 
+@pytest.mark.process
 def test_continue_resumes_the_newest_session_of_the_directory(tmp_path):
     with ScriptedServer() as server:
         server.enqueue("first", "second")
@@ -63,6 +67,7 @@ def test_continue_resumes_the_newest_session_of_the_directory(tmp_path):
     assert any("kumquat" in (m.get("content") or "") for m in sent)
 
 
+@pytest.mark.process
 def test_piped_answer_keeps_the_paragraphs_of_each_step_apart_as_plain_text(tmp_path):
     with ScriptedServer() as server:
         server.enqueue(Reply(text="Let me **look**.", tool_calls=[Call("glob", {"pattern": "*.py"})]),
@@ -73,6 +78,7 @@ def test_piped_answer_keeps_the_paragraphs_of_each_step_apart_as_plain_text(tmp_
     assert "→ glob *.py\n  ✓ glob done\n" in out.stderr
 
 
+@pytest.mark.process
 def test_workspace_option_works_before_and_after_the_sessions_command(tmp_path):
     with ScriptedServer() as server:
         server.enqueue("first answer")

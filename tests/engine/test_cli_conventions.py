@@ -24,6 +24,7 @@ def cli(*args: str, **env: str) -> subprocess.CompletedProcess:
                           env=environment, timeout=60, stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.process
 def test_version_comes_from_the_distribution():
     out = cli("--version")
     assert out.returncode == 0, out.stderr
@@ -31,6 +32,7 @@ def test_version_comes_from_the_distribution():
     assert nbagent.__version__ and nbagent.__version__ != "0+unknown"
 
 
+@pytest.mark.process
 def test_an_unknown_option_prints_the_usage_of_its_sub_command():
     out = cli("run", "--bogus", "hi")
     assert out.returncode == 2
@@ -40,6 +42,7 @@ def test_an_unknown_option_prints_the_usage_of_its_sub_command():
     assert nested.returncode == 2 and nested.stderr.startswith("usage: nbagent sessions list "), nested.stderr
 
 
+@pytest.mark.process
 def test_help_says_what_offline_mode_is():
     for args in (["--help"], ["run", "--help"]):
         out = cli(*args)
@@ -48,6 +51,7 @@ def test_help_says_what_offline_mode_is():
         assert "offline model" in text and "not for real work" in text and "docs/offline.md" in text
 
 
+@pytest.mark.process
 def test_a_missing_workspace_is_one_message_for_every_command(tmp_path):
     missing = str(tmp_path / "nonexistent")
     messages = set()
@@ -59,6 +63,7 @@ def test_a_missing_workspace_is_one_message_for_every_command(tmp_path):
     assert messages == {f"argument --workspace/-w: workspace {missing} is not a directory"}
 
 
+@pytest.mark.process
 def test_a_listing_cut_short_by_its_reader_exits_quietly(tmp_path):
     """``nbagent sessions list | head -1`` with more sessions than a pipe holds."""
     with SessionStore(tmp_path) as store:  # rows of ~600 characters: far more than the pipe's 64 KiB
@@ -74,6 +79,7 @@ def test_a_listing_cut_short_by_its_reader_exits_quietly(tmp_path):
     assert error == ""
 
 
+@pytest.mark.process
 def test_sessions_list_shows_whole_model_names_and_one_word_for_an_unknown_cost(tmp_path):
     long_name = "accounts/fireworks/models/qwen3-coder-480b-a35b-instruct"
     with SessionStore(tmp_path) as store:
@@ -91,6 +97,7 @@ def listed(help_text: str) -> set[str]:
     return {line.split()[0] for line in help_text.splitlines() if line.startswith("    ") and not line.startswith("     ")}
 
 
+@pytest.mark.process
 def test_one_removal_verb_with_the_old_names_kept_unlisted(tmp_path):
     with SessionStore(tmp_path) as store:
         first = store.create(origin="cli", provider="openai", model="gpt-4o")
@@ -103,6 +110,7 @@ def test_one_removal_verb_with_the_old_names_kept_unlisted(tmp_path):
     assert "no sessions yet" in cli("sessions", "list", "-w", str(tmp_path)).stdout
 
 
+@pytest.mark.process
 def test_short_flags_mean_one_thing_and_old_spellings_still_work(tmp_path):
     attach_help = cli("context", "attach", "--help").stdout
     assert "--command COMMAND" in attach_help and "-c" not in attach_help.replace("--", "")
@@ -111,6 +119,7 @@ def test_short_flags_mean_one_thing_and_old_spellings_still_work(tmp_path):
     assert "hello" in cli("context", "list", "-w", str(tmp_path)).stdout
 
 
+@pytest.mark.process
 def test_a_base_url_without_a_model_names_the_cli_option(tmp_path):
     out = cli("run", "hi", "-w", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1")
     assert out.returncode == 2
@@ -118,6 +127,7 @@ def test_a_base_url_without_a_model_names_the_cli_option(tmp_path):
                                   "--model NAME")
 
 
+@pytest.mark.process
 def test_a_named_model_with_no_endpoint_is_an_error_not_the_offline_model(tmp_path):
     out = cli("run", "hi", "-w", str(tmp_path), NBAGENT_MODEL="gpt-4.1-mini", NBAGENT_LOCAL="auto")
     assert out.returncode == 2
@@ -127,6 +137,7 @@ def test_a_named_model_with_no_endpoint_is_an_error_not_the_offline_model(tmp_pa
         "sessions", "list", "-w", str(tmp_path)).stdout
 
 
+@pytest.mark.process
 def test_a_change_nobody_could_approve_says_so_and_how_to_allow_it(tmp_path):
     with ScriptedServer() as server:
         server.enqueue(Reply(tool_calls=[Call("write_file", {"path": "x.txt", "content": "x"})]), "Denied, fine.")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from nbagent import events as ev
 from nbagent.testing.replies import Call, Fail, Reply
 from nbagent.testing.scripted import ScriptedModel
+
+pytestmark = pytest.mark.process
 
 
 def test_automatic_pruning_shrinks_the_wire_not_the_history(make_agent, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 import sys
@@ -10,12 +11,13 @@ from pathlib import Path
 import jsonschema  # nbformat's dependency: always installed with the test extra
 
 from nbagent import events as ev
-from nbagent.engine.agent_state import AgentState
+from nbagent.render.agent_state import AgentState
 
 ROOT = Path(__file__).resolve().parents[2]
 SEQUENCES = sorted((ROOT / "tests" / "fixtures" / "event_sequences").glob("*.json"))
 
 
+@pytest.mark.process
 def test_the_committed_schema_and_typescript_are_what_the_script_writes():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_types.py"), "--check"],
                          capture_output=True, text=True, timeout=120)

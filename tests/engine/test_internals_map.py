@@ -8,6 +8,7 @@ each one that names nothing in the source.
 
 from __future__ import annotations
 
+import pytest
 import ast
 import re
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.process
 def test_the_module_map_is_up_to_date_and_every_module_has_a_docstring():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_internals.py"), "--check"],
                          capture_output=True, text=True, timeout=60)
@@ -26,7 +28,7 @@ def test_the_module_map_is_up_to_date_and_every_module_has_a_docstring():
 
 def test_the_map_names_every_module_with_its_purpose():
     page = (ROOT / "docs" / "internals.md").read_text(encoding="utf-8")
-    assert "| `nbagent.cli.terminal` | The terminal front end's two parts" in page
+    assert "| `nbagent.render.terminal` | The shared text renderer of the CLI" in page
     assert "| `nbagent.events` | The one typed event stream that every front end renders. |" in page
     suite = ROOT / "src" / "nbagent" / "evals" / "suite"  # data: the eval tasks' own Python files
     modules = sorted(p for p in (ROOT / "src" / "nbagent").rglob("*.py") if not p.is_relative_to(suite))
@@ -115,21 +117,11 @@ def _top_names(module: str) -> set[str]:
     return names
 
 
-@lru_cache(maxsize=None)
-def _moved() -> dict[str, str]:
-    for node in _trees()["nbagent.moved"].body:
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "MOVED":
-            return ast.literal_eval(node.value)  # type: ignore[arg-type]
-    return {}
-
-
 def dotted_exists(name: str) -> bool:
-    """``nbagent.x.y[.Attr[.member]]``: a module (at its path or an old path that still imports), or
-    a name that module defines."""
+    """``nbagent.x.y[.Attr[.member]]``: a module, or a name that module defines."""
     parts = name.split(".")
     for cut in range(len(parts), 0, -1):
         module = ".".join(parts[:cut])
-        module = _moved().get(module, module)
         if module in _trees():
             rest = parts[cut:]
             if not rest:
@@ -234,4 +226,5 @@ def test_the_check_catches_a_stale_name():
     assert problems_of("nbagent/tools/gone.py") and problems_of("TOOLSET = ToolSet(...)")
     assert problems_of("function_tool(fn, approve_always=True)")
     assert not problems_of("nbagent.tools.base.function_tool") and not problems_of("tool_result.status")
-    assert not problems_of("nbagent.journal") and not problems_of("memory_injected")
+    assert problems_of("nbagent.journal") and not problems_of("nbagent.checkpoints.journal")  # no old paths
+    assert not problems_of("memory_injected")

@@ -3,8 +3,11 @@ inside a kernel."""
 
 from __future__ import annotations
 
+import pytest
 from nbagent.testing.replies import Call, Reply
 from nbagent.tools.kernel import KernelBridge
+
+pytestmark = pytest.mark.process
 
 
 def bridge(namespace):

@@ -22,6 +22,7 @@ def test_a_closed_agent_refuses_new_prompts(make_agent):
     agent.close()  # closing twice is fine
 
 
+@pytest.mark.process
 def test_the_agent_is_a_context_manager(make_agent):
     with make_agent("hi") as agent:
         assert agent.run("x").text == "hi"
@@ -35,6 +36,7 @@ def test_the_agent_is_a_context_manager(make_agent):
     "del agent\nprint(Agent(workspace=here, model=ScriptedModel(['All done.'])).run('go').text)\n"
     "import gc; gc.collect()",
 ])
+@pytest.mark.process
 def test_scripts_exit_without_noise(tmp_path, body):
     script = textwrap.dedent(f"""
         from nbagent import Agent
@@ -56,6 +58,7 @@ def thread_name() -> str:
     return threading.current_thread().name
 
 
+@pytest.mark.process
 def test_blocking_calls_run_on_the_process_pool_which_outlives_each_agent(make_agent):
     from nbagent.testing.replies import Call, Reply
 

@@ -16,6 +16,7 @@ def write_call(name="a.txt"):
     return Reply(tool_calls=[Call("write_file", {"path": name, "content": "x\n"})])
 
 
+@pytest.mark.process
 def test_a_prompt_queued_before_a_mode_change_runs_in_the_new_mode(make_agent, tmp_path):
     gate = threading.Event()
     agent = make_agent(Reply(tool_calls=[Call("bash", {"command": "true"})]), "first done",
@@ -32,6 +33,7 @@ def test_a_prompt_queued_before_a_mode_change_runs_in_the_new_mode(make_agent, t
     assert not (tmp_path / "a.txt").exists()
 
 
+@pytest.mark.process
 def test_a_mode_change_during_a_turn_applies_to_its_next_decision(make_agent, tmp_path):
     agent = make_agent(write_call("one.txt"), write_call("two.txt"), "done", approval="ask")
     asked = []
@@ -48,6 +50,7 @@ def test_a_mode_change_during_a_turn_applies_to_its_next_decision(make_agent, tm
     assert (tmp_path / "one.txt").exists() and (tmp_path / "two.txt").exists()
 
 
+@pytest.mark.process
 def test_reconfigure_keeps_the_session_and_reports_the_change(make_agent):
     agent = make_agent("one", "two")
     agent.run("first")
@@ -72,6 +75,7 @@ def test_reconfigure_refuses_what_makes_a_different_agent(make_agent, tmp_path):
         agent.reconfigure(approval="sometimes")
 
 
+@pytest.mark.process
 def test_per_tool_policies_from_the_configuration(make_agent, tmp_path):
     agent = make_agent(Reply(tool_calls=[Call("bash", {"command": "echo hi"})]), "ok", approval="auto",
                        tool_approvals={"bash": "always_ask"})
@@ -87,6 +91,7 @@ def test_per_tool_policies_from_the_configuration(make_agent, tmp_path):
     assert agent.run("say hi").ok and requests == ["bash"]
 
 
+@pytest.mark.process
 def test_todo_list_needs_no_approval_even_read_only(make_agent):
     agent = make_agent(Reply(tool_calls=[Call("todo_write", {"todos": [{"content": "x", "status": "pending"}]})]),
                        "ok", approval="read-only")
@@ -95,6 +100,7 @@ def test_todo_list_needs_no_approval_even_read_only(make_agent):
     assert not [e for e in result.events if isinstance(e, ev.ApprovalDecision)]
 
 
+@pytest.mark.process
 def test_default_puts_a_setting_back_to_what_the_configuration_gives(tmp_path, monkeypatch):
     from nbagent import DEFAULT, Agent
     from nbagent.testing.server import ScriptedServer

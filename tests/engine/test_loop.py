@@ -12,6 +12,8 @@ from nbagent import events as ev
 from nbagent.testing.replies import Call, Reply, Slow
 from nbagent.testing.scripted import ScriptedModel
 
+pytestmark = pytest.mark.process
+
 
 def slow_lookup(key: str) -> str:
     """Look a key up slowly (0.3 s), for concurrency tests.

@@ -41,6 +41,7 @@ def tool_names(body) -> list[str]:
     return [t["function"]["name"] for t in body.get("tools") or []]
 
 
+@pytest.mark.process
 def test_the_offline_model_gets_the_short_prompt_the_read_tools_and_a_cap(workspace):
     with ScriptedServer(calls(call("list_dir", path=".")), "analysis.py prints; notes.md notes.") as server:
         agent = agent_on(server, workspace, offline=True)
@@ -67,6 +68,7 @@ def test_the_offline_model_gets_the_short_prompt_the_read_tools_and_a_cap(worksp
     assert settings["enabled_toolsets"] == ["read"] and settings["tools"] == READ_TOOLS
 
 
+@pytest.mark.process
 def test_a_configured_endpoint_keeps_the_full_profile(workspace):
     with ScriptedServer("ok") as server:
         agent = agent_on(server, workspace, offline=False)
@@ -84,6 +86,7 @@ def test_a_configured_endpoint_keeps_the_full_profile(workspace):
     ({"profile": "full"}, {"bash", "write_file", "git_diff"}),
     ({"toolsets": ["read", "git"]}, {"git_status", *READ_TOOLS}),
 ])
+@pytest.mark.process
 def test_the_small_profile_is_overridable_in_config(workspace, options, expected):
     with ScriptedServer("ok") as server:
         agent = agent_on(server, workspace, offline=True, **options)

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from nbagent import events as ev
-from nbagent.engine.agent_state import AgentState, reduce
+from nbagent.render.agent_state import AgentState, reduce
 from nbagent.render.escape import escape_controls
 from nbagent.tools.approvals import Unasked
-from nbagent.cli.terminal import Rendered, TerminalApprover, TerminalRenderer, approval_card, render_markdown
+from nbagent.render.terminal import Rendered, TerminalRenderer, approval_card, render_markdown
+from nbagent.tools.terminal_approver import TerminalApprover
 
 
 def answer_of(renderer: TerminalRenderer, events) -> tuple[str, str]:
@@ -191,6 +192,7 @@ def test_joining_mid_turn_prints_what_watching_from_the_start_printed(path):
     assert checked
 
 
+@pytest.mark.process
 def test_the_text_view_opened_while_a_call_waits_shows_the_turn_so_far(make_agent, tmp_path):
     from nbagent.jupyter.kernel.text_view import TextFollower
     from nbagent.testing import Call, Reply

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.process
+
 EDIT_PLUS = {"read_many_files", "multi_edit", "list_dir"}
 GIT = {"git_status", "git_diff", "git_log", "git_show", "git_blame"}
 CORE = {"read_file", "write_file", "edit_file", "bash", "grep", "glob"}

@@ -4,10 +4,13 @@ as a kernel starts."""
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import subprocess
 import sys
+
+pytestmark = pytest.mark.process
 
 MODULES = ("httpx", "openai.resources.chat", "openai.resources.responses", "nbagent.engine.agent", "nbagent.tools")
 PROBE = ("import json, sys\n"

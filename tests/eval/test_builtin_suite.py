@@ -38,6 +38,7 @@ def test_the_suite_is_large_and_covers_the_kinds_of_work():
         assert task.solution.is_dir() or task.solution_answer, f"{task.name} has no reference solution"
 
 
+@pytest.mark.process
 def test_every_reference_passes_and_every_untouched_workspace_fails(tmp_path):
     def judge(task: Task) -> tuple[str, dict, dict]:
         solved = run_check(task.folder, finished(task, tmp_path / task.name / "solved", solved=True),
@@ -54,6 +55,7 @@ def test_every_reference_passes_and_every_untouched_workspace_fails(tmp_path):
     assert all(untouched["check_reason"] for _, _, untouched in results)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", ["fix-name-error"])
 def test_a_failed_check_says_why_in_one_line(tmp_path, name):
     task = next(t for t in SUITE.tasks if t.name == name)

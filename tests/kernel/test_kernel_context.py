@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from IPython.utils.capture import capture_output
 
 import nbagent.jupyter as nj
@@ -21,6 +22,7 @@ def use(shell, make_agent, *replies, **options):
     return agent
 
 
+@pytest.mark.process
 def test_agent_fix_it_gets_the_traceback_in_its_first_request_without_a_tool_call(shell, make_agent):
     agent = use(shell, make_agent, Reply(text="Divide by a non-zero b."), context_poll=False)
     run(shell, "def ratio(a, b):\n    return a / b\n")
@@ -42,6 +44,7 @@ def test_agent_fix_it_gets_the_traceback_in_its_first_request_without_a_tool_cal
     assert sum(m["role"] == "system" for m in agent.runtime.model.requests[1].messages) == 1
 
 
+@pytest.mark.process
 def test_kernel_history_can_be_removed_and_stays_declined(shell, make_agent):
     agent = use(shell, make_agent, "one", "two", context_poll=False)
     run(shell, "x = 1")
@@ -71,6 +74,7 @@ def test_context_slash_command_and_variable_sources(shell, make_agent):
     assert "UsageError" in type(bad.error_in_exec).__name__
 
 
+@pytest.mark.process
 def test_context_approve_runs_a_stored_command_source_after_showing_it(shell, make_agent, tmp_path):
     """Issue 26, finding 1: a command source that came with the workspace's database waits for approval."""
     from nbagent.attached.store import ContextStore

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from IPython.utils.capture import capture_output
 
 import nbagent.jupyter as nj
@@ -13,6 +14,7 @@ def run(shell, cell: str):
     return result, out.stdout + out.stderr
 
 
+@pytest.mark.process
 def test_knowledge_slash_commands(shell, make_agent, workspace, monkeypatch):
     monkeypatch.setenv("NBAGENT_CONFIG_DIR", str(workspace / "no-global"))
     (workspace / "AGENTS.md").write_text("Use pytest.")

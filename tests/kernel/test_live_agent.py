@@ -3,9 +3,12 @@ turn waits, Stop, Abort and the queue. Widget state is read through the widgets'
 
 from __future__ import annotations
 
+import pytest
 from nbagent.ids import short_id
-from nbagent.jupyter.kernel.view_registry import hub_for
+from nbagent.jupyter.widgets.view_registry import hub_for
 from nbagent.testing.replies import Call, Reply, Slow
+
+pytestmark = pytest.mark.process
 
 TODOS = [{"content": "look around", "status": "completed"}, {"content": "say hello", "status": "in_progress"}]
 

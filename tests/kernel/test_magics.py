@@ -42,6 +42,7 @@ def test_bad_options_raise_usage_error_with_the_usage(shell):
     assert "only one of" in str(result.error_in_exec)
 
 
+@pytest.mark.process
 def test_wait_renders_the_turn_as_text_and_keeps_the_result(shell, make_agent):
     use(shell, make_agent, Reply(text="Let me look.", tool_calls=[Call("bash", {"command": "echo hi"})]),
         Reply(text="It says **hi**."))
@@ -53,6 +54,7 @@ def test_wait_renders_the_turn_as_text_and_keeps_the_result(shell, make_agent):
     assert nj.current_agent(shell).session.messages[0]["content"] == "what's in here? it's -- odd"
 
 
+@pytest.mark.process
 def test_a_question_mark_at_the_end_is_a_prompt_not_help(shell, make_agent):
     agent = use(shell, make_agent, "Because.")
     result, text = run(shell, "%agent --wait why?")
@@ -60,6 +62,7 @@ def test_a_question_mark_at_the_end_is_a_prompt_not_help(shell, make_agent):
     assert agent.session.messages[0]["content"] == "why?"
 
 
+@pytest.mark.process
 def test_cell_magic_body_is_the_prompt(shell, make_agent):
     agent = use(shell, make_agent, "Two lines read.")
     with capture_output():
@@ -67,6 +70,7 @@ def test_cell_magic_body_is_the_prompt(shell, make_agent):
     assert agent.session.messages[0]["content"] == "first line\nsecond line"
 
 
+@pytest.mark.process
 def test_slash_commands(shell, make_agent):
     todos = [{"content": "a", "status": "completed"}, {"content": "b", "status": "blocked", "note": "why"}]
     agent = use(shell, make_agent, Reply(tool_calls=[Call("todo_write", {"todos": todos})]), "Planned.")
@@ -92,6 +96,7 @@ def test_slash_commands(shell, make_agent):
     assert agent.session_id == first and agent.session.messages[0]["content"] == "plan it"
 
 
+@pytest.mark.process
 def test_session_options_switch_sessions(shell, make_agent):
     agent = use(shell, make_agent, "one", "two", "three")
     run(shell, "%agent --wait first prompt")
@@ -116,6 +121,7 @@ def test_options_reconfigure_the_live_agent_even_a_given_one(shell, make_agent):
     assert f"model: {DEFAULT_OPENAI_MODEL}" in text  # none configured, no endpoint: OpenAI's default
 
 
+@pytest.mark.process
 def test_background_turns_queue_and_drain_in_order(shell, make_agent, wait_for):
     shell.run_line_magic("config", "NbAgent.background = True")
     shell.run_line_magic("config", "NbAgent.view = 'widgets'")
@@ -149,6 +155,7 @@ def sigint_raises():
     signal.signal(signal.SIGINT, previous)
 
 
+@pytest.mark.process
 def test_interrupt_during_wait_aborts_the_turn_cleanly(shell, make_agent, wait_for, sigint_raises):
     agent = use(shell, make_agent, Slow(0.05, Reply(text="a very long answer " * 100)), "Still here.")
     started = threading.Event()
@@ -164,6 +171,7 @@ def test_interrupt_during_wait_aborts_the_turn_cleanly(shell, make_agent, wait_f
     assert result.success and "Still here." in text
 
 
+@pytest.mark.process
 def test_traitlets_configuration_feeds_the_agent(shell, workspace):
     from nbagent.testing.server import ScriptedServer
 
@@ -189,6 +197,7 @@ def test_traitlets_configuration_feeds_the_agent(shell, workspace):
         assert same.config.base_url == server.url  # the traitlets still apply
 
 
+@pytest.mark.process
 def test_reconfigure_keeps_the_session(shell, workspace, monkeypatch):
     from nbagent.testing.server import ScriptedServer
 
@@ -235,6 +244,7 @@ def _no_config_leaks(shell):
     shell.config.pop("NbAgent", None)
 
 
+@pytest.mark.process
 def test_questions_in_a_longer_cell_are_prompts_too(shell, make_agent):
     agent = use(shell, make_agent, "Yes.", "No.")
     result, text = run(shell, "x = 1\n%agent --wait is it?\n%agent --wait and this?\nprint('after')")
@@ -242,6 +252,7 @@ def test_questions_in_a_longer_cell_are_prompts_too(shell, make_agent):
     assert [m["content"] for m in agent.session.messages if m["role"] == "user"] == ["is it?", "and this?"]
 
 
+@pytest.mark.process
 def test_background_text_view_prints_as_the_turn_runs(shell, make_agent):
     shell.run_line_magic("config", "NbAgent.background = True")
     agent = use(shell, make_agent, Reply(text="Checking.", tool_calls=[Call("glob", {"pattern": "*.py"})]),
@@ -253,6 +264,7 @@ def test_background_text_view_prints_as_the_turn_runs(shell, make_agent):
     assert "Checking.\n→ glob *.py\n  ✓ glob done\n\nNothing to see.\n" in out.stdout
 
 
+@pytest.mark.process
 def test_an_agent_cell_tells_the_model_which_cell_it_is(shell, make_agent):
     agent = use(shell, make_agent, "It is this cell.")
     shell.parent_header = {"metadata": {"cellId": "cell-7"}}  # what JupyterLab sends with each run

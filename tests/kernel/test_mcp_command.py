@@ -23,6 +23,7 @@ def run(shell, cell: str):
 TOY = Path(__file__).resolve().parents[1] / "mcp_tests" / "toy_server.py"
 
 
+@pytest.mark.process
 def test_mcp_lists_servers_and_starts_them_on_request(shell, make_agent, monkeypatch, tmp_path):
     monkeypatch.setenv("NBAGENT_CONFIG_DIR", str(tmp_path / "no-user-config"))
     agent = make_agent(mcp_servers={"toy": {"command": sys.executable, "args": [str(TOY)], "trust": "read"}})
@@ -38,7 +39,7 @@ def test_mcp_lists_servers_and_starts_them_on_request(shell, make_agent, monkeyp
 def test_traitlets_mcp_servers_reach_the_agent_settings():
     from traitlets.config import Config
 
-    from nbagent.jupyter.config import NbAgent
+    from nbagent.jupyter.kernel.config import NbAgent
 
     servers = {"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp"}}}
     config = Config()

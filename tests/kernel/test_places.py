@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import shlex
 import subprocess
 
@@ -28,6 +29,7 @@ def test_outside_a_notebook_the_place_is_the_directory(tmp_path):
     assert find_place(env={"JPY_SESSION_NAME": "not-a-notebook"}, cwd=tmp_path).notebook is None
 
 
+@pytest.mark.process
 def test_workspace_is_the_git_repo_then_the_server_root_then_the_folder(tmp_path):
     repo, loose = tmp_path / "repo", tmp_path / "root" / "loose"
     (repo / "nbs").mkdir(parents=True)

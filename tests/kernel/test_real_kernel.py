@@ -8,7 +8,7 @@ import time
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.kernel, pytest.mark.integration]
 
 SETUP = """
 %load_ext nbagent

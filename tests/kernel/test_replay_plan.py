@@ -40,6 +40,7 @@ def kernel_turn(code: str) -> list:
     return [Reply(tool_calls=[Call("kernel_run", {"code": code})]), "done"]
 
 
+@pytest.mark.process
 def test_the_plan_follows_the_history_shows_notebook_cell_ids_keeps_deleted_cells_and_skips_the_agent(
         notebook_kernel, make_agent, workspace):
     shell = notebook_kernel
@@ -83,6 +84,7 @@ def test_the_plan_follows_the_history_shows_notebook_cell_ids_keeps_deleted_cell
     assert len(agent.runtime.model.requests) == requests  # replaying did not run the agent again
 
 
+@pytest.mark.process
 def test_without_the_history_the_notebook_gives_the_order_by_execution_count_and_replay_stops_at_the_first_error(
         notebook_kernel, make_agent, workspace):
     shell = notebook_kernel
@@ -143,6 +145,7 @@ def test_a_kernel_without_a_notebook_plans_from_its_history_alone(shell, workspa
     assert "run 2 cell(s), time not known (no cell was timed)," in describe_plan(untimed)
 
 
+@pytest.mark.process
 def test_an_undo_in_the_cell_that_ran_the_agent_leaves_that_cell_out(shell, make_agent):
     agent = make_agent(*kernel_turn("data.append(3)"), kernel=bridge_from_shell(shell), kernel_run_auto=True)
     shell.user_ns["agent"] = agent

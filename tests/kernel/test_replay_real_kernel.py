@@ -16,7 +16,7 @@ from jupyter_client.manager import start_new_kernel
 
 from .real_kernel import run
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.kernel, pytest.mark.integration]
 
 SETUP = """
 import json

@@ -3,6 +3,7 @@ on the turn's approval card, shown whole and escaped, and runs only once approve
 
 from __future__ import annotations
 
+import pytest
 import queue
 
 from nbagent import Agent
@@ -11,6 +12,8 @@ from nbagent.attached.store import ContextStore
 from nbagent.jupyter.widgets.turn import TurnView
 from nbagent.store.db import Database, workspace_db_path
 from nbagent.testing.scripted import ScriptedModel
+
+pytestmark = pytest.mark.process
 
 
 def test_a_stored_command_is_asked_about_on_a_widget_card_showing_it_whole(tmp_path, monkeypatch):

@@ -11,7 +11,7 @@ import pytest
 
 from nbagent import events as ev
 from nbagent.ids import short_id
-from nbagent.jupyter.kernel.view_registry import ViewHub, hub_for
+from nbagent.jupyter.widgets.view_registry import ViewHub, hub_for
 from nbagent.jupyter.widgets.live_state import LiveState
 from nbagent.jupyter.widgets.turn import TurnView
 from nbagent.testing import Call, Reply
@@ -77,6 +77,7 @@ def test_the_recorded_sequences_cover_every_kind_of_item():
     assert kinds >= {"TextItem", "ReasoningItem", "ToolItem", "NoticeItem"}
 
 
+@pytest.mark.process
 def test_a_real_turn_joined_while_it_waits_renders_as_the_view_that_watched_it(make_agent, wait_for):
     todos = [{"content": "look", "status": "completed"}, {"content": "write", "status": "in_progress"}]
     agent = make_agent(
@@ -112,6 +113,7 @@ def _followed(hub: ViewHub) -> list:
     return views
 
 
+@pytest.mark.process
 def test_an_undo_made_elsewhere_shows_on_the_finished_turn(make_agent, workspace):
     """/undo, the panel or code: the turn's checkpoint in the state changes, and so do its buttons."""
     agent = make_agent(Reply(tool_calls=[Call("write_file", {"path": "a.txt", "content": "new\n"})]), "Wrote it.")

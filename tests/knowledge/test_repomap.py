@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 
 from nbagent.knowledge.repomap import HEADER, RepoMap
+
+pytestmark = pytest.mark.process
 
 
 def write(root, rel, text):

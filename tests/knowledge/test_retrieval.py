@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent.knowledge.memory_index import MemoryIndex
+from nbagent.memory.index import MemoryIndex
 
 from .retrieval_set import ENTRIES, QUERIES, UNRELATED
 

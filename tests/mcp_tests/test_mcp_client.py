@@ -26,6 +26,7 @@ def _servers(**entry):
     return {"mcpServers": {"toy": toy_stdio(**entry)}}
 
 
+@pytest.mark.process
 def test_tools_are_listed_prefixed_with_inlined_schemas_on_the_first_turn(make_agent):
     agent = make_agent("hello", mcp_servers=_servers())
     assert agent.registry.get(f"{T}echo") is None  # nothing starts before a turn
@@ -42,6 +43,7 @@ def test_tools_are_listed_prefixed_with_inlined_schemas_on_the_first_turn(make_a
     assert "mcp__<server>__<tool>" in request.system
 
 
+@pytest.mark.process
 def test_reconfigured_tool_sets_switch_a_server_off_and_on_without_restarting_it(make_agent):
     agent = make_agent(Reply(tool_calls=[Call(f"{T}pid")]), "one", "two", Reply(tool_calls=[Call(f"{T}pid")]),
                        "three", mcp_servers=_servers(trust="read"))
@@ -54,6 +56,7 @@ def test_reconfigured_tool_sets_switch_a_server_off_and_on_without_restarting_it
     assert agent.run("on").tool_calls[0]["output"] == first  # the same process: kept for the session
 
 
+@pytest.mark.process
 def test_a_call_asks_even_in_auto_mode_and_shows_annotations(make_agent):
     requests = []
     agent = make_agent(Reply(tool_calls=[Call(f"{T}remove_everything", {"where": "/tmp/x"})]), "ok",
@@ -67,6 +70,7 @@ def test_a_call_asks_even_in_auto_mode_and_shows_annotations(make_agent):
     assert ev.event_from_dict(request.to_dict()).annotations == request.annotations
 
 
+@pytest.mark.process
 def test_a_readonly_hint_alone_does_not_skip_the_question(make_agent):
     requests = []
     agent = make_agent(Reply(tool_calls=[Call(f"{T}read_thing", {"key": "k"})]), "ok",
@@ -76,6 +80,7 @@ def test_a_readonly_hint_alone_does_not_skip_the_question(make_agent):
     assert requests[0].annotations == {"readOnlyHint": True}
 
 
+@pytest.mark.process
 def test_trust_read_runs_unasked_and_always_runs_in_auto_but_asks_in_ask(make_agent):
     asked = []
     read = make_agent(Reply(tool_calls=[Call(f"{T}add", {"a": 2, "b": 3})]), "ok",
@@ -91,6 +96,7 @@ def test_trust_read_runs_unasked_and_always_runs_in_auto_but_asks_in_ask(make_ag
     assert ask.run("go").tool_calls[0]["status"] == "denied" and len(asked) == 1
 
 
+@pytest.mark.process
 def test_read_only_mode_denies_mcp_tools(make_agent):
     agent = make_agent(Reply(tool_calls=[Call(f"{T}echo", {"text": "x"})]), "ok",
                        mcp_servers=_servers(trust="always"), approval="read-only")
@@ -98,6 +104,7 @@ def test_read_only_mode_denies_mcp_tools(make_agent):
     assert call["status"] == "denied"
 
 
+@pytest.mark.process
 def test_workspace_servers_need_their_tool_set_named_and_their_trust_is_ignored(make_agent, tmp_path):
     state = tmp_path / ".nbagent"
     state.mkdir()
@@ -126,6 +133,7 @@ def test_user_config_file_and_toolset_off(make_agent, tmp_path, monkeypatch):
     assert "mcp:toy" not in off.registry.enabled
 
 
+@pytest.mark.process
 def test_bad_settings_raise_a_clear_error_and_a_bad_file_is_reported_not_fatal(make_agent, tmp_path):
     with pytest.raises(ConfigError, match="exactly one of"):
         make_agent("hi", mcp_servers={"x": {"command": "a", "url": "http://b"}})
@@ -138,6 +146,7 @@ def test_bad_settings_raise_a_clear_error_and_a_bad_file_is_reported_not_fatal(m
     assert any("not valid JSON" in m for m in result.errors)
 
 
+@pytest.mark.process
 def test_invalid_arguments_are_checked_against_the_servers_schema(make_agent):
     agent = make_agent(Reply(tool_calls=[Call(f"{T}add", {"a": "two", "b": 1})]), "ok",
                        mcp_servers=_servers(trust="read"))
@@ -145,6 +154,7 @@ def test_invalid_arguments_are_checked_against_the_servers_schema(make_agent):
     assert call["status"] == "failed" and "invalid arguments" in call["output"] and "a:" in call["output"]
 
 
+@pytest.mark.process
 def test_huge_output_goes_through_the_output_limit(make_agent, tmp_path):
     agent = make_agent(Reply(tool_calls=[Call(f"{T}huge", {"lines": 5000})]), "ok",
                        mcp_servers=_servers(trust="read"), output_limit=4000)
@@ -154,12 +164,14 @@ def test_huge_output_goes_through_the_output_limit(make_agent, tmp_path):
     assert saved and "line 002500" in saved[0].read_text()
 
 
+@pytest.mark.process
 def test_images_are_summarised(make_agent):
     agent = make_agent(Reply(tool_calls=[Call(f"{T}picture")]), "ok", mcp_servers=_servers(trust="read"))
     (call,) = agent.run("go").tool_calls
     assert call["output"].startswith("[image image/png, about") and "not shown" in call["output"]
 
 
+@pytest.mark.process
 def test_a_crashed_server_is_named_in_the_error_and_restarts_on_the_next_call(make_agent):
     agent = make_agent(Reply(tool_calls=[Call(f"{T}pid")]), Reply(tool_calls=[Call(f"{T}crash")]),
                        Reply(tool_calls=[Call(f"{T}pid")]), "ok", mcp_servers=_servers(trust="read"))
@@ -180,6 +192,7 @@ def _stop_when_called(agent, tool_name, action):
     agent.subscribe(on_event)
 
 
+@pytest.mark.process
 def test_stop_cancels_a_hanging_call_and_the_turn_goes_on(make_agent):
     agent = make_agent(Reply(tool_calls=[Call(f"{T}hang")]), Reply(tool_calls=[Call(f"{T}echo", {"text": "y"})]),
                        "ok", mcp_servers=_servers(trust="read"))
@@ -191,6 +204,7 @@ def test_stop_cancels_a_hanging_call_and_the_turn_goes_on(make_agent):
     assert echo["output"] == "y" and result.reason == "done"
 
 
+@pytest.mark.process
 def test_stop_kills_a_server_that_does_not_give_up_and_it_restarts(make_agent):
     agent = make_agent(Reply(tool_calls=[Call(f"{T}pid")]), Reply(tool_calls=[Call(f"{T}block")]),
                        Reply(tool_calls=[Call(f"{T}pid")]), "ok", mcp_servers=_servers(trust="read"))
@@ -202,6 +216,7 @@ def test_stop_kills_a_server_that_does_not_give_up_and_it_restarts(make_agent):
     assert not psutil.pid_exists(old) or psutil.Process(old).status() == psutil.STATUS_ZOMBIE
 
 
+@pytest.mark.process
 def test_abort_cuts_a_hanging_call_and_the_agent_stays_usable(make_agent):
     agent = make_agent(Reply(tool_calls=[Call(f"{T}hang")]), Reply(tool_calls=[Call(f"{T}echo", {"text": "z"})]),
                        "ok", mcp_servers=_servers(trust="read"))
@@ -210,6 +225,7 @@ def test_abort_cuts_a_hanging_call_and_the_agent_stays_usable(make_agent):
     assert agent.run("again", timeout=60).tool_calls[0]["output"] == "z"
 
 
+@pytest.mark.process
 def test_a_server_that_cannot_start_is_reported_and_the_turn_goes_on(make_agent):
     agent = make_agent("still here", mcp_servers={"nope": {"command": "/nonexistent/mcp-server"}})
     result = agent.run("hi")
@@ -217,6 +233,7 @@ def test_a_server_that_cannot_start_is_reported_and_the_turn_goes_on(make_agent)
     assert any("MCP server 'nope' failed to start" in m for m in result.errors)
 
 
+@pytest.mark.process
 def test_streamable_http_server(make_agent, toy_http):
     agent = make_agent(Reply(tool_calls=[Call("mcp__web__add", {"a": 20, "b": 22})]), "ok",
                        mcp_servers={"web": {"url": toy_http, "headers": {"X-Test": "1"}, "trust": "read"}})
@@ -226,6 +243,7 @@ def test_streamable_http_server(make_agent, toy_http):
 
 @pytest.mark.skipif(shutil.which("mcp-server-time") is None and sys.prefix == sys.base_prefix,
                     reason="mcp-server-time is not installed")
+@pytest.mark.process
 def test_reference_server_mcp_server_time(make_agent):
     command = shutil.which("mcp-server-time") or f"{sys.prefix}/bin/mcp-server-time"
     asked = []
@@ -242,6 +260,7 @@ def test_reference_server_mcp_server_time(make_agent):
     assert now["status"] == "denied"
 
 
+@pytest.mark.process
 def test_an_http_server_that_went_away_is_named_and_reconnected(make_agent):
     import subprocess
 
@@ -274,6 +293,7 @@ def test_an_http_server_that_went_away_is_named_and_reconnected(make_agent):
         server.wait(10)
 
 
+@pytest.mark.process
 def test_tools_list_changed_relists_the_server_before_the_next_turn(make_agent):
     agent = make_agent(Reply(tool_calls=[Call(f"{T}grow", {"name": "fresh"})]), "grown",
                        Reply(tool_calls=[Call(f"{T}fresh")]), "used",
@@ -291,6 +311,7 @@ def test_tools_list_changed_relists_the_server_before_the_next_turn(make_agent):
     assert "fresh" in next(row for row in agent.mcp_status() if row["name"] == "toy")["tools"]
 
 
+@pytest.mark.process
 def test_a_workspace_server_not_approved_here_never_starts_in_read_only_mode(make_agent, tmp_path):
     """Issue 26, finding 1: naming the tool set is not enough; read-only mode asks nothing and starts nothing."""
     marker = tmp_path / "started"

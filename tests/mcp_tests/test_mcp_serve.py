@@ -37,6 +37,7 @@ def _text(result) -> str:
     return "\n".join(block.text for block in result.content)
 
 
+@pytest.mark.process
 async def test_list_read_and_edit_a_notebook_by_cell_id(tmp_path):
     from mcp import Client
 
@@ -54,6 +55,7 @@ async def test_list_read_and_edit_a_notebook_by_cell_id(tmp_path):
     assert cells == {"intro": "# Title", "setup": "x = 42"}
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("flags", [("--approval", "read-only"), ()], ids=["read-only", "ask-without-terminal"])
 async def test_a_write_is_denied_on_nbagents_side(tmp_path, flags):
     from mcp import Client
@@ -69,6 +71,7 @@ async def test_a_write_is_denied_on_nbagents_side(tmp_path, flags):
     assert path.read_bytes() == before
 
 
+@pytest.mark.process
 async def test_outside_the_workspace_is_refused(tmp_path):
     from mcp import Client
 
@@ -79,6 +82,7 @@ async def test_outside_the_workspace_is_refused(tmp_path):
         assert result.is_error and "outside" in _text(result)
 
 
+@pytest.mark.process
 async def test_streamable_http_needs_the_token(tmp_path):
     from mcp import Client, MCPError
     from mcp.client.streamable_http import streamable_http_client
@@ -114,7 +118,7 @@ async def test_streamable_http_needs_the_token(tmp_path):
 
 
 def test_serving_leaves_the_tool_sets_it_was_given_as_they_were(tmp_path):
-    from nbagent.mcp.serve import ServedTools
+    from nbagent.mcp_server.serve import ServedTools
     from nbagent.tools.base import ToolSet, function_tool
 
     def ping() -> str:

@@ -10,6 +10,8 @@ import queue
 
 import pytest
 
+pytestmark = pytest.mark.kernel
+
 jupyter_client = pytest.importorskip("jupyter_client")
 
 CELL = """

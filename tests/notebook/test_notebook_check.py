@@ -42,6 +42,7 @@ def kernels_of_this_process() -> set[int]:
     return {p.pid for p in psutil.Process().children(recursive=True) if "ipykernel" in " ".join(p.cmdline())}
 
 
+@pytest.mark.kernel
 def test_a_notebook_with_hidden_state_is_caught_and_the_checks_kernel_is_gone_after(ctx, tmp_path):
     # Saved from a live kernel where df_live existed and cell 3 ran before cell 2.
     write(tmp_path / "hidden.ipynb",
@@ -63,6 +64,7 @@ def test_a_notebook_with_hidden_state_is_caught_and_the_checks_kernel_is_gone_af
     assert kernels_of_this_process() == kernels_before  # the fresh kernel was shut down
 
 
+@pytest.mark.kernel
 def test_a_slow_cell_times_out_cleanly_and_the_cells_after_it_still_run(ctx, tmp_path):
     write(tmp_path / "slow.ipynb",
           code("import time\ntime.sleep(60)", 1),
@@ -77,6 +79,7 @@ def test_a_slow_cell_times_out_cleanly_and_the_cells_after_it_still_run(ctx, tmp
     assert kernels_of_this_process() == kernels_before
 
 
+@pytest.mark.kernel
 def test_a_notebook_that_reproduces_is_said_to(ctx, tmp_path):
     write(tmp_path / "ok.ipynb",
           code("import datetime\nprint('at', datetime.datetime.now())", 1, stdout("at 2024-01-02 03:04:05.678\n")),
@@ -85,6 +88,7 @@ def test_a_notebook_that_reproduces_is_said_to(ctx, tmp_path):
     assert text.endswith("verdict: runs from top to bottom in a fresh kernel, outputs as stored"), text
 
 
+@pytest.mark.kernel
 def test_the_agent_calls_it_as_a_read_only_tool(make_agent, tmp_path):
     write(tmp_path / "nb.ipynb", code("print(undefined_here)", 1, stdout("5\n")))
     agent = make_agent(Reply(tool_calls=[Call("notebook_check", {"path": "nb.ipynb", "timeout": 20})]), "checked",
@@ -95,6 +99,7 @@ def test_the_agent_calls_it_as_a_read_only_tool(make_agent, tmp_path):
     assert "uses undefined_here: no cell defines it" in call["output"]
 
 
+@pytest.mark.kernel
 def test_nbagent_check_exits_1_on_problems_and_2_on_a_missing_notebook(tmp_path):
     write(tmp_path / "nb.ipynb", code("print(nothing)", 1))
     command = [sys.executable, "-m", "nbagent.cli", "check"]
@@ -134,6 +139,7 @@ def test_ipython_syntax_is_blanked_not_parsed():
     assert python_source("%%writefile a.py\nprint(1)") is None
 
 
+@pytest.mark.kernel
 def test_stop_interrupts_the_check_and_its_kernel_goes(tmp_path):
     import threading
 

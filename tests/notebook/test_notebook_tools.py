@@ -187,6 +187,7 @@ def test_a_touch_without_a_content_change_is_not_a_conflict(ctx, sample):
     nbt.notebook_read(ctx, "analysis.ipynb")
     os.utime(sample, ns=(1_000_000_000, 1_000_000_000))
     nbt.notebook_edit(ctx, "analysis.ipynb", ids[0], "# Touched")
+    assert nbformat.read(sample, as_version=4).cells[0].source == "# Touched"
 
 
 def test_changes_need_a_read_or_a_version(ctx, sample):

@@ -33,6 +33,7 @@ def link_file(tmp_path):
     forget_secret(secret)
 
 
+@pytest.mark.process
 def test_the_shell_tool_cannot_show_the_secret(tmp_path, link_file):
     path, secret = link_file
     store = server_link.connect({server_link.ENV_VAR: str(path)})
@@ -65,6 +66,7 @@ def test_no_link_without_the_variable_or_with_a_bad_file(tmp_path):
     assert server_link.connect({server_link.ENV_VAR: str(bad)}) is None
 
 
+@pytest.mark.process
 def test_a_terminal_finds_the_server_that_serves_its_workspace(tmp_path, monkeypatch):
     """``nbagent undo`` outside a kernel: the runtime file of a live server whose root holds the workspace."""
     runtime, root = tmp_path / "runtime", tmp_path / "project"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from nbagent.render.redaction import public_url
 from nbagent.store.sessions import SessionStore
 
@@ -15,6 +16,7 @@ def test_public_url_drops_user_info_query_and_fragment():
     assert public_url(None) == "" and public_url("http://x:99999999/") == "(invalid URL)"
 
 
+@pytest.mark.process
 def test_a_session_never_stores_the_credentials_of_its_base_url(make_agent, tmp_path):
     agent = make_agent("hello", base_url=SECRET_URL, api_key="sk-test")
     agent.run("hi")

@@ -13,6 +13,8 @@ import pytest
 from nbagent.errors import ToolError
 from nbagent.tools.git import git_blame, git_log, git_status
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def repo(ctx):

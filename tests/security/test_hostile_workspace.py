@@ -14,6 +14,8 @@ import pytest
 from nbagent import events as ev
 from nbagent.testing.replies import Call, Reply
 
+pytestmark = pytest.mark.process
+
 HOSTILE = ["out_dir", "out_dir/secret.txt", "out_file", "pipe", "device", "huge.bin", "caf\udce9.txt",
            ".nbagent/x", "ok.txt"]
 

@@ -10,6 +10,8 @@ import pytest
 
 from nbagent.workspace.walker import list_files, start_ignored
 
+pytestmark = pytest.mark.process
+
 LONG = "a" * 60 + "b"
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from nbagent.errors import ToolError
 from nbagent.model.parts import split_content
-from nbagent.model.provider_data import merge_delta
+from nbagent.model.provider_data import LABELS, merge_delta
 from nbagent.render.redaction import public_url
 from nbagent.tools.listing import glob_match
 
@@ -15,9 +18,13 @@ from nbagent.tools.listing import glob_match
 @given(pattern=st.text(alphabet="*?[]{},!/ab.\\-", max_size=60), name=st.text(max_size=80))
 def test_any_glob_is_matched_at_once_or_refused_clearly(pattern, name):
     try:
-        glob_match(pattern, name)
-    except ToolError:
-        pass  # too many alternatives, too long, or a class RE2 cannot compile: a message, not a crash
+        matched = glob_match(pattern, name)
+    except ToolError as refusal:  # too many alternatives, too long, or a class RE2 cannot compile
+        assert str(refusal).strip(), "a refusal says why"
+        return
+    assert isinstance(matched, bool)
+    if re.fullmatch(r"[ab][ab.,-]*", pattern):  # a plain file name (no glob syntax) matches itself
+        assert glob_match(pattern, pattern)
 
 
 @settings(max_examples=300, deadline=None)
@@ -48,7 +55,12 @@ def test_any_content_value_splits_into_text_and_reasoning(content):
 def test_any_stream_of_provider_fields_merges_without_error(deltas):
     acc: dict = {}
     for delta in deltas:
-        merge_delta(acc, delta)
+        assert merge_delta(acc, delta) is acc
+    assert set(acc) == {key for delta in deltas for key in delta}, "no field is lost or invented"
+    for key in acc:  # a field streamed as text only is the text of every delta, in order
+        values = [d[key] for d in deltas if key in d and d[key] is not None]
+        if key not in LABELS and values and all(isinstance(v, str) for v in values):
+            assert acc[key] == "".join(values)
 
 
 # ----- the state directory: random trees of links, FIFOs, foreign owners and modes (issue 26) -----
@@ -137,6 +149,7 @@ def _use_the_state(ws):
 @settings(max_examples=25, deadline=20_000)
 @given(top=st.sampled_from(["missing", "dir", "open_dir", "foreign_dir", "link_out_dir", "file", "fifo"]),
        plan=st.dictionaries(st.sampled_from(STATE_NAMES), st.sampled_from(STATE_KINDS), max_size=6))
+@pytest.mark.process
 def test_no_tree_in_the_state_directory_changes_a_file_outside_or_hangs(top, plan):
     import shutil
     import tempfile

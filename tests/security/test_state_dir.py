@@ -31,6 +31,7 @@ def victim(tmp_path):
     return folder, names
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ["link", "file"])
 def test_a_state_dir_that_is_not_a_real_directory_is_refused(tmp_path, victim, make_agent, kind):
     folder, names = victim
@@ -127,6 +128,7 @@ def _read_only_argv(ws: Path) -> list[str]:
             'mount --bind -o ro "$1" "$1" && shift && exec "$@"', "_", str(ws), *argv]
 
 
+@pytest.mark.process
 def test_a_read_only_workspace_falls_back_to_memory_with_one_message(tmp_path):
     ws = tmp_path / "ro"
     ws.mkdir()

@@ -75,6 +75,7 @@ def ws(tmp_path):
 # ----- finding 2: links below a real .nbagent/ ----------------------------------------------------
 @pytest.mark.parametrize("linked", ["checkpoints/copies/objects", "checkpoints/copies", "checkpoints",
                                     "checkpoints/sessions", "checkpoints/copies/pins"])
+@pytest.mark.process
 def test_a_link_below_the_state_directory_is_never_followed(make_agent, ws, outside, linked):
     state = ws / ".nbagent"
     (state / linked).parent.mkdir(parents=True, exist_ok=True)
@@ -89,6 +90,7 @@ def test_a_link_below_the_state_directory_is_never_followed(make_agent, ws, outs
     assert tree(outside) == before
 
 
+@pytest.mark.process
 def test_a_linked_journal_folder_is_not_written_through(make_agent, ws, outside):
     (ws / ".nbagent").mkdir()
     (ws / ".nbagent" / "journal").symlink_to(outside, target_is_directory=True)
@@ -99,6 +101,7 @@ def test_a_linked_journal_folder_is_not_written_through(make_agent, ws, outside)
     assert tree(outside) == before and (ws / "a.txt").read_text() == "old a\n"
 
 
+@pytest.mark.process
 def test_the_checkpoints_git_folder_linked_to_another_repository_is_refused(make_agent, tmp_path, outside):
     other = tmp_path / "other"
     subprocess.run(["git", "init", "-q", str(other)], check=True)
@@ -115,6 +118,7 @@ def test_the_checkpoints_git_folder_linked_to_another_repository_is_refused(make
     assert tree(other / ".git") == before  # HEAD, config and remote untouched
 
 
+@pytest.mark.process
 def test_undo_through_a_state_directory_linked_after_the_turn_writes_nothing_there(make_agent, ws, tmp_path):
     agent = make_agent(*write_turn("a.txt"), workspace=ws, approval="auto")
     agent.run("edit a.txt")
@@ -127,6 +131,7 @@ def test_undo_through_a_state_directory_linked_after_the_turn_writes_nothing_the
     assert tree(moved) == before and (ws / "a.txt").read_text() == "new a.txt\n"
 
 
+@pytest.mark.process
 def test_a_refused_restore_changes_nothing(make_agent, ws, outside):
     (ws / "sub").mkdir()
     (ws / "sub" / "b.txt").write_text("old b\n")
@@ -144,6 +149,7 @@ def test_a_refused_restore_changes_nothing(make_agent, ws, outside):
 
 
 # ----- finding 4: state created by another user ----------------------------------------------------
+@pytest.mark.process
 def test_a_shared_state_folder_made_by_another_user_is_refused(make_agent, ws, tmp_path, monkeypatch):
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -180,6 +186,7 @@ def test_a_configured_folder_others_may_write_is_refused(ws, tmp_path, monkeypat
     assert list(shared.iterdir()) == []
 
 
+@pytest.mark.process
 def test_the_state_dir_setting_moves_all_of_the_state(make_agent, ws, tmp_path, monkeypatch):
     local = tmp_path / "local"
     monkeypatch.setenv(STATE_DIR_ENV, str(local))
@@ -204,6 +211,7 @@ def test_the_state_dir_setting_moves_all_of_the_state(make_agent, ws, tmp_path, 
 
 
 # ----- finding 7: a planted repo-map cache -----------------------------------------------------------
+@pytest.mark.process
 def test_a_planted_repo_map_cache_reads_nothing_outside_and_never_blocks(ws, tmp_path):
     import orjson
 
@@ -223,6 +231,7 @@ def test_a_planted_repo_map_cache_reads_nothing_outside_and_never_blocks(ws, tmp
     assert "real_function" in text  # an invalid cache is rebuilt from the workspace itself
 
 
+@pytest.mark.process
 def test_a_repo_map_cache_naming_a_link_out_is_not_followed(ws, tmp_path):
     import orjson
 
@@ -246,6 +255,7 @@ def test_a_repo_map_cache_naming_a_link_out_is_not_followed(ws, tmp_path):
 
 
 # ----- finding 11: traces.jsonl as a FIFO -----------------------------------------------------------
+@pytest.mark.process
 def test_a_fifo_as_the_traces_file_does_not_hang_the_turn(make_agent, ws):
     (ws / ".nbagent").mkdir()
     os.mkfifo(ws / ".nbagent" / "traces.jsonl")
@@ -255,6 +265,7 @@ def test_a_fifo_as_the_traces_file_does_not_hang_the_turn(make_agent, ws):
 
 
 # ----- finding 13, the permission half: everything in the state directory is private ----------------
+@pytest.mark.process
 def test_every_file_in_the_state_directory_is_0600_and_every_folder_0700(make_agent, ws):
     (ws / "mod.py").write_text("def f():\n    pass\n")
     agent = make_agent(*write_turn("a.txt"), workspace=ws, approval="auto", telemetry=True)
@@ -274,6 +285,7 @@ def test_every_file_in_the_state_directory_is_0600_and_every_folder_0700(make_ag
 
 
 # ----- finding 14: an unusable state directory ------------------------------------------------------
+@pytest.mark.process
 def test_no_task_folder_is_left_in_the_temp_folder(ws, tmp_path):
     (ws / ".nbagent").write_text("not a folder\n")
     temp = tmp_path / "tmp"
@@ -289,6 +301,7 @@ def test_no_task_folder_is_left_in_the_temp_folder(ws, tmp_path):
     assert list(temp.iterdir()) == []
 
 
+@pytest.mark.process
 def test_undo_without_a_usable_state_directory_says_why(make_agent, ws):
     (ws / ".nbagent").write_text("not a folder\n")
     agent = make_agent(*write_turn("a.txt"), workspace=ws, approval="auto")

@@ -17,7 +17,7 @@ from nbagent import Agent
 from nbagent import events as ev
 from nbagent.attached.store import ContextStore
 from nbagent.cli.app import main
-from nbagent.cli.terminal import approval_card
+from nbagent.render.terminal import approval_card
 from nbagent.store.db import Database, workspace_db_path
 from nbagent.testing.scripted import ScriptedModel
 from nbagent.workspace.trust import TrustFileRefused, is_trusted, trust, trust_path
@@ -49,6 +49,7 @@ def _agent(ws, *replies, **options):
     return Agent(workspace=ws, model=ScriptedModel(list(replies)), **options)
 
 
+@pytest.mark.process
 def test_a_cloned_command_source_does_not_run_in_read_only_mode(clone):
     with _agent(clone, "ok", approval="read-only") as agent:
         time.sleep(1.0)  # twenty poller ticks
@@ -61,6 +62,7 @@ def test_a_cloned_command_source_does_not_run_in_read_only_mode(clone):
     assert not is_trusted(clone, PLANTED)
 
 
+@pytest.mark.process
 def test_the_card_shows_the_whole_command_and_approving_records_it_outside_the_workspace(clone, config_dir):
     asked: list[ev.ApprovalRequest] = []
     with _agent(clone, "ok", "ok", approver=lambda r: asked.append(r) or "approve") as agent:
@@ -82,6 +84,7 @@ def test_the_card_shows_the_whole_command_and_approving_records_it_outside_the_w
     assert not any(p.name == record.name for p in clone.rglob("*"))  # nothing the repository could ship
 
 
+@pytest.mark.process
 def test_a_denied_command_stays_unrun_and_is_not_asked_again(clone):
     asked: list[ev.ApprovalRequest] = []
     with _agent(clone, "ok", "ok", approver=lambda r: asked.append(r) or "deny") as agent:
@@ -94,6 +97,7 @@ def test_a_denied_command_stays_unrun_and_is_not_asked_again(clone):
         assert agent.context.sources()["status"].tolist() == ["needs approval"]
 
 
+@pytest.mark.process
 def test_approval_is_for_this_workspace_and_this_exact_command(clone, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
@@ -106,6 +110,7 @@ def test_approval_is_for_this_workspace_and_this_exact_command(clone, tmp_path):
         assert (clone / "pwned").exists() and agent.context.sources()["status"].tolist() == ["ok"]
 
 
+@pytest.mark.process
 def test_a_command_the_user_attaches_is_approved_by_that_act_and_a_changed_one_is_not(tmp_path, config_dir):
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -121,6 +126,7 @@ def test_a_command_the_user_attaches_is_approved_by_that_act_and_a_changed_one_i
         assert not (ws / "pwned").exists() and agent.context.sources()["status"].tolist() == ["needs approval"]
 
 
+@pytest.mark.process
 def test_nbagent_context_approve_shows_the_command_and_asks(clone, capsys, monkeypatch):
     assert main(["context", "list", "-w", str(clone)]) == 0
     assert "needs approval" in capsys.readouterr().out
@@ -150,6 +156,7 @@ def test_a_trust_record_others_can_write_or_a_link_is_not_believed(clone, config
     assert "echo more" not in elsewhere.read_text()
 
 
+@pytest.mark.process
 def test_attaching_from_the_terminal_is_the_approval(tmp_path, config_dir, capsys):
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import os
 import signal
 import subprocess
@@ -10,6 +11,8 @@ import textwrap
 import time
 
 from nbagent.workspace.tempfiles import sweep, temp_path
+
+pytestmark = pytest.mark.process
 
 KILLED_WRITER = textwrap.dedent("""
     import os, sys

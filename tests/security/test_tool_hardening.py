@@ -13,6 +13,7 @@ from nbagent.tools.listing import MAX_ALTERNATIVES, glob_regex
 from nbagent.tools.notebook import notebook_delete_preview, notebook_read
 
 
+@pytest.mark.process
 def test_a_backtracking_glob_answers_at_once(ctx):
     deep = ctx.workspace.root.joinpath(*["a" * 250] * 12)
     deep.mkdir(parents=True)
@@ -33,6 +34,7 @@ def test_brace_expansion_is_capped(ctx):
     assert len(glob_regex("*.{py,md,txt}").pattern) > 0
 
 
+@pytest.mark.process
 def test_globs_still_mean_what_they_did(ctx):
     root = ctx.workspace.root
     (root / "src" / "pkg").mkdir(parents=True)
@@ -45,6 +47,7 @@ def test_globs_still_mean_what_they_did(ctx):
     assert glob(ctx, "x+y.py") == "x+y.py"
 
 
+@pytest.mark.process
 def test_glob_matches_names_that_are_not_utf8(ctx):
     name = os.fsencode(str(ctx.workspace.root)) + b"/caf\xe9.txt"
     with open(name, "wb") as f:

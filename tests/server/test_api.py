@@ -7,9 +7,11 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from nbagent.store.memory import ProjectMemory
+from nbagent.memory.entries import ProjectMemory
 from nbagent.store import SessionStore
 from nbagent.testing.replies import Reply
+
+pytestmark = pytest.mark.process
 
 
 async def test_sessions_create_list_fork_delete(api, jp_root_dir):

@@ -9,7 +9,7 @@ import pytest
 
 from live_helpers import start_kernel, write_notebook
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.kernel, pytest.mark.integration]
 
 
 async def test_two_runs_in_one_kernel_at_once(jp_serverapp, jp_root_dir, jp_fetch):

@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from tornado.httpclient import HTTPClientError
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.process, pytest.mark.integration]
 
 
 async def test_the_check_route_reports_hidden_state_and_refuses_bad_input(api, jp_fetch, jp_root_dir):

@@ -10,6 +10,8 @@ from tornado.httpclient import HTTPClientError
 
 from nbagent.testing.replies import Reply
 
+pytestmark = pytest.mark.process
+
 NOTEBOOK = {
     "nbformat": 4, "nbformat_minor": 5, "metadata": {},
     "cells": [

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from tornado.httpclient import HTTPClientError
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def jp_server_config():

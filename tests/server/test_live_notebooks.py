@@ -66,6 +66,7 @@ async def call(fn, *args, **kwargs):
     return await asyncio.to_thread(fn, *args, **kwargs)
 
 
+@pytest.mark.process
 async def test_an_edit_arrives_in_the_open_view_and_then_on_disk(jp_serverapp, jp_root_dir, open_view):
     ids = write_notebook(jp_root_dir, "a.ipynb", [("markdown", "# Title"), ("code", "x = 1")])
     ctx = tool_ctx(jp_root_dir)
@@ -90,6 +91,7 @@ async def test_an_edit_arrives_in_the_open_view_and_then_on_disk(jp_serverapp, j
         await until(lambda: sources(view) == ["y = 3", "x = 2\nprint(x)"], what="the delete")
 
 
+@pytest.mark.process
 async def test_a_cell_the_user_changed_is_refused_and_their_typing_elsewhere_survives(jp_serverapp, jp_root_dir,
                                                                                       open_view):
     ids = write_notebook(jp_root_dir, "b.ipynb", [("code", "a = 1"), ("code", "b = 2"), ("code", "c = 3")])
@@ -113,6 +115,7 @@ async def test_a_cell_the_user_changed_is_refused_and_their_typing_elsewhere_sur
                     what="the save")
 
 
+@pytest.mark.process
 async def test_non_ascii_sources_edit_by_their_characters(jp_serverapp, jp_root_dir, open_view):
     ids = write_notebook(jp_root_dir, "c.ipynb", [("markdown", "Größe: 3 µm — ✓ 日本語 😀 end")])
     ctx = tool_ctx(jp_root_dir)
@@ -124,6 +127,7 @@ async def test_non_ascii_sources_edit_by_their_characters(jp_serverapp, jp_root_
         await until(lambda: sources(view) == ["Größe: 4 µm — ✓ 日本 ü énd"], what="the range edit")
 
 
+@pytest.mark.process
 async def test_a_legacy_notebook_keeps_the_ids_the_agent_saw(jp_serverapp, jp_root_dir, open_view):
     write_notebook(jp_root_dir, "old.ipynb", [("code", "a = 1"), ("markdown", "text")], legacy=True)
     ctx = tool_ctx(jp_root_dir)
@@ -140,6 +144,7 @@ async def test_a_legacy_notebook_keeps_the_ids_the_agent_saw(jp_serverapp, jp_ro
         await until(saved, what="nbformat 4.5 with the ids shown on disk")
 
 
+@pytest.mark.process
 async def test_a_closed_notebook_is_edited_in_its_file(jp_serverapp, jp_root_dir):
     ids = write_notebook(jp_root_dir, "closed.ipynb", [("code", "a = 1")])
     ctx = tool_ctx(jp_root_dir)
@@ -151,6 +156,7 @@ async def test_a_closed_notebook_is_edited_in_its_file(jp_serverapp, jp_root_dir
     assert not any(p.name.startswith(".closed") for p in jp_root_dir.iterdir())  # no room was created
 
 
+@pytest.mark.process
 async def test_the_kernel_handler_needs_the_secret(jp_serverapp, jp_root_dir, jp_fetch, open_view):
     from nbagent.jupyter.kernel import server_client as server_link
 
@@ -181,6 +187,7 @@ async def test_the_kernel_handler_needs_the_secret(jp_serverapp, jp_root_dir, jp
         await until(lambda: sources(view) == ["k = 2"], what="the kernel's edit in the view")
 
 
+@pytest.mark.kernel
 async def test_notebook_run_fills_outputs_in_the_open_view(jp_serverapp, jp_root_dir, jp_fetch, open_view):
     from nbagent.jupyter.kernel import server_client as server_link
 
@@ -207,6 +214,7 @@ async def test_notebook_run_fills_outputs_in_the_open_view(jp_serverapp, jp_root
         assert err.value.code == 409 and b"deadlock" in err.value.response.body
 
 
+@pytest.mark.process
 async def test_the_kernel_links_save_needs_the_secret_and_stays_in_the_workspace(jp_serverapp, jp_root_dir, jp_fetch):
     """``save`` (a turn's snapshot asks a tab to save first) is confined like read and apply: a path
     outside the workspace, or one that leaves it through a symlink, is answered "outside", untouched."""

@@ -26,7 +26,7 @@ from nbagent.testing.scripted import ScriptedModel
 from live_helpers import disk_sources, sources, until, write_notebook
 from test_live_notebooks import jp_server_config, open_view  # noqa: F401  (the RTC server and its client)
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.process, pytest.mark.integration]
 
 RELOADED = "Out-of-band changes"
 

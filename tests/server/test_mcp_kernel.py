@@ -11,7 +11,7 @@ import pytest
 from live_helpers import start_kernel
 
 pytest.importorskip("mcp")
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.kernel, pytest.mark.integration]
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from live_helpers import start_kernel
 from test_mcp_kernel import _route, _serve, _text
 
 pytest.importorskip("mcp")
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.kernel, pytest.mark.integration]
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ async def test_an_ended_route_session_releases_its_records_in_the_kernel(jp_fetc
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     from nbagent.jupyter.kernel.watch import watch_code
-    from nbagent.mcp.serve import caller_of
+    from nbagent.mcp_server.serve import caller_of
 
     await start_kernel(jp_fetch, "a.ipynb")
     session_ids: list[str] = []

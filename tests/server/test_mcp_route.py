@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 pytest.importorskip("mcp")
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.process, pytest.mark.integration]
 
 
 @pytest.fixture

@@ -11,6 +11,8 @@ import pytest
 from nbagent.testing import ScriptedServer
 from nbagent.testing.replies import Call, Reply
 
+pytestmark = pytest.mark.process
+
 EDIT = Call("edit_file", {"path": "notes.txt", "old_string": "red", "new_string": "blue"}, id="call_edit")
 
 

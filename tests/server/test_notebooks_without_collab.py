@@ -12,7 +12,7 @@ from nbagent.tools import notebook as nbt
 
 from live_helpers import RUN_CELLS, check_run_result, start_kernel, tool_ctx, write_notebook
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.kernel, pytest.mark.integration]
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from nbagent.testing.replies import Call, Reply
 
 from live_helpers import start_kernel, write_notebook
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.kernel, pytest.mark.integration]
 
 
 @pytest.fixture

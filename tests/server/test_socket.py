@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import asyncio
 
-from nbagent.engine.agent_state import AgentState, reduce
+from nbagent.render.agent_state import AgentState, reduce
 from nbagent.events import event_from_dict
 from nbagent.testing.replies import Call, Reply
+
+pytestmark = pytest.mark.process
 
 EDIT = Call("edit_file", {"path": "notes.txt", "old_string": "red", "new_string": "blue"}, id="call_edit")
 TODOS = Call("todo_write", {"todos": [{"content": "Change the colour", "status": "in_progress"},

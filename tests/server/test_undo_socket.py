@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from nbagent.testing.replies import Call, Reply
+
+pytestmark = pytest.mark.process
 
 EDIT = Call("edit_file", {"path": "notes.txt", "old_string": "red", "new_string": "blue"}, id="call_edit")
 

@@ -18,6 +18,7 @@ WRITER = Path(__file__).with_name("writer.py")
 WRITERS, STEPS = 4, 400
 
 
+@pytest.mark.process
 @pytest.mark.integration
 def test_four_processes_append_at_once_without_errors_or_lost_rows(workspace):
     procs = [subprocess.Popen([sys.executable, str(WRITER), "burst", str(workspace), f"w{n}", str(STEPS)],
@@ -85,6 +86,7 @@ def test_an_error_after_sqlite_rolled_back_by_itself_is_the_error_raised(tmp_pat
         db.close()
 
 
+@pytest.mark.process
 def test_opening_a_workspace_again_keeps_the_locks_of_its_open_database(tmp_path):
     """A second agent of a process opening the workspace must not open and close the database file:
     that drops the process's SQLite locks, and another process closing its last connection then

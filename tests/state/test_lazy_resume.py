@@ -15,7 +15,7 @@ import sqlite3
 
 import pytest
 
-from nbagent.engine.agent_state import ToolItem
+from nbagent.render.agent_state import ToolItem
 from nbagent.engine.compaction import cut_index, message_chars, prune, prune_at
 from nbagent.errors import StoreError
 from nbagent.store.sessions import SessionStore
@@ -119,6 +119,7 @@ def test_a_damaged_row_gives_a_clear_error_and_changes_nothing(workspace, store,
     assert rows == len(expected) - (damage == "missing")
 
 
+@pytest.mark.process
 @pytest.mark.integration
 @pytest.mark.parametrize("api", ["chat", "responses"])
 def test_the_request_and_transcript_after_a_resume_are_unchanged(workspace, store, api):

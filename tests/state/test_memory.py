@@ -8,8 +8,8 @@ import pytest
 
 from nbagent.errors import ToolError
 from nbagent.events import MemoryChanged
-from nbagent.knowledge import memory_index as index_module
-from nbagent.store.memory import HEADER, MAX_ENTRIES, ProjectMemory
+from nbagent.memory import index as index_module
+from nbagent.memory.entries import HEADER, MAX_ENTRIES, ProjectMemory
 from nbagent.store.sessions import SessionStore
 from nbagent.tools.memory import MEMORY
 

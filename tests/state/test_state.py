@@ -7,7 +7,7 @@ import pytest
 from nbagent import Agent
 from nbagent.config import AgentConfig
 from nbagent.errors import StoreError
-from nbagent.session.state import describe_model, open_state
+from nbagent.engine.session_state import describe_model, open_state
 from nbagent.store.sessions import SessionStore
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
@@ -60,6 +60,7 @@ def test_describe_model_prefers_the_endpoint_for_pricing():
     assert describe_model(ScriptedModel(name="m")) == ("scripted", "m")
 
 
+@pytest.mark.process
 def test_agent_todos_reach_the_next_step_and_resume_sends_the_exact_history(workspace):
     todos = [{"content": "inspect", "status": "in_progress"}]
     model = ScriptedModel([

@@ -166,8 +166,8 @@ def test_delete_and_purge_by_age(store):
     _turn(old, "old")
     with sqlite3.connect(store.path) as conn:
         conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (time.time() - 40 * 86_400, old.id))
-    assert store.purge(0) == 0 and len(store.list()) == 2
-    assert store.purge() == 1
+    assert store.purge(0) == [] and len(store.list()) == 2
+    assert len(store.purge()) == 1
     assert [i.id for i in store.list()] == [recent.id]
     with sqlite3.connect(store.path) as conn:  # its messages went with it
         assert conn.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", (old.id,)).fetchone()[0] == 0

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from nbagent.store.memory import ProjectMemory
+from nbagent.memory.entries import ProjectMemory
 from nbagent.store.sessions import SessionStore
 
 

@@ -77,6 +77,7 @@ def test_resolve_never_leaves_the_root(jail, data):
             assert not real.is_relative_to(ws.root / ".nbagent")
 
 
+@pytest.mark.process
 @settings(max_examples=60, deadline=None, suppress_health_check=FIXTURE_OK)
 @given(data=st.data())
 async def test_no_tool_reads_or_writes_outside(jail, tmp_path, data):

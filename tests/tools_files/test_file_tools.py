@@ -56,6 +56,7 @@ async def test_read_file_refuses_binary_files_clearly(ctx, root):
         await call(ctx, READ_FILE, path="img.png")
 
 
+@pytest.mark.process
 async def test_read_file_edge_cases(ctx, root):
     write(root, {"empty.txt": "", "two.txt": "a\nb", "latin.txt": b"caf\xe9\n", "src/x.py": "x"})
     assert await call(ctx, READ_FILE, path="empty.txt") == "(empty.txt is empty)"
@@ -147,6 +148,7 @@ async def test_edit_file_replaces_a_unique_match(ctx, root):
     assert "-    return 1\n+    return 2" in out
 
 
+@pytest.mark.process
 async def test_edit_file_errors_name_what_to_do(ctx, root):
     write(root, {"a.py": "x = 1\ny = 2\nx = 1\n    indented = True\n"})
     before = (root / "a.py").read_bytes()
@@ -204,6 +206,7 @@ def project(root):
     return root
 
 
+@pytest.mark.process
 async def test_glob_patterns(ctx, project):
     assert (await call(ctx, GLOB, pattern="**/*.py")).splitlines() == ["src/a.py", "src/pkg/c.py", "tests/test_a.py"]
     assert (await call(ctx, GLOB, pattern="*.{md,txt}")).splitlines() == ["README.md", "notes.txt"]
@@ -217,12 +220,14 @@ async def test_glob_patterns(ctx, project):
     assert (await call(ctx, GLOB, pattern="*.py", path="src/pkg")) == "src/pkg/c.py"
 
 
+@pytest.mark.process
 async def test_glob_leaves_out_ignored_files_and_hints_at_recursion(ctx, project):
     out = await call(ctx, GLOB, pattern="*.py")
     assert "No files match *.py" in out and "try **/*.py" in out
     assert "build/gen.py" not in await call(ctx, GLOB, pattern="**/*.py")
 
 
+@pytest.mark.process
 async def test_glob_caps_its_results(ctx, root):
     write(root, {f"f{i:04}.txt": "" for i in range(510)})
     out = await call(ctx, GLOB, pattern="*.txt")
@@ -238,6 +243,7 @@ async def test_glob_path_must_be_a_directory_inside(ctx, project):
 
 # --- read_many_files -------------------------------------------------------------------------
 
+@pytest.mark.process
 async def test_read_many_files_gives_each_its_block_and_reports_failures_in_place(ctx, root):
     write(root, {"a.txt": "A\n", "b.txt": NUMBERED, "bin.dat": b"\0\1"})
     out = await call(ctx, READ_MANY_FILES, paths=["a.txt", "missing.txt", "b.txt", "../x", "bin.dat"], limit=2)
@@ -294,6 +300,7 @@ def test_multi_edit_preview(ctx, root):
 
 # --- list_dir -----------------------------------------------------------------------------------
 
+@pytest.mark.process
 async def test_list_dir_tree_with_counts_of_what_was_left_out(ctx, project):
     (project / "empty").mkdir()
     out = await call(ctx, LIST_DIR)
@@ -326,6 +333,7 @@ async def test_list_dir_of_an_ignored_directory_says_why_it_is_empty(ctx, projec
     assert "ignored by .gitignore" in out and "bash `ls build`" in out
 
 
+@pytest.mark.process
 async def test_list_dir_caps_long_listings(ctx, root):
     write(root, {f"d{i:03}/f{j}.txt": "" for i in range(150) for j in range(3)})
     out = await call(ctx, LIST_DIR)

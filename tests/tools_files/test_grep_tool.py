@@ -8,6 +8,8 @@ from files_helpers import call, git_init, write
 from nbagent.errors import ToolError
 from nbagent.tools.search import GREP_TOOL
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def project(root):

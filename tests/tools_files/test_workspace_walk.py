@@ -58,11 +58,13 @@ def files_of(ws: Workspace, start: str = ".") -> set[str]:
     return {p for p, is_dir in ws.walk(start) if not is_dir}
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("engine", ENGINES)
 def test_walk_follows_gitignore_rules_without_a_repository(tree, engine):
     assert files_of(Workspace(tree, engine=engine)) == KEPT
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("engine", ENGINES)
 def test_walk_in_a_repository_skips_git_and_reads_info_exclude(tree, engine):
     git_init(tree)
@@ -86,6 +88,7 @@ def test_an_ignored_start_lists_nothing(tree, engine):
     assert files_of(ws, ".nbagent") == set()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("engine", ENGINES)
 def test_gitignore_above_a_workspace_that_is_no_repository_does_not_apply(tmp_path, engine):
     write(tmp_path, {".gitignore": "*\n", "ws/a.py": "a", "ws/sub/b.py": "b", "ws/sub/.gitignore": "c.py\n",
@@ -95,6 +98,7 @@ def test_gitignore_above_a_workspace_that_is_no_repository_does_not_apply(tmp_pa
     assert files_of(ws, "sub") == {"sub/b.py", "sub/.gitignore"}
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_workspace_inside_a_repository_gets_the_repository_rules(tmp_path, engine):
     git_init(tmp_path)
@@ -103,6 +107,7 @@ def test_a_workspace_inside_a_repository_gets_the_repository_rules(tmp_path, eng
     assert files_of(ws) == {"a.py"}
 
 
+@pytest.mark.process
 def test_directories_come_before_their_contents_and_only_when_they_hold_files(tree):
     seen: set[str] = set()
     entries = list(Workspace(tree).walk())
@@ -115,6 +120,7 @@ def test_directories_come_before_their_contents_and_only_when_they_hold_files(tr
     assert dirs == {"src", "src/deep", "src/deep/er", "docs", "docs/guide", ".hidden"}
 
 
+@pytest.mark.process
 def test_max_depth_counts_levels_below_the_start(tree):
     ws = Workspace(tree)
     assert set(ws.walk(max_depth=1)) == {
@@ -150,6 +156,7 @@ EXAMPLES = int(os.environ.get("NBAGENT_WALK_EXAMPLES", "25"))
     rules=st.dictionaries(st.sampled_from(["", "a", "b", "a/b"]), st.lists(RULES, max_size=4), max_size=3),
     repo=st.booleans(),
 )
+@pytest.mark.process
 def test_engines_agree_on_random_trees(tmp_path_factory, paths, rules, repo):
     root = tmp_path_factory.mktemp("agree")
     for rel in paths:
@@ -179,6 +186,7 @@ def test_engines_agree_on_random_trees(tmp_path_factory, paths, rules, repo):
     ([".h/e.tmp/a", ".h/k"], ["*.tmp", "!.h"]),  # re-including .h does not re-include what is inside
     (["a/b/c.py", "a/d.log", "a/b/keep.txt"], ["a/**", "!a/b", "!a/**/c.py"]),
 ])
+@pytest.mark.process
 @pytest.mark.parametrize("repo", [False, True])
 def test_engines_agree_on_known_edge_cases(tmp_path, paths, rules, repo):
     write(tmp_path, {p: "x" for p in paths} | {".gitignore": "\n".join(rules) + "\n"})
@@ -189,6 +197,7 @@ def test_engines_agree_on_known_edge_cases(tmp_path, paths, rules, repo):
 
 @pytest.mark.xfail(strict=True, reason="ripgrep, listing a directory below the root, matches the root .gitignore's "
                    "anchored negation '!a/b' against a/a/b; git (and the pathspec walker) keep a/a/b ignored by 'b'")
+@pytest.mark.process
 def test_a_start_below_the_root_with_an_anchored_negation_above(tmp_path):
     write(tmp_path, {"a/a/b": "x", ".gitignore": "b\n!a/b\n"})
     git_init(tmp_path)
@@ -207,12 +216,14 @@ def picker_tree(root):
     return Workspace(root)
 
 
+@pytest.mark.process
 def test_pick_ranks_a_path_prefix_first(picker_tree):
     found = picker_tree.pick("src/")
     assert found[:2] == ["src/nbagent/workspace.py", "src/nbagent/tools/files.py"]
     assert "docs/src/guide.md" in found and found.index("docs/src/guide.md") >= 2
 
 
+@pytest.mark.process
 def test_pick_orders_prefix_then_name_then_substring_then_loose(picker_tree):
     assert picker_tree.pick("src") == [
         "srcmap.txt", "src/nbagent/workspace.py", "src/nbagent/tools/files.py",  # path prefix, shorter first
@@ -226,6 +237,7 @@ def test_pick_orders_prefix_then_name_then_substring_then_loose(picker_tree):
     assert len(picker_tree.pick("", limit=3)) == 3
 
 
+@pytest.mark.process
 def test_files_are_walked_on_first_use_and_cached_until_refreshed(root):
     write(root, {"a.py": ""})
     ws = Workspace(root, files_ttl=3600)
@@ -239,6 +251,7 @@ def test_files_are_walked_on_first_use_and_cached_until_refreshed(root):
     assert "d.py" in ws.files()
 
 
+@pytest.mark.process
 def test_files_refresh_after_the_ttl(root):
     ws = Workspace(root, files_ttl=0.05)
     assert ws.files() == []
@@ -247,6 +260,7 @@ def test_files_refresh_after_the_ttl(root):
     assert ws.files() == ["a.py"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("engine", ENGINES)
 def test_collaboration_files_are_neither_listed_nor_picked(tree, engine):
     write(tree, {".jupyter_ystore.db": "sqlite", ".jupyter/collaboration_sessions.json": "{}",

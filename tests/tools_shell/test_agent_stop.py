@@ -10,7 +10,7 @@ from nbagent import Agent
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.process, pytest.mark.integration]
 
 
 def test_stop_command_during_bash_is_reported_as_killed(tmp_path):

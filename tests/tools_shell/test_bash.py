@@ -16,17 +16,20 @@ from nbagent.tools.tasks import task_wait
 from .helpers import wait_for_pids, wait_gone
 
 
+@pytest.mark.process
 async def test_exit_code_and_both_streams(ctx):
     out = await bash(ctx, "echo out; echo err >&2; exit 4")
     assert out == "exit code: 4\nout\nerr"
 
 
+@pytest.mark.process
 async def test_runs_in_the_workspace_root_and_leaves_no_log(ctx):
     out = await bash(ctx, "pwd")
     assert out == f"exit code: 0\n{ctx.workspace.root}"
     assert list((ctx.workspace.root / ".nbagent" / "tasks").iterdir()) == []
 
 
+@pytest.mark.process
 async def test_a_background_child_does_not_hold_the_call(ctx, tmp_path):
     started = time.monotonic()
     out = await bash(ctx, f"sleep 30 & echo $! > {tmp_path / 'pid'}; echo started")
@@ -36,6 +39,7 @@ async def test_a_background_child_does_not_hold_the_call(ctx, tmp_path):
     os.kill(orphan, signal.SIGTERM)  # it was meant to outlive the call; end it here
 
 
+@pytest.mark.process
 async def test_stop_kills_the_tree_and_raises_command_killed(ctx, tmp_path):
     pid_file = tmp_path / "pids"
     command = f"(trap '' TERM; echo $BASHPID >> {pid_file}; exec sleep 300) & sleep 300; echo never"
@@ -48,6 +52,7 @@ async def test_stop_kills_the_tree_and_raises_command_killed(ctx, tmp_path):
     assert wait_gone(pids) == []
 
 
+@pytest.mark.process
 async def test_a_long_command_is_handed_over_and_task_wait_gets_its_code(ctx):
     out = await bash(ctx, "echo first; sleep 1.5; echo second; exit 6", timeout=0.5)
     assert out.startswith("Still running at the 0.5s limit: moved to background task")
@@ -61,6 +66,7 @@ async def test_a_long_command_is_handed_over_and_task_wait_gets_its_code(ctx):
     assert (ctx.workspace.root / ".nbagent" / "tasks" / f"{task_id}.exit").read_text() == "6\n"
 
 
+@pytest.mark.process
 async def test_cancelling_the_call_kills_the_command(ctx, tmp_path):
     pid_file = tmp_path / "pids"
     call = asyncio.create_task(bash(ctx, f"echo $$ > {pid_file}; sleep 300; true"))

@@ -26,6 +26,7 @@ def repo(ctx):
     repo.close()
 
 
+@pytest.mark.process
 def test_status_shows_changes(ctx, repo):
     assert git_status(ctx) == "## main\nnothing to commit, working tree clean"
     (ctx.workspace.root / "app.py").write_text("a = 10\nb = 2\nc = 3\n")
@@ -33,6 +34,7 @@ def test_status_shows_changes(ctx, repo):
     assert git_status(ctx).splitlines() == ["## main", " M app.py", "?? new.txt"]
 
 
+@pytest.mark.process
 def test_diff_worktree_staged_and_against_a_ref(ctx, repo):
     assert git_diff(ctx) == "no differences"
     (ctx.workspace.root / "app.py").write_text("a = 10\nb = 2\nc = 3\n")
@@ -44,6 +46,7 @@ def test_diff_worktree_staged_and_against_a_ref(ctx, repo):
     assert "+c = 3" in git_diff(ctx, ref="HEAD~1", path="app.py")
 
 
+@pytest.mark.process
 def test_log_show_and_blame(ctx, repo):
     lines = git_log(ctx).splitlines()
     assert [line.split(" ", 1)[1].split(" Ada ")[1] for line in lines] == ["(HEAD -> main) add c", "first commit"]
@@ -59,6 +62,7 @@ def test_log_show_and_blame(ctx, repo):
     assert "(Ada" in blame[0]
 
 
+@pytest.mark.process
 def test_option_injection_and_paths_outside_are_refused(ctx, repo):
     with pytest.raises(ToolError, match="may not start with '-'"):
         git_diff(ctx, ref="--output=/tmp/owned")
@@ -72,6 +76,7 @@ def test_option_injection_and_paths_outside_are_refused(ctx, repo):
         git_blame(ctx, "app.py", start_line=3, end_line=2)
 
 
+@pytest.mark.process
 def test_a_workspace_below_the_repository_top_sees_its_own_part(ctx, repo):
     sub = ctx.workspace.root / "pkg"
     sub.mkdir()
@@ -84,6 +89,7 @@ def test_a_workspace_below_the_repository_top_sees_its_own_part(ctx, repo):
         git_show(inner, "HEAD", path="../app.py")  # the repository is bigger than the workspace
 
 
+@pytest.mark.process
 def test_empty_repository_and_no_repository(ctx):
     with pytest.raises(ToolError, match="not inside a git repository"):
         git_status(ctx)

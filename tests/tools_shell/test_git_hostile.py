@@ -11,6 +11,8 @@ import pytest
 from nbagent.errors import ToolError
 from nbagent.tools.git import git_blame, git_diff, git_log, git_show, git_status
 
+pytestmark = pytest.mark.process
+
 
 def _commit_all(repo: git.Repo, message: str) -> None:
     repo.git.add("-A")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import signal
 import threading
 import time
@@ -11,6 +12,8 @@ import psutil
 from nbagent.workspace.procs import ProcessRef, ProcessTracker, kill_tree
 
 from .helpers import gone, wait_for_pids, wait_gone
+
+pytestmark = pytest.mark.process
 
 # Three grandchildren that ignore TERM (an ignored signal survives exec), and one
 # more that double-forks out of the shell's tree but stays in its process group.

@@ -35,6 +35,7 @@ def created_id(result: str) -> str:
         ("true", 0),
     ],
 )
+@pytest.mark.process
 async def test_exit_codes_are_recorded(ctx, command, code):
     task_id = created_id(task_create(ctx, command))
     out = await task_wait(ctx, task_id, timeout=10)
@@ -42,6 +43,7 @@ async def test_exit_codes_are_recorded(ctx, command, code):
     assert (ctx.workspace.root / ".nbagent" / "tasks" / f"{task_id}.exit").read_text() == f"{code}\n"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command, code", [("exit 3", 3), ("set -e; false; echo no", 1), ("echo x |", 2)])
 def test_the_shell_writes_its_code_itself(tmp_path, command, code):
     """No waiter at all (nbagent gone): the EXIT trap alone records the status."""
@@ -50,6 +52,7 @@ def test_the_shell_writes_its_code_itself(tmp_path, command, code):
     assert exit_path.read_text() == f"{code}\n"
 
 
+@pytest.mark.process
 def test_a_terminated_shell_writes_143_itself(tmp_path):
     exit_path = tmp_path / "code"
     proc = start_shell(wrap_command("sleep 300; true", exit_path), tmp_path)
@@ -59,6 +62,7 @@ def test_a_terminated_shell_writes_143_itself(tmp_path):
     assert exit_path.read_text() == "143\n"
 
 
+@pytest.mark.process
 async def test_a_sigkilled_shell_is_recorded_as_137_by_the_waiter(ctx):
     task_id = created_id(task_create(ctx, "sleep 300; true"))
     task = task_manager(ctx).get(task_id)
@@ -69,6 +73,7 @@ async def test_a_sigkilled_shell_is_recorded_as_137_by_the_waiter(ctx):
         os.killpg(task.pid, signal.SIGKILL)
 
 
+@pytest.mark.process
 async def test_done_pattern_returns_while_the_task_runs_and_stop_ends_the_tree(ctx, tmp_path):
     pid_file = tmp_path / "pids"
     command = (f"(trap '' TERM; echo $BASHPID >> {pid_file}; exec sleep 300) & "
@@ -85,6 +90,7 @@ async def test_done_pattern_returns_while_the_task_runs_and_stop_ends_the_tree(c
     assert task_stop(ctx, task_id).startswith("nothing to stop")
 
 
+@pytest.mark.process
 async def test_wait_times_out_and_the_task_keeps_running(ctx):
     task_id = created_id(task_create(ctx, "sleep 300; true"))
     out = await task_wait(ctx, task_id, timeout=0.2, tail_lines=5)
@@ -93,6 +99,7 @@ async def test_wait_times_out_and_the_task_keeps_running(ctx):
     task_stop(ctx, task_id)
 
 
+@pytest.mark.process
 async def test_get_list_and_cwd(ctx):
     (ctx.workspace.root / "sub").mkdir()
     task_id = created_id(task_create(ctx, "pwd", cwd="sub"))
@@ -104,6 +111,7 @@ async def test_get_list_and_cwd(ctx):
     assert re.fullmatch(rf"{task_id}  exited 0  \d+\.\ds  pwd", task_list(ctx))
 
 
+@pytest.mark.process
 async def test_a_new_manager_sees_tasks_from_disk(ctx):
     task_id = created_id(task_create(ctx, "echo hello; sleep 0.2; exit 5"))
     await task_wait(ctx, task_id, timeout=10)
@@ -125,6 +133,7 @@ def test_bad_ids_and_arguments(ctx):
     assert task_list(ctx) == "no background tasks"
 
 
+@pytest.mark.process
 async def test_bad_done_pattern(ctx):
     task_id = created_id(task_create(ctx, "true"))
     with pytest.raises(ToolError, match="not a valid regular expression"):

@@ -140,6 +140,7 @@ def test_an_automatic_tool_choice_streams(llama):
     assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens <= 24
 
 
+@pytest.mark.process
 def test_the_server_caps_what_a_request_may_generate():
     """Whatever max_tokens says (here nothing, or too much), the answer stops at the server's cap."""
     with LocalServer(token_cap=12) as server, OpenAI(base_url=server.base_url, api_key="local", max_retries=0,
@@ -170,6 +171,7 @@ def test_the_offline_agent_answers_the_readme_prompt(llama, tmp_path):
     assert len([e for e in events if isinstance(e, ev.TextDelta)]) > 1, "the answer should stream"
 
 
+@pytest.mark.process
 def test_the_cli_says_the_offline_model_answers_and_the_session_records_it(tmp_path):
     """One stderr line names the offline model, what it is for and how to use a real one; a model name
     asked for (NBAGENT_MODEL with local on) is not what the session records: the model that answered is."""

@@ -9,6 +9,7 @@ from nbagent.model import local
 from nbagent.model.local import LocalServer
 
 
+@pytest.mark.process
 @pytest.mark.integration
 def test_a_server_that_cannot_start_reports_why(tmp_path):
     bogus = tmp_path / "missing.gguf"

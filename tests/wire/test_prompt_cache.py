@@ -49,6 +49,7 @@ def _session_script():
     ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("api", ["chat", "responses"])
 def test_each_request_extends_the_previous_one_and_its_cached_tokens_are_counted(tmp_path, api):
     (tmp_path / "notes.txt").write_text("alpha\n" * 50)
@@ -80,6 +81,7 @@ def test_each_request_extends_the_previous_one_and_its_cached_tokens_are_counted
     assert f"({total:,} cached)" in out.stdout, out.stdout + out.stderr
 
 
+@pytest.mark.process
 def test_the_second_turn_carries_relevant_memory_after_the_history_not_in_the_system_prompt(tmp_path):
     (tmp_path / "notes.txt").write_text("alpha\n")
     with ScriptedServer(*_session_script()) as server:
@@ -188,6 +190,7 @@ def test_compaction_aims_below_the_served_context(tmp_path):
     assert not [e for e in result.events if isinstance(e, ev.Error)]
 
 
+@pytest.mark.process
 def test_the_first_request_of_a_default_session_stays_lean(tmp_path):
     """Issue 27's budget, counted as the scripted server counts (about four characters a token): every
     tool keeps its guidance, said once (the schemas name the tools; the prompt has the sets' guides)."""

@@ -36,6 +36,7 @@ def _agent(server: ScriptedServer, tmp_path: Path, model: str = "m1", **kwargs) 
                  approval="auto", max_retries=0, **kwargs)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("plan", [0, 1, 2])
 def test_mistral_content_parts_become_text_and_reasoning_wherever_the_stream_is_cut(tmp_path, plan):
     body = (RECORDINGS / "mistral_thinking_parts.sse").read_bytes()
@@ -74,6 +75,7 @@ def _assistant_sent(server: ScriptedServer, request_index: int) -> dict:
     return next(m for m in body["messages"] if m["role"] == "assistant")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("plan", [0, 1, 2])
 def test_gemini_thought_signature_goes_back_on_its_tool_call(tmp_path, plan):
     (tmp_path / "notes.txt").write_text("buy milk\n")
@@ -88,6 +90,7 @@ def test_gemini_thought_signature_goes_back_on_its_tool_call(tmp_path, plan):
     assert sent["tool_calls"][0]["id"] == "function-call-5521"
 
 
+@pytest.mark.process
 def test_deepseek_reasoning_content_goes_back_on_the_message_with_tool_calls(tmp_path):
     (tmp_path / "notes.txt").write_text("buy milk\n")
     body = (RECORDINGS / "deepseek_reasoning_tool.sse").read_bytes()
@@ -101,6 +104,7 @@ def test_deepseek_reasoning_content_goes_back_on_the_message_with_tool_calls(tmp
     assert "reasoning" not in sent
 
 
+@pytest.mark.process
 def test_a_null_reasoning_content_after_the_reasoning_erases_nothing(tmp_path):
     """DeepSeek's tool-call deltas carry "reasoning_content": null after the reasoning: a null in a delta
     never replaces what came before, so the next request still has the reasoning (HTTP 400 without it)."""
@@ -116,6 +120,7 @@ def test_a_null_reasoning_content_after_the_reasoning_erases_nothing(tmp_path):
     assert sent["reasoning_content"] == "The user wants the notes file; I should read it — «notes.txt»."
 
 
+@pytest.mark.process
 def test_openrouter_reasoning_details_are_merged_and_sent_back(tmp_path):
     (tmp_path / "notes.txt").write_text("buy milk\n")
     body = (RECORDINGS / "openrouter_reasoning_details.sse").read_bytes()
@@ -132,6 +137,7 @@ def test_openrouter_reasoning_details_are_merged_and_sent_back(tmp_path):
     assert "reasoning" not in sent  # a plain copy some providers refuse on input
 
 
+@pytest.mark.process
 def test_provider_fields_are_stored_and_dropped_for_another_model(tmp_path):
     (tmp_path / "notes.txt").write_text("buy milk\n")
     body = (RECORDINGS / "gemini_thought_signature.sse").read_bytes()
@@ -160,6 +166,7 @@ def _delta(**delta: object) -> dict:
             "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
 
 
+@pytest.mark.process
 def test_an_error_object_inside_the_stream_ends_the_turn_with_its_message_and_keeps_the_text(tmp_path):
     body = _sse(_delta(role="assistant", content="Half an ans"),
                 {"error": {"message": "upstream <b>overloaded</b>", "code": 529}}, b"[DONE]")
@@ -174,6 +181,7 @@ def test_an_error_object_inside_the_stream_ends_the_turn_with_its_message_and_ke
     assert events[-1].reason == "error"
 
 
+@pytest.mark.process
 def test_chunks_the_sdk_types_do_not_describe_are_read_as_json(tmp_path):
     """NaN (Python's json reads it, strict parsers do not), a chunk that is not an object, a choice
     without a delta, keep-alive comments and an empty event: the answer comes through."""
@@ -191,6 +199,7 @@ def test_chunks_the_sdk_types_do_not_describe_are_read_as_json(tmp_path):
     assert (result.usage["input_tokens"], result.usage["output_tokens"]) == (7, 2)
 
 
+@pytest.mark.process
 def test_streamed_requests_of_one_agent_share_one_connection(tmp_path):
     """After [DONE] the body is read to its end, so HTTP/1.1 keeps the connection for the next step."""
     (tmp_path / "a.txt").write_text("x\n")

@@ -54,10 +54,3 @@ def _clip(text: str) -> str:
         return text
     half = INLINE_MAX // 2
     return f"{text[:half]}\n… [{len(text) - INLINE_MAX} characters cut; context_read has it all] …\n{text[-half:]}"
-
-
-def note_line(source: str, change: str, summary: str, changes: int = 0) -> str:
-    """The one line a view shows for a delivered note (the model got the full note)."""
-    what = {"updated": f"changed {changes}×", "failing": "is failing", "removed": "was removed",
-            "attached": "attached"}.get(change, change)
-    return f"context: {source} {what}" + (f": {one_line(summary, 100)}" if summary else "")

@@ -322,6 +322,13 @@ def diverged_note(files: list[str]) -> str:
             f"{shown}. Read them before relying on what the conversation says about them.")
 
 
+def forget_sessions(root: Path, session_ids: list[str]) -> None:
+    """Remove the journals and checkpoints of sessions the store deleted (``SessionStore.delete``/``purge``
+    leave the files to their caller: the store knows rows, not the checkpoints above it)."""
+    for session_id in session_ids:
+        forget_session(root, session_id)
+
+
 def forget_session(root: Path, session_id: str) -> None:
     """Remove a deleted session's journal, checkpoint manifest and refs (sessions delete and purge)."""
     try:

@@ -9,7 +9,8 @@ from typing import Sequence
 
 from .. import events as ev
 from ..errors import ConfigError, MissingSetting, NbagentError
-from .terminal import Rendered, TerminalApprover, TerminalRenderer, ask_on_stderr
+from ..render.terminal import Rendered, TerminalRenderer
+from ..tools.terminal_approver import TerminalApprover, ask_on_stderr
 
 
 HELP_EPILOG = """Offline mode: with no model endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL or --base-url)

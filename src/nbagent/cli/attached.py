@@ -22,7 +22,7 @@ from ..attached.store import ContextStore
 from ..errors import StoreError
 from ..store.sessions import SessionStore
 from ..events import ApprovalRequest
-from .terminal import approval_card
+from ..render.terminal import approval_card
 from ..workspace.root import Workspace
 from ..workspace.trust import TrustFileRefused, trust
 

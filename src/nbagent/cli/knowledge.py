@@ -50,7 +50,7 @@ def add_knowledge_parsers(subparsers: Any, parents: Sequence[argparse.ArgumentPa
 
 
 def _open(args: argparse.Namespace):
-    from ..knowledge.memory_api import MemoryHandle
+    from ..memory.handle import MemoryHandle
 
     return MemoryHandle.open(getattr(args, "workspace", None) or ".", scope=args.scope)
 

@@ -8,6 +8,7 @@ import secrets
 import sys
 from pathlib import Path
 
+from ..mcp.status import format_status
 
 
 def add_mcp_parser(sub, parents=()) -> None:
@@ -66,27 +67,6 @@ async def _start_all(manager) -> list[dict]:
         await manager.aclose()
 
 
-def format_status(rows: list[dict]) -> str:
-    """The servers as text; what a server said about itself is shown with control characters escaped."""
-    lines = []
-    for row in rows:
-        state = "on" if row["enabled"] else "off"
-        trust = ", ".join(f"{k}: {v}" for k, v in row["trust"].items()) or "*: ask"
-        lines.append(f"{plain(row['name'])}  [{row['transport']}, {row['source']}, tool set {state}, "
-                     f"{row['status']}, trust {trust}]  {plain(row['target'])}")
-        if row["error"]:
-            lines.append(f"    error: {plain(row['error'])}")
-        if row["tools"]:
-            lines.append("    tools: " + ", ".join(plain(t) for t in row["tools"]))
-    return "\n".join(lines)
-
-
-def plain(text: str) -> str:
-    from ..render.escape import escape_controls
-
-    return escape_controls(str(text), keep_newlines=False)
-
-
 def _through_jupyter_server() -> None:
     """Started inside JupyterLab (a terminal of a server running nbagent's extension, which passes
     NBAGENT_SERVER_INFO down): notebook reads, edits and runs go to that server, the one writer of
@@ -132,7 +112,7 @@ async def _kernel_tools(args: argparse.Namespace) -> list:
 async def _serve_async(args: argparse.Namespace) -> None:
     import os
 
-    from ..mcp.serve import ServedTools, serve_http, serve_stdio, terminal_approver
+    from ..mcp_server.serve import ServedTools, serve_http, serve_stdio, terminal_approver
 
     extra = await _kernel_tools(args)
     toolsets = tuple(t.strip() for t in args.toolsets.split(",") if t.strip())

@@ -156,12 +156,20 @@ def _safe(text: str) -> str:
 
 
 def cmd_remove(args, store: SessionStore) -> int:
-    print(f"removed {store.delete(args.session)}")
+    from ..checkpoints.turn_guard import forget_sessions
+
+    session_id = store.delete(args.session)
+    forget_sessions(store.root, [session_id])
+    print(f"removed {session_id}")
     return 0
 
 
 def cmd_purge(args, store: SessionStore) -> int:
-    count = store.purge(args.days)
+    from ..checkpoints.turn_guard import forget_sessions
+
+    gone = store.purge(args.days)
+    forget_sessions(store.root, gone)
+    count = len(gone)
     print("purge is off (--days 0 keeps everything)" if args.days <= 0
           else f"purged {count} session(s) not updated for {args.days:g} days")
     return 0

@@ -22,7 +22,7 @@ from typing import Any, AsyncIterator, Callable, Iterator
 
 from .. import events as ev
 from ..render.redaction import logger
-from .agent_state import AgentState, Counters, NoticeItem, reduce, turns_from_messages
+from ..render.agent_state import AgentState, Counters, NoticeItem, reduce, turns_from_messages
 from ..tools.approvals import check_decision
 from ..config import AgentConfig
 from ..errors import AgentClosed
@@ -223,7 +223,7 @@ class Agent:
 
     @property
     def memory(self):
-        """The project memory of this agent's scopes, for people (nbagent.knowledge.memory_api.MemoryHandle:
+        """The project memory of this agent's scopes, for people (nbagent.memory.handle.MemoryHandle:
         ``list()``, ``search(q)`` and ``forget(x)`` give DataFrames; ``remember``, ``status``), or None when
         memory is off."""
         if self.runtime.state.memory is None:

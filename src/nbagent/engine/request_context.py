@@ -22,26 +22,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import events as ev
-from ..store.memory import MAX_TEXT
+from ..memory.entries import MAX_TEXT
+from ..render.text import CLOSE, OPEN
 
 if TYPE_CHECKING:
     from ..knowledge.turn import TurnKnowledge
-    from ..session.state import SessionState
+    from .session_state import SessionState
     from .profiles import Profile
-
-OPEN, CLOSE = "<context>", "</context>"
-"""The live notes are tagged, so the model tells them from the user's words and a tool's output."""
-
 
 def with_note(content: str, note: str) -> str:
     """A message's content with a live note after it (the content unchanged when there is none)."""
     return f"{content}\n\n{OPEN}\n{note}\n{CLOSE}" if note else content
 
-
-def without_note(content: str) -> str:
-    """What the user typed (or the tool said), without the live note nbagent put after it."""
-    cut = content.rfind(f"\n\n{OPEN}\n")
-    return content[:cut] if cut >= 0 and content.endswith(CLOSE) else content
 
 
 class RequestContext:

@@ -25,7 +25,7 @@ from .profiles import PROFILES, Profile, apply as apply_profile, choose as choos
 from .prompt import short_prompt, static_prompt
 from .request_context import RequestContext
 from ..session.model import Session
-from ..session.state import SessionState, open_state
+from .session_state import SessionState, open_state
 from ..tools import build_registry
 from ..tools.context import ToolContext
 from ..tools.limits import limit_output

@@ -16,8 +16,8 @@ from .. import events as ev
 from ..render.redaction import logger
 from ..workers import shared_pool
 from .instructions import InstructionFile, Instructions
-from .memory_index import MemoryIndex
-from .relevant import RelevantMemory
+from ..memory.index import MemoryIndex, open_index
+from ..memory.relevant import RelevantMemory
 
 log = logger("nbagent.knowledge")
 
@@ -59,11 +59,8 @@ class TurnKnowledge:
 
     def _global_index(self, workspace_index: MemoryIndex) -> MemoryIndex | None:
         if self._global is None:
-            from ..store.db import open_database
-
             try:
-                self._global = MemoryIndex(open_database(global_memory=True), workspace_index.embedder,
-                                           source="global")
+                self._global = open_index("global", embedder=workspace_index.embedder)
             except Exception as exc:  # an unreadable global store: the workspace's memory still works
                 log.warning("the global memory cannot be opened: %s", exc)
                 return None
@@ -133,7 +130,7 @@ class TurnKnowledge:
 
     def memory_handle(self):
         """The memory scopes of this agent as a MemoryHandle (DataFrames for people)."""
-        from .memory_api import MemoryHandle
+        from ..memory.handle import MemoryHandle
 
         return MemoryHandle(self.memory_indexes())
 

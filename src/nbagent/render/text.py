@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .escape import truncate
+from .escape import strip_controls, truncate
 
 # The argument that says most about a call, per tool; other tools show their first arguments.
 _KEY_ARGUMENT = {
@@ -79,3 +79,22 @@ def kernel_line(added: list[str], rebound: list[str], deleted: list[str], mutate
     if not shown:
         return f"kernel: no change seen ({checked})" if checked else "kernel: no change"
     return f"kernel: {shown}" + (f" ({checked})" if checked else "")
+
+
+OPEN, CLOSE = "<context>", "</context>"
+"""The live notes are tagged, so the model tells them from the user's words and a tool's output
+(nbagent.engine.request_context puts them after a message; views show the message without them)."""
+
+
+def without_note(content: str) -> str:
+    """What the user typed (or the tool said), without the live note nbagent put after it."""
+    cut = content.rfind(f"\n\n{OPEN}\n")
+    return content[:cut] if cut >= 0 and content.endswith(CLOSE) else content
+
+
+def note_line(source: str, change: str, summary: str, changes: int = 0) -> str:
+    """The one line a view shows for a delivered context note (the model got the full note)."""
+    what = {"updated": f"changed {changes}×", "failing": "is failing", "removed": "was removed",
+            "attached": "attached"}.get(change, change)
+    return f"context: {source} {what}" + (f": {truncate(strip_controls(summary, ' '), 100, one_line=True)}"
+                                          if summary else "")

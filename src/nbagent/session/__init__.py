@@ -1,21 +1,20 @@
-"""A session: the conversation's value model, its message log, and the state tools see around it."""
+"""A session: the conversation's value model and its message log (the store imports it; it imports no store).
+
+What tools see around the session (store, memory, history) is nbagent.engine.session_state, which
+wires the session to the store.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-_MODEL = ("Session", "SessionBackend", "NullBackend", "MemoryBackend")
-_STATE = ("SessionState", "open_state", "describe_model")
+__all__ = ["Session", "SessionBackend", "NullBackend", "MemoryBackend"]
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: the store imports the session model, and this package must not import the store back.
-    if name in _MODEL:
+    # Lazy: the store imports the session model, and importing the package stays cheap.
+    if name in __all__:
         from . import model
 
         return getattr(model, name)
-    if name in _STATE:
-        from . import state
-
-        return getattr(state, name)
     raise AttributeError(f"module 'nbagent.session' has no attribute {name!r}")

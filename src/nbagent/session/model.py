@@ -4,7 +4,7 @@
 to a backend: ``NullBackend`` keeps nothing (a session that is not persisted),
 nbagent.store's SQLite backend makes every appended step durable before the next
 model call. The loop only talks to ``Session``. This module imports no store:
-the store imports it (nbagent.session.state wires the two together).
+the store imports it (nbagent.engine.session_state wires the two together).
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
 
 @migration
 def m002_memory_knowledge(conn: sqlite3.Connection) -> None:
-    """Hybrid project memory (nbagent.knowledge.memory_index): categories, tags, expiry, chunks,
+    """Hybrid project memory (nbagent.memory.index): categories, tags, expiry, chunks,
     one embedding per row, and a full-text index kept in sync by triggers."""
     for column in ("category TEXT NOT NULL DEFAULT 'fact'", "tags TEXT NOT NULL DEFAULT ''", "expires REAL",
                    "chunk_of INTEGER", "injected INTEGER NOT NULL DEFAULT 0", "embedding BLOB",

@@ -295,19 +295,18 @@ class SessionStore:
         session_id = self.resolve(selector)
         with self._database().write() as conn:
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-        _forget_files(self.root, [session_id])
-        return session_id
+        return session_id  # its journal and checkpoints are the caller's (checkpoints.turn_guard.forget_sessions)
 
-    def purge(self, days: float = 30) -> int:
-        """Delete sessions not updated for ``days`` days; 0 keeps everything. Returns how many went."""
+    def purge(self, days: float = 30) -> list[str]:
+        """Delete sessions not updated for ``days`` days; 0 keeps everything. Returns the ids that went
+        (their journals and checkpoints are the caller's to forget: checkpoints.turn_guard.forget_sessions)."""
         if days <= 0:
-            return 0
+            return []
         cutoff = time.time() - days * 86_400
         with self._database().write() as conn:
             gone = [row[0] for row in conn.execute("SELECT id FROM sessions WHERE updated < ?", (cutoff,))]
             conn.execute("DELETE FROM sessions WHERE updated < ?", (cutoff,))
-        _forget_files(self.root, gone)
-        return len(gone)
+        return gone
 
     # -- fork, export, import ---------------------------------------------------------------
 
@@ -343,14 +342,6 @@ class SessionStore:
         data = transfer.parse_export(text)
         with self._database().write() as conn:
             return transfer.import_session(conn, data, str(self.root))
-
-
-def _forget_files(root: Path, session_ids: list[str]) -> None:
-    """A deleted session's recovery journal and checkpoints go with it."""
-    from ..checkpoints.turn_guard import forget_session
-
-    for session_id in session_ids:
-        forget_session(root, session_id)
 
 
 def _info_from_row(row: tuple) -> SessionInfo:

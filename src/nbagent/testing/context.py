@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ..config import AgentConfig
 from ..workspace.procs import ProcessTracker
-from ..session.state import open_state
+from ..engine.session_state import open_state
 from ..tools.context import ToolContext
 from ..workspace.root import Workspace
 

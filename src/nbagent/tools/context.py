@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 CALLER: ContextVar[str] = ContextVar("nbagent_tool_caller", default="")
-"""The outside caller a served call runs for (an MCP session's id, set by nbagent.mcp.serve): the served
+"""The outside caller a served call runs for (an MCP session's id, set by nbagent.mcp_server.serve): the served
 kernel tools keep each caller's kernel record apart. "" for the agent's own calls and a stdio client."""
 
 
@@ -28,7 +28,7 @@ class ToolContext:
     call_id: str = ""
     turn_id: str = ""
     state: Any = None
-    """The session's state (todos, memory, tasks, store); see nbagent.session.SessionState."""
+    """The session's state (todos, memory, tasks, store); see nbagent.engine.session_state.SessionState."""
     kernel: Any = None
     """A bridge to the live kernel's namespace when the agent runs inside one, else None."""
     extras: dict[str, Any] = field(default_factory=dict)

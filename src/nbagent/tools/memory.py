@@ -1,4 +1,4 @@
-"""remember, recall, forget: the model's hands on project memory (nbagent.store.memory)."""
+"""remember, recall, forget: the model's hands on project memory (nbagent.memory.entries)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ..errors import ToolError
 from ..events import MemoryChanged
-from ..store.memory import ProjectMemory
+from ..memory.entries import ProjectMemory
 from .base import ToolSet, function_tool
 from .context import ToolContext
 

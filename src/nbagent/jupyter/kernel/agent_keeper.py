@@ -13,7 +13,7 @@ import threading
 from typing import Any
 
 from ...config import DEFAULT
-from ..config import NbAgent
+from .config import NbAgent
 from .notebook_path import Place, find_place, find_workspace
 
 

@@ -152,7 +152,7 @@ def _tools(keeper, arg):
 
 
 def _mcp(keeper, arg):
-    from ...cli.mcp import format_status
+    from ...mcp.status import format_status
 
     if arg not in ("", "start"):
         raise KeeperError("/mcp takes no argument, or \"start\" to start the enabled servers now")

@@ -23,12 +23,12 @@ from ...ids import short_id
 from ...engine.open_in_jupyter import with_context
 from .commands import run_command
 from .frontend import use_widgets
-from .view_registry import hub_for
+from ..widgets.view_registry import hub_for
 from .agent_keeper import AgentKeeper, KeeperError
 from .history_source import KernelHistory
 from .notebook_path import own_context
 from .options import split_options
-from ...cli.terminal import TerminalRenderer
+from ...render.terminal import TerminalRenderer
 from .text_view import TextBlock, TextFollower, text_approver, text_renderer
 
 
@@ -328,7 +328,7 @@ def _warm_memory() -> None:
     the first agent waits for, stays as short as it was)."""
     from ...config import AgentConfig
     from ...errors import ConfigError
-    from ...knowledge.embeddings import warm_in_background
+    from ...memory.embeddings import warm_in_background
 
     try:
         config = AgentConfig.load()

@@ -1,6 +1,6 @@
 """The text view: turns printed as text where there are no widgets (terminal IPython, nbconvert, scripts).
 
-It is the terminal front end of ``nbagent.cli.terminal`` in a kernel or an IPython shell: the same
+It is the shared text renderer (``nbagent.render.terminal``) in a kernel or an IPython shell: the same
 renderer and approver as the CLI, with the answer and the activity in one stream, and Markdown
 rendered only when stdout is a terminal (never into a notebook's stored output). Like every front end
 it starts from the agent's snapshot and applies the events that follow (``Agent.watch``).
@@ -12,8 +12,9 @@ import sys
 import threading
 
 from ... import events as ev
-from ...engine.agent_state import AgentState
-from ...cli.terminal import TerminalApprover, TerminalRenderer
+from ...render.agent_state import AgentState
+from ...render.terminal import TerminalRenderer
+from ...tools.terminal_approver import TerminalApprover
 
 
 def text_renderer(out=None, *, state: AgentState | None = None, follow: str | None = None,

@@ -14,7 +14,7 @@ def show_agent_view(agent, mode: str | None = None):
     """Display the live view of ``agent``'s turns and return it (``.close()`` stops following)."""
     shell = _shell()
     if mode is None and shell is not None:
-        from ..config import NbAgent
+        from .config import NbAgent
 
         mode = NbAgent(parent=shell).view
     if use_widgets(mode, shell):

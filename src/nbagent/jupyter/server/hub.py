@@ -24,7 +24,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
-from ...engine.agent_state import AgentState, reduce
+from ...render.agent_state import AgentState, reduce
 from ...render.redaction import logger
 from ...tools.approvals import DECISIONS
 from ...errors import NbagentError

@@ -35,7 +35,7 @@ class MCPRoute:
                  approval_timeout: float, extra: Sequence[Any] = ()):
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-        from ...mcp.serve import ServedTools, SessionEnd, build_server
+        from ...mcp_server.serve import ServedTools, SessionEnd, build_server
 
         self.approver = PanelApprover(hub, approval_timeout)
         hub.outside_decide = self.approver.resolve

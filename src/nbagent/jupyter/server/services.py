@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from ...errors import StoreError
-from ...store.memory import ProjectMemory
+from ...memory.entries import ProjectMemory
 from ...store import SessionStore
 from ...workspace.root import Workspace
 
@@ -46,7 +46,14 @@ class WorkspaceServices:
         return await self._run(lambda: self.store().info(session_id).to_dict())
 
     async def delete_session(self, session_id: str) -> str:
-        return await self._run(self.store().delete, session_id)
+        def delete() -> str:
+            from ...checkpoints.turn_guard import forget_sessions
+
+            deleted = self.store().delete(session_id)
+            forget_sessions(self.store().root, [deleted])  # its journal and checkpoints go with it
+            return deleted
+
+        return await self._run(delete)
 
     async def fork_session(self, session_id: str, up_to_turn: int | None) -> dict[str, Any]:
         def fork() -> dict[str, Any]:
@@ -74,7 +81,7 @@ class WorkspaceServices:
 
     async def memory_search(self, query: str, k: int) -> list[dict[str, Any]]:
         """The best rows for ``query`` with score and why (the query is embedded on the pool, not the loop)."""
-        from ...knowledge.memory_api import MemoryHandle
+        from ...memory.handle import MemoryHandle
 
         return await self._run(lambda: [h.to_dict() for h in MemoryHandle([self.memory().index]).hits(query, k)])
 
@@ -95,7 +102,7 @@ class WorkspaceServices:
             raise store.broken or StoreError("the workspace's database is not open")
         if self._memory is None or self._memory.db is not store.db:
             from ...config import AgentConfig
-            from ...session.state import project_memory
+            from ...memory.entries import project_memory
 
             self._memory = project_memory(store.db, AgentConfig.load(workspace=self.root))
         return self._memory

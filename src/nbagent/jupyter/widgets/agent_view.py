@@ -9,7 +9,7 @@ import threading
 
 import ipywidgets as widgets
 
-from ..kernel.view_registry import hub_for
+from .view_registry import hub_for
 
 
 class AgentView(widgets.VBox):

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import ipywidgets as widgets
 
-from ...engine.agent_state import TurnCheckpoint
+from ...render.agent_state import TurnCheckpoint
 from ...render.escape import escape_html
 
 SHOWN_FILES = 8

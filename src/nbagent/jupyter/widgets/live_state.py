@@ -13,7 +13,7 @@ import threading
 import time
 
 from ... import events as ev
-from ...engine.agent_state import AgentState, reduce
+from ...render.agent_state import AgentState, reduce
 
 MAX_TIMED_BURSTS = 500
 """Reasoning bursts whose duration is kept (the oldest are forgotten: their views have ended)."""

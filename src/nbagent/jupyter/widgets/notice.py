@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ...engine.agent_state import NoticeItem
+from ...render.agent_state import NoticeItem
 from ...render.escape import escape_html
 
 COLOURS = {"error": "#cf222e", "info": "#666", "memory": "#666", "context": "#666"}

@@ -11,7 +11,7 @@ from typing import Callable
 
 import ipywidgets as widgets
 
-from ...engine.agent_state import NoticeItem, ReasoningItem, TextItem, ToolItem, TurnItem
+from ...render.agent_state import NoticeItem, ReasoningItem, TextItem, ToolItem, TurnItem
 from .answer import Answer
 from .notice import Notice
 from .reasoning import Reasoning

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 from traitlets import Dict, Unicode, observe
 
-from ...engine.agent_state import KernelChange, ToolItem
+from ...render.agent_state import KernelChange, ToolItem
 from ...render.escape import escape_html
 from ...render.text import kernel_line
 from .format import diff_html, output_html, summarize_arguments

@@ -18,7 +18,7 @@ import ipywidgets as widgets
 from traitlets import Unicode
 
 from ... import events as ev
-from ...engine.agent_state import AgentState, Counters, PendingApproval, ToolItem, Turn
+from ...render.agent_state import AgentState, Counters, PendingApproval, ToolItem, Turn
 from ...render.escape import escape_html, truncate
 from .approval import ApprovalCard
 from .checkpoint import CheckpointBar

@@ -4,10 +4,7 @@ nothing is redone blindly, and /undo still restores the state before the turn.""
 from __future__ import annotations
 
 import random
-import signal
-import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +15,11 @@ from nbagent.testing.scripted import ScriptedModel
 
 from nbagent.workspace.tempfiles import SUFFIX
 
+from killable import KillableChild
+
 from .repos import files_of as all_files_of, make_project, user_view
+
+pytestmark = pytest.mark.process
 
 
 def files_of(root: Path) -> dict[str, bytes]:
@@ -31,31 +32,15 @@ ROUNDS = 5
 
 
 def run_and_kill(workspace: Path, kill_after: int) -> str | None:
-    proc = subprocess.Popen([sys.executable, str(CHILD), str(workspace), str(STEPS)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    session: list[str] = []
-    reached = threading.Event()
+    """Run the child's editing turn and SIGKILL it after its ``kill_after``-th tool result (0: once ready)."""
+    def reached(words: list[str]) -> bool:
+        return ((words[0] == "ready" and kill_after == 0) or words[0] == "finished"
+                or (words[0] == "result" and int(words[1]) >= kill_after))
 
-    def read() -> None:
-        for line in proc.stdout:
-            parts = line.split()
-            if parts[0] == "ready":
-                session.append(parts[1])
-                if kill_after == 0:
-                    reached.set()
-            elif parts[0] == "result" and int(parts[1]) >= kill_after:
-                reached.set()
-            elif parts[0] == "finished":
-                reached.set()
-        reached.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    assert reached.wait(60), "the child never reached the kill point"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    reader.join(5)
-    return session[0] if session else None
+    child = KillableChild([sys.executable, str(CHILD), str(workspace), str(STEPS)], until=reached)
+    assert child.reached.wait(60), "the child never reached the kill point"
+    child.kill()
+    return child.first("ready")
 
 
 @pytest.mark.integration

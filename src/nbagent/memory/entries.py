@@ -2,7 +2,7 @@
 
 Entries are facts, decisions, preferences, snippets and summaries (and the first
 kinds, gotchas and commands) the model chose to remember. Writes, chunking, expiry
-and search go through nbagent.knowledge.memory_index; this class is the fast path:
+and search go through nbagent.memory.index; this class is the fast path:
 ``recall`` raises an entry's hit count; the most used and most recent entries
 go into the system prompt, under a line that tells the model memory can be
 stale. ``compact`` lets the model rewrite the entries nobody recalled yet.
@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import events as ev
-from ..knowledge.memory_index import CATEGORIES, MAX_ROWS, MemoryIndex, normalise_category
+from .index import CATEGORIES, MAX_ROWS, ROW_COLUMNS, MemoryIndex, MemoryRow, normalise_category, open_index
 from ..render.escape import truncate
-from .db import Database
+from ..store.db import Database
 
 KINDS = (*CATEGORIES, "gotcha", "command")
 MAX_TEXT = 400
@@ -30,23 +30,9 @@ MAX_ENTRIES = MAX_ROWS
 PROMPT_ENTRIES = 20
 HEADER = ("What you learned about this project in earlier sessions. Trust it, but verify anything that "
           "contradicts the code you see now:")
-_COLUMNS = "id, kind, text, hits, created, used"
 _FIRST_CHUNKS = "chunk_of IS NULL"
 # Most used first, then the most recently used or added.
 _ORDER = "ORDER BY hits DESC, MAX(created, COALESCE(used, 0)) DESC, id DESC"
-
-
-@dataclass
-class MemoryEntry:
-    id: int
-    kind: str
-    text: str
-    hits: int
-    created: float
-    used: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -77,16 +63,16 @@ def check_entry(kind: str, text: str, max_text: int = MAX_TEXT) -> str:
 class ProjectMemory:
     def __init__(self, db: Database, index: MemoryIndex | None = None):
         self.db = db
-        self.index = index if index is not None else MemoryIndex(db)
+        self.index = index if index is not None else open_index(db=db)
 
-    def entries(self, limit: int | None = None) -> list[MemoryEntry]:
+    def entries(self, limit: int | None = None) -> list[MemoryRow]:
         """Entries (the first chunk of a long one), most used first."""
-        query = f"SELECT {_COLUMNS} FROM memory WHERE {_FIRST_CHUNKS} {_ORDER}" + (" LIMIT ?" if limit else "")
+        query = f"SELECT {ROW_COLUMNS} FROM memory WHERE {_FIRST_CHUNKS} {_ORDER}" + (" LIMIT ?" if limit else "")
         with self.db.read() as conn:
             rows = conn.execute(query, (limit,) if limit else ()).fetchall()
-        return [MemoryEntry(*row) for row in rows]
+        return [MemoryRow(*row) for row in rows]
 
-    def top(self, n: int = PROMPT_ENTRIES) -> list[MemoryEntry]:
+    def top(self, n: int = PROMPT_ENTRIES) -> list[MemoryRow]:
         return self.entries(limit=n)
 
     def render_memory(self, n: int = PROMPT_ENTRIES) -> str:
@@ -96,15 +82,13 @@ class ProjectMemory:
             return ""
         return "\n".join([HEADER, *(f"- ({e.kind}) {truncate(e.text, MAX_TEXT)}" for e in entries)])
 
-    def remember(self, kind: str, text: str, tags: tuple[str, ...] | list[str] = ()) -> MemoryEntry:
+    def remember(self, kind: str, text: str, tags: tuple[str, ...] | list[str] = ()) -> MemoryRow:
         """Store a note (chunked past 2,000 characters); the least used rows go past the row cap."""
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-        rows = self.index.add(text, category=kind, tags=tags, kind=kind)
-        first = rows[0]
-        return MemoryEntry(first.id, kind, first.text, 0, first.created, None)
+        return self.index.add(text, category=kind, tags=tags, kind=kind)[0]
 
-    def recall(self, query: str) -> list[MemoryEntry]:
+    def recall(self, query: str) -> list[MemoryRow]:
         """Entries containing every term of ``query`` (any case); each match counts as a hit."""
         terms = query.lower().split()
         if not terms:
@@ -116,14 +100,13 @@ class ProjectMemory:
             ids = [r[0] for r in conn.execute(f"SELECT id FROM memory WHERE {where}", terms)]
             conn.executemany("UPDATE memory SET hits = hits + 1, used = ? WHERE id = ?", [(now, i) for i in ids])
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM memory WHERE id IN ({', '.join('?' * len(ids))}) {_ORDER}", ids
+                f"SELECT {ROW_COLUMNS} FROM memory WHERE id IN ({', '.join('?' * len(ids))}) {_ORDER}", ids
             ).fetchall()
-        return [MemoryEntry(*row) for row in rows]
+        return [MemoryRow(*row) for row in rows]
 
-    def forget(self, text: str) -> list[MemoryEntry]:
+    def forget(self, text: str) -> list[MemoryRow]:
         """Remove every entry containing ``text`` (any case), all its chunks; returns what was removed."""
-        removed = self.index.forget(text)
-        return [MemoryEntry(r.id, r.category, r.text, r.hits, r.created, r.used) for r in removed]
+        return self.index.forget(text)
 
     def compact(self, summarize: Callable[[str], str],
                 emit: Callable[[ev.Event], None] | None = None) -> CompactResult:
@@ -147,7 +130,7 @@ class ProjectMemory:
             emit(ev.MemoryChanged(action="compact", entries=[e.to_dict() for e in after]))
         return CompactResult(True, len(entries), len(after), f"{len(entries)} entries compacted to {len(after)}")
 
-    def _replace(self, old: list[MemoryEntry], new: list[tuple[str, str]]) -> list[MemoryEntry]:
+    def _replace(self, old: list[MemoryRow], new: list[tuple[str, str]]) -> list[MemoryRow]:
         now = time.time()
         with self.db.write() as conn:
             # Delete by id: an entry another kernel added meanwhile is not ours to drop.
@@ -164,13 +147,20 @@ class ProjectMemory:
         return self.entries()
 
 
+def project_memory(db: Database, config: Any) -> ProjectMemory:
+    """The one wiring of project memory: its entries and its index on ``db``, with the configured embedder."""
+    from .embeddings import shared_embedder
+
+    return ProjectMemory(db, open_index(db=db, embedder=shared_embedder(config)))
+
+
 def ttl_seconds(category: str) -> float:
-    from ..knowledge.memory_index import TTL_DAYS
+    from .index import TTL_DAYS
 
     return TTL_DAYS[category] * 86_400
 
 
-def compaction_prompt(candidates: list[MemoryEntry], kept: list[MemoryEntry]) -> str:
+def compaction_prompt(candidates: list[MemoryRow], kept: list[MemoryRow]) -> str:
     listing = json.dumps([{"kind": e.kind, "text": e.text} for e in candidates], ensure_ascii=False, indent=0)
     kept_lines = "\n".join(f"- ({e.kind}) {e.text}" for e in kept) or "(none)"
     return (

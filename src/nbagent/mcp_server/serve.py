@@ -135,7 +135,8 @@ def deny_all(request: ev.ApprovalRequest) -> str:
 def terminal_approver(request: ev.ApprovalRequest) -> str:
     """Show the approval card and ask on the controlling terminal (stdin and stdout may carry the
     protocol); with no terminal, deny."""
-    from ..cli.terminal import TerminalApprover, approval_card
+    from ..render.terminal import approval_card
+    from ..tools.terminal_approver import TerminalApprover
 
     unattended = "start nbagent mcp serve with --approval auto"
     try:

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
 from ..render.redaction import logger
-from .model import Session, fork_in_memory
+from ..session.model import Session, fork_in_memory
 
 if TYPE_CHECKING:
     from ..store.db import Database
     from ..store.history import PromptHistory
-    from ..store.memory import ProjectMemory
+    from ..memory.entries import ProjectMemory
     from ..store.sessions import SessionStore
 
 log = logger("nbagent.session")
@@ -64,6 +64,8 @@ class SessionState:
 
     def open_memory(self, config: Any) -> "ProjectMemory | None":
         """Project memory on this state's database (when memory is switched on later)."""
+        from ..memory.entries import project_memory
+
         db = self.database
         return project_memory(db, config) if db is not None else None
 
@@ -83,17 +85,9 @@ class SessionState:
             self._db.close()
 
 
-def project_memory(db: "Database", config: Any) -> "ProjectMemory":
-    """The one wiring of project memory: its entries and its index, with the configured embedder."""
-    from ..knowledge.embeddings import shared_embedder
-    from ..knowledge.memory_index import MemoryIndex
-    from ..store.memory import ProjectMemory
-
-    return ProjectMemory(db, MemoryIndex(db, shared_embedder(config)))
-
-
 def open_state(config, model: Any = None, selector: str | None = None) -> SessionState:
     """The state of an agent: ``config.persist``, ``config.memory`` and ``config.origin`` decide."""
+    from ..memory.entries import project_memory
     from ..store.db import open_database
     from ..store.history import PromptHistory
     from ..store.sessions import normalize_origin

@@ -1,4 +1,4 @@
-"""The terminal front end's two parts, shared by the CLI and the text view: a renderer and an approver.
+"""The shared text renderer of the CLI, the kernel's text view and nbagent mcp serve: events as terminal text.
 
 ``TerminalRenderer.render(event)`` returns what to print for one event as two strings: ``answer`` (the
 model's text, for stdout) and ``activity`` (tools, approvals, todos, errors, for stderr or the same
@@ -6,8 +6,8 @@ stream); ``.text`` joins them in order. Paragraphs of different model steps are 
 line. With ``markdown=True`` (stdout is a terminal) each finished Markdown block of the answer is
 rendered for the terminal by ``rich``; otherwise the answer streams as the model wrote it.
 
-``TerminalApprover`` asks for a decision on an approval request whose card (``approval_card``: the
-whole call, every argument in full, and the diff) was shown first. Everything that nbagent did not
+``approval_card`` shows the whole call awaiting approval (every argument in full, and the diff);
+nbagent.tools.terminal_approver asks for the decision after it. Everything that nbagent did not
 write itself goes through ``render.escape.escape_controls`` before it reaches the terminal.
 """
 
@@ -22,10 +22,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, TextIO
 
 from .. import events as ev
-from ..engine.agent_state import (AgentState, NoticeItem, PendingApproval, ReasoningItem, TextItem, ToolItem, Turn, reduce)
-from ..render.escape import escape_controls, truncate
-from ..render.text import STATUS_MARKS, TODO_MARKS, counts_line_for, kernel_line, key_argument, summarize_arguments
-from ..tools.approvals import Unasked
+from .agent_state import (AgentState, NoticeItem, PendingApproval, ReasoningItem, TextItem, ToolItem, Turn, reduce)
+from .escape import escape_controls, truncate
+from .text import STATUS_MARKS, TODO_MARKS, counts_line_for, kernel_line, key_argument, summarize_arguments
 
 
 @dataclass(frozen=True)
@@ -452,57 +451,3 @@ def _argument_lines(name: str, value: Any) -> list[str]:
 def _diff_line(line: str, color: bool) -> str:
     start = _DIFF_COLORS.get(line[:1]) if color and not line.startswith(("+++", "---")) else None
     return f"    {start}{line}\x1b[0m" if start else f"    {line}"
-
-
-_ANSWERS = {"y": "approve", "yes": "approve", "n": "deny", "no": "deny", "": "deny",
-            "a": "always", "always": "always"}
-
-
-class TerminalApprover:
-    """Asks "approve? [y]es / [n]o / [a]lways" for a request whose card is already on screen.
-
-    ``ask(question) -> answer`` reads one answer (``input`` in a kernel or terminal IPython); with no
-    ``ask`` (no terminal to ask on) or when asking fails (no stdin: nbconvert), the call is denied and
-    ``unattended`` says how to run such calls unattended.
-    """
-
-    def __init__(self, ask: Callable[[str], str] | None, *, out: TextIO | None = None,
-                 unattended: str = "use approval mode auto"):
-        self.ask = ask
-        self.out = out
-        self.unattended = unattended
-
-    def __call__(self, request: ev.ApprovalRequest) -> str:
-        name = escape_controls(request.name, keep_newlines=False)
-        if self.ask is None:
-            return self._unasked(f"[denied {name}: no one could be asked (no terminal); {self.unattended}]")
-        question = f"approve {name}? [y]es / [n]o / [a]lways: "
-        for _ in range(3):
-            try:
-                answer = self.ask(question)
-            except (EOFError, OSError, RuntimeError):  # RuntimeError: IPython's StdinNotImplementedError
-                return self._unasked(f"  (denied: no one could be asked here; {self.unattended})")
-            decision = _ANSWERS.get(answer.strip().lower())
-            if decision is not None:
-                return decision
-            question = "please answer y, n or a: "
-        return self._deny("  (no clear answer: denied)")
-
-    def _deny(self, message: str) -> str:
-        print(message, file=self.out or sys.stderr, flush=True)
-        return "deny"
-
-    def _unasked(self, message: str) -> str:
-        """Deny saying why: nobody could be asked (the model and the user hear so, not "denied by the user")."""
-        print(message, file=self.out or sys.stderr, flush=True)
-        return Unasked(f"to allow such calls: {self.unattended}")
-
-
-def ask_on_stderr(question: str) -> str:
-    """Ask on the terminal with the question on stderr (stdout carries only the answer's text)."""
-    sys.stderr.write(question)
-    sys.stderr.flush()
-    line = sys.stdin.readline()
-    if not line:
-        raise EOFError("no answer")
-    return line

@@ -3,48 +3,33 @@
 from __future__ import annotations
 
 import random
-import signal
 import sqlite3
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from killable import KillableChild
 from nbagent.store.sessions import SessionStore
 
 from .writer import message_at
+
+pytestmark = pytest.mark.process
 
 WRITER = Path(__file__).with_name("writer.py")
 ROUNDS = 30
 
 
-class Child:
-    """The writer process and the lines it printed, read on a thread so the pipe never fills."""
+def start_writer(workspace: Path) -> KillableChild:
+    return KillableChild([sys.executable, str(WRITER), "kill", str(workspace)])
 
-    def __init__(self, workspace: Path):
-        self.proc = subprocess.Popen([sys.executable, str(WRITER), "kill", str(workspace)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines: list[str] = []
-        self.ready = threading.Event()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
 
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.append(line.split())
-            if line.startswith("ready"):
-                self.ready.set()
-
-    def kill_and_collect(self) -> tuple[str | None, int]:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.reader.join(5)
-        session_id = next((parts[1] for parts in self.lines if parts[0] == "ready"), None)
-        acked = max((int(parts[1]) for parts in self.lines if parts[0] == "ack"), default=0)
-        return session_id, acked
+def kill_and_collect(child: KillableChild) -> tuple[str | None, int]:
+    """SIGKILL the writer; the session it opened and the last message index it acknowledged."""
+    child.kill()
+    acked = max((int(words[1]) for words in child.lines if words[0] == "ack"), default=0)
+    return child.first("ready"), acked
 
 
 def _check(workspace: Path, session_id: str, acked: int) -> int:
@@ -71,13 +56,13 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_step(workspace):
     rng = random.Random()
     session_id, total_acked, kills_while_writing = None, 0, 0
     for round_ in range(ROUNDS):
-        child = Child(workspace)
+        child = start_writer(workspace)
         if round_ % 5 == 0:  # anywhere: during start-up, migrations, opening, or writing
             time.sleep(rng.uniform(0.0, 1.0))
         else:
             assert child.ready.wait(30), child.proc.stderr.read() if child.proc.poll() is not None else "no ready"
             time.sleep(rng.uniform(0.0, 0.15))
-        sid, acked = child.kill_and_collect()
+        sid, acked = kill_and_collect(child)
         session_id = session_id or sid
         if sid is not None:
             assert sid == session_id, "continue picked another session"

@@ -28,7 +28,7 @@ def hub_for(agent) -> "ViewHub":
 
 class ViewHub:
     def __init__(self, agent):
-        from ..widgets.live_state import LiveState
+        from .live_state import LiveState
 
         self.agent = agent
         self._views: dict[str, Any] = {}
@@ -53,7 +53,7 @@ class ViewHub:
 
     def turn_view(self, prompt: str, turn_id: str):
         """The live view of the turn ``turn_id`` (made now, before the prompt is submitted or while it runs)."""
-        from ..widgets.turn import TurnView
+        from .turn import TurnView
 
         agent = self.agent
         view = TurnView(turn_id=turn_id, prompt=prompt, decide=agent.decide, stop=agent.stop_command,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-from .memory_index import Hit, MemoryIndex, MemoryRow
+from .index import Hit, MemoryIndex, MemoryRow, open_index
 
 LIST_COLUMNS = ["id", "source", "category", "tags", "text", "hits", "injected", "created", "expires",
                 "embed_model"]
@@ -27,18 +27,13 @@ class MemoryHandle:
     def open(cls, workspace: str | Path = ".", *, scope: str | None = None, config: Any = None) -> "MemoryHandle":
         """The memory of ``workspace`` (and/or the user's global one), as the configuration sets it up."""
         from ..config import AgentConfig
-        from ..store.db import open_database
         from .embeddings import shared_embedder
 
         config = config or AgentConfig.load(workspace=str(workspace))
         scope = scope or config.memory_scope
         embedder = shared_embedder(config)
-        indexes = []
-        if scope in ("workspace", "all"):
-            indexes.append(MemoryIndex(open_database(workspace=config.workspace), embedder))
-        if scope in ("global", "all"):
-            indexes.append(MemoryIndex(open_database(global_memory=True), embedder, source="global"))
-        return cls(indexes)
+        scopes = [s for s in ("workspace", "global") if scope in (s, "all")]
+        return cls([open_index(s, workspace=config.workspace, embedder=embedder) for s in scopes])
 
     @property
     def workspace(self) -> MemoryIndex:

@@ -14,8 +14,8 @@ from typing import Any
 from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, List, Unicode
 from traitlets.config import Configurable
 
-from ..config import APIS, APPROVAL_MODES
-from .kernel.frontend import VIEW_MODES
+from ...config import APIS, APPROVAL_MODES
+from .frontend import VIEW_MODES
 
 
 class NbAgent(Configurable):

@@ -7,7 +7,7 @@ embedding per row. Search combines, per row:
 - keyword: the IDF-weighted share of the query's terms the row contains, found with
   FTS5 (porter, unicode61; one MATCH per term); with LIKE-style ``instr`` where FTS5 is
   missing or a MATCH fails;
-- cosine: the query embedding against the row's, calibrated (nbagent.knowledge.embeddings)
+- cosine: the query embedding against the row's, calibrated (nbagent.memory.embeddings)
   so that text unrelated to the query scores about 0.
 
 score = 0.7 * cosine + 0.3 * keyword (+0.1 for a matching decision); rows without a
@@ -36,7 +36,7 @@ import numpy as np
 
 from ..render.redaction import logger
 from ..store.db import Database
-# ANCHORS is imported for the readers of nbagent.knowledge.memory_index.ANCHORS (the tests).
+# ANCHORS is imported for the readers of nbagent.memory.index.ANCHORS (the tests).
 from .embeddings import ANCHORS, Calibration, Embedder, anchors_for, anchors_ready, redundancy_floor  # noqa: F401
 
 log = logger("nbagent.memory")
@@ -76,13 +76,16 @@ class MemoryRow:
     expires: float | None
     chunk_of: int | None
     embed_model: str | None
+    kind: str = ""
+    """What the prompt block shows (the first memory tool's kinds: gotcha, command); else the category."""
     source: str = "workspace"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-_ROW_COLUMNS = "id, category, text, tags, hits, injected, created, used, expires, chunk_of, embed_model"
+ROW_COLUMNS = "id, category, text, tags, hits, injected, created, used, expires, chunk_of, embed_model, kind"
+"""The columns of a MemoryRow, in its fields' order (``MemoryRow(*row, source=...)``)."""
 
 
 @dataclass
@@ -101,6 +104,21 @@ class Hit:
                 "source": self.row.source, "score": round(self.score, 3),
                 "cosine": None if self.cosine is None else round(self.cosine, 3),
                 "keyword": round(self.keyword, 3), "why": self.why}
+
+
+
+def open_index(scope: str = "workspace", *, db: Database | None = None, workspace: Any = None,
+               embedder: Embedder | None = None) -> "MemoryIndex":
+    """The one builder of a memory index: the workspace's (on ``db``, else the database of ``workspace``)
+    or the user's global one (``scope="global"``), searched with ``embedder`` (None: keywords only;
+    nbagent.memory.embeddings.shared_embedder gives the configured one)."""
+    from ..store.db import open_database
+
+    if scope == "global":
+        return MemoryIndex(db if db is not None else open_database(global_memory=True), embedder, source="global")
+    if scope != "workspace":
+        raise ValueError(f"a memory scope is workspace or global, not {scope!r}")
+    return MemoryIndex(db if db is not None else open_database(workspace=workspace), embedder)
 
 
 def chunks(text: str, size: int = CHUNK, overlap: int = OVERLAP) -> list[str]:
@@ -405,14 +423,14 @@ class MemoryIndex:
         if not ids:
             return []
         with self.db.read() as conn:
-            rows = conn.execute(f"SELECT {_ROW_COLUMNS} FROM memory WHERE id IN ({', '.join('?' * len(ids))})",
+            rows = conn.execute(f"SELECT {ROW_COLUMNS} FROM memory WHERE id IN ({', '.join('?' * len(ids))})",
                                 ids).fetchall()
         by_id = {r[0]: MemoryRow(*r, source=self.source) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
     def rows(self, limit: int | None = None, category: str | None = None) -> list[MemoryRow]:
         where, args = ("WHERE category = ?", [category]) if category else ("", [])
-        query = f"SELECT {_ROW_COLUMNS} FROM memory {where} ORDER BY id DESC" + (" LIMIT ?" if limit else "")
+        query = f"SELECT {ROW_COLUMNS} FROM memory {where} ORDER BY id DESC" + (" LIMIT ?" if limit else "")
         with self.db.read() as conn:
             rows = conn.execute(query, [*args, *([limit] if limit else [])]).fetchall()
         return [MemoryRow(*r, source=self.source) for r in rows]

@@ -19,7 +19,7 @@ import platformdirs
 
 from ..render.escape import truncate
 from ..render.redaction import logger
-from .memory_index import Hit, MemoryIndex
+from .index import Hit, MemoryIndex
 
 log = logger("nbagent.memory")
 

