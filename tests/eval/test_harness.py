@@ -205,6 +205,7 @@ def test_a_task_whose_agent_cannot_start_is_a_row_too(model_options, tmp_path):
     assert df["reason"].str.endswith("the check did not run").all()
 
 
+@pytest.mark.process
 def test_the_cli_on_a_terminal_shows_a_bar_per_task_and_a_summary_and_the_report_reads_right(model_server,
                                                                                              tmp_path):
     """Issue 40, item 14: progress while it runs, one summary line with the report's path at the end; the

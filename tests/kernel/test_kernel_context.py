@@ -108,6 +108,7 @@ def test_a_stored_variable_source_reaches_only_the_users_variables(shell, make_a
     assert source.snapshot.text is None and "the kernel's own name" in source.snapshot.error
 
 
+@pytest.mark.process
 def test_a_queued_prompt_gets_the_kernels_history_as_it_was_when_given(shell, make_agent, wait_for):
     """Issue 40, item 9: a turn that starts later than its prompt was given (here queued behind a slow
     turn) does not see a cell run in between; the next prompt does."""
@@ -130,6 +131,7 @@ def test_a_queued_prompt_gets_the_kernels_history_as_it_was_when_given(shell, ma
     assert "ran_in_between = 2" in "\n".join(str(m.get("content")) for m in agent.runtime.model.requests[2].messages)
 
 
+@pytest.mark.process
 def test_the_small_profile_gets_the_words_typed_and_no_context_it_cannot_use(shell, make_agent):
     """Issue 40, item 3: the offline model's profile sends neither the kernel's history (which a toy model
     repeats back) nor the open-notebook block; the prompt is what the user typed."""

@@ -37,6 +37,7 @@ def test_knowledge_slash_commands(shell, make_agent, workspace, monkeypatch):
     assert len(run(shell, "%agent /memory forget Old name still works.")[0].result) == 1  # the old verb
 
 
+@pytest.mark.process
 def test_help_says_remove_as_the_cli_and_docs_do(shell, make_agent):
     """One vocabulary: /help names the verb the CLI (nbagent memory remove) and the docs use."""
     nj.use_agent(make_agent("ok", memory_embeddings="off"), shell)

