@@ -148,10 +148,27 @@ def bench_repomap(files: int) -> None:
               "   (goal: warm < 50 ms)")
 
 
-def bench_first_turn() -> None:
+def carried(request) -> tuple[str, str]:
+    """The relevant-memory block of a first request (a note on the user's prompt, the newest message) and
+    the project memory its system prompt lists whole (nbagent.engine.request_context)."""
+    from nbagent.memory.relevant import HEADER
+    from nbagent.memory.entries import HEADER as LISTED
+
+    prompt = request.messages[-1].get("content") or ""
+    block = prompt[prompt.index(HEADER):] if HEADER in prompt else ""
+    system = request.system
+    listed = system[system.index(LISTED):] if LISTED in system else ""
+    return block, listed
+
+
+def first_turn_recall() -> float:
+    """The recall of the first-turn bench with the bounded wait (for bench/guard.py)."""
+    return bench_first_turn(quiet=True)
+
+
+def bench_first_turn(quiet: bool = False) -> float:
     from nbagent import Agent
     from nbagent.memory import relevant
-    from nbagent.memory.relevant import HEADER
     from nbagent.testing.scripted import ScriptedModel
 
     class Timed(ScriptedModel):
@@ -166,34 +183,53 @@ def bench_first_turn() -> None:
                 yield chunk
 
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        with Agent(workspace=root, model=ScriptedModel([]), repo_map=False) as agent:
+        template = Path(tmp) / "template"
+        template.mkdir()
+        with Agent(workspace=template, model=ScriptedModel([]), repo_map=False) as agent:
             index = agent.runtime.state.memory.index
             for category, text in ENTRIES.values():
                 index.add(text, category)
             index.schedule_embedding().result()
-        waits = {"before (no wait)": 0.0, f"now (wait <= {relevant.QUERY_WAIT * 1000:.0f} ms)": relevant.QUERY_WAIT}
+        now = relevant.QUERY_WAIT
+        waits = {"before (no wait)": 0.0, f"now (wait <= {now * 1000:.0f} ms)": now}
+        if quiet:  # the guard: the shipped setting alone
+            waits = {"now": now}
         results: dict[str, tuple[list[float], int]] = {label: ([], 0) for label in waits}
+        in_block = dict.fromkeys(waits, 0)
         for query, answers in QUERIES:  # interleaved: both settings see the same machine load
             texts = [ENTRIES[key][1] for key in answers]
             for label, wait in waits.items():
                 relevant.QUERY_WAIT = wait
                 model = Timed(["ok"])
+                # Each first turn on a copy of the same memory: a turn that injects an entry counts a
+                # use of it, which would move it into the next agents' system prompts.
+                root = Path(tmp) / f"ws{len(results[label][0])}-{wait}"
+                shutil.copytree(template, root)
                 with Agent(workspace=root, model=model, repo_map=False, approval="read-only") as agent:
                     started = time.perf_counter()
                     agent.run(query)
-                system = model.requests[0].system
-                block = system[system.index(HEADER):] if HEADER in system else ""
+                block, listed = carried(model.requests[0])
                 times, hits = results[label]
                 times.append((model.first_at - started) * 1000)
-                results[label] = (times, hits + any(" ".join(t.split())[:80] in block for t in texts))
+                found = [t for t in texts if " ".join(t.split())[:80] in block]
+                found_or_listed = found or [t for t in texts if " ".join(t.split())[:80] in listed]
+                results[label] = (times, hits + bool(found_or_listed))
+                in_block[label] += bool(found)
+        relevant.QUERY_WAIT = now
+        if quiet:
+            return results["now"][1] / len(QUERIES)
         print(f"first turn of a fresh agent, {len(QUERIES)} queries (paraphrases, other languages), embedder loaded")
-        print(f"{'':28}{'recall':>8}{'to 1st request p50 ms':>24}")
+        print(f"{'':28}{'recall':>8}{'in the block':>14}{'to 1st request p50 ms':>24}")
         for label, (times, hits) in results.items():
-            print(f"{label:28}{hits / len(QUERIES):8.3f}{statistics.median(times):24.1f}")
+            print(f"{label:28}{hits / len(QUERIES):8.3f}{in_block[label] / len(QUERIES):14.3f}"
+                  f"{statistics.median(times):24.1f}")
+        print("recall: the first request carried an answering entry, in its relevant-memory block or listed whole "
+              "in the system prompt's project memory (an entry listed there is not repeated in the block); "
+              "goal >= 0.85")
         (before_t, before_h), (now_t, now_h) = results.values()
         print(f"now vs before: recall {now_h / max(before_h, 1):.2f}x, "
               f"added to the first request {statistics.median(now_t) - statistics.median(before_t):+.1f} ms")
+        return now_h / len(QUERIES)
 
 
 def main() -> None:

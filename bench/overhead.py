@@ -20,7 +20,6 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/peers.py
@@ -31,7 +30,7 @@ from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
 from nbagent.testing.server import ScriptedServer
 
-from peers import TOOL_TIME, history, noop  # the same tool and history as the peers get
+from peers import TOOL_TIME, history, noop, now  # the same tool, history and clock as the peers get
 
 class TimedModel(ScriptedModel):
     """A ScriptedModel that adds up the time spent inside its own stream."""
@@ -41,13 +40,13 @@ class TimedModel(ScriptedModel):
     async def stream(self, request):
         inner = super().stream(request).__aiter__()
         while True:
-            started = time.perf_counter()
+            started = now()
             try:
                 chunk = await inner.__anext__()
             except StopAsyncIteration:
-                self.model_time += time.perf_counter() - started
+                self.model_time += now() - started
                 return
-            self.model_time += time.perf_counter() - started
+            self.model_time += now() - started
             yield chunk
 
 
@@ -61,9 +60,9 @@ def one_session(steps: int, prior: int, persist: bool) -> float:
             if prior:
                 agent.session.append(history(prior))
             TOOL_TIME[0] = 0.0
-            started = time.perf_counter()
+            started = now()
             result = agent.run("go")
-            wall = time.perf_counter() - started
+            wall = now() - started
         finally:
             agent.close()
     assert result.reason == "done" and len(result.tool_calls) == steps, result.reason
@@ -94,23 +93,23 @@ def peer_medians(steps: int, runs: int) -> dict[str, tuple[float, float] | str]:
 
 
 async def first_text_bare(client, model: str) -> float:
-    started = time.perf_counter()
+    started = now()
     stream = await client.chat.completions.create(
         model=model, messages=[{"role": "user", "content": "hi"}], stream=True,
         stream_options={"include_usage": True})
     first = None
     async for chunk in stream:
         if first is None and chunk.choices and chunk.choices[0].delta.content:
-            first = time.perf_counter() - started
+            first = now() - started
     return first * 1000
 
 
 def first_text_agent(agent: Agent) -> float:
-    started = time.perf_counter()
+    started = now()
     first = None
     for event in agent.stream("hi"):
         if first is None and isinstance(event, ev.TextDelta):
-            first = time.perf_counter() - started
+            first = now() - started
     return first * 1000
 
 

@@ -16,6 +16,13 @@ from typing import Callable
 
 TOOL_TIME = [0.0]
 MODEL_TIME = [0.0]
+CLOCK: list[Callable[[], float]] = [time.perf_counter]
+"""The clock every figure here and in bench/overhead.py reads: wall time, or the process's CPU time
+(time.process_time, all threads) where bench/guard.py runs on a machine other people load too."""
+
+
+def now() -> float:
+    return CLOCK[0]()
 
 
 def noop(value: int) -> str:
@@ -24,9 +31,9 @@ def noop(value: int) -> str:
     Args:
         value: anything
     """
-    started = time.perf_counter()
+    started = now()
     result = f"ok {value}"
-    TOOL_TIME[0] += time.perf_counter() - started
+    TOOL_TIME[0] += now() - started
     return result
 
 
@@ -40,9 +47,9 @@ def history(n: int) -> list[dict]:
 
 def _measure(run: Callable[[], None], steps: int) -> float:
     TOOL_TIME[0] = MODEL_TIME[0] = 0.0
-    started = time.perf_counter()
+    started = now()
     run()
-    wall = time.perf_counter() - started
+    wall = now() - started
     return (wall - MODEL_TIME[0] - TOOL_TIME[0]) / (steps + 1) * 1000
 
 
@@ -56,11 +63,11 @@ def openai_agents(steps: int, prior: int) -> float:
 
     class Timed(ScriptedModel):
         async def get_response(self, *args, **kwargs):
-            started = time.perf_counter()
+            started = now()
             try:
                 return await super().get_response(*args, **kwargs)
             finally:
-                MODEL_TIME[0] += time.perf_counter() - started
+                MODEL_TIME[0] += now() - started
 
     script = [[function_call("noop", {"value": i}, call_id=f"call_{i}")] for i in range(steps)]
     model = Timed([*script, [assistant_message("done")]])
@@ -84,7 +91,7 @@ def pydantic_ai(steps: int, prior: int) -> float:
     calls = [0]
 
     def respond(messages, info) -> ModelResponse:
-        started = time.perf_counter()
+        started = now()
         i = calls[0]
         calls[0] += 1
         if i < steps:
@@ -92,7 +99,7 @@ def pydantic_ai(steps: int, prior: int) -> float:
         else:
             part = TextPart(content="done")
         response = ModelResponse(parts=[part])
-        MODEL_TIME[0] += time.perf_counter() - started
+        MODEL_TIME[0] += now() - started
         return response
 
     agent = Agent(FunctionModel(respond), instructions="You run tools.")
@@ -123,11 +130,11 @@ def mini_swe_agent(steps: int, prior: int) -> float:
 
     class TimedModel(DeterministicModel):
         def query(self, messages, **kwargs):
-            started = time.perf_counter()
+            started = now()
             try:
                 return super().query(messages, **kwargs)
             finally:
-                MODEL_TIME[0] += time.perf_counter() - started
+                MODEL_TIME[0] += now() - started
 
     class NoopEnvironment:
         """The benchmark's trivial tool as mini-swe-agent's environment: no subprocess per step."""

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from nbagent import Agent  # noqa: E402
 from nbagent.engine.compaction import SUMMARY_PROMPT  # noqa: E402
 from nbagent.engine.open_in_jupyter import OpenContext, with_context  # noqa: E402
-from nbagent.engine.request_context import without_note  # noqa: E402
+from nbagent.render.text import without_note  # noqa: E402
 from nbagent.memory.relevant import render as render_relevant  # noqa: E402
 from nbagent.model.cost import cost_of  # noqa: E402
 from nbagent.model.openai_common import tool_param  # noqa: E402

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 import sys
 from dataclasses import dataclass
 
@@ -40,10 +41,11 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("render", "render/: escaping, plain text, Markdown, redaction, the typed state every front end renders "
                "(agent_state) and the shared text renderer (terminal)",
      ("render/",)),
-    ("base", "workspace/, session/ and model/: the root and path confinement, the state directory, atomic "
-             "writes, temporary files, the ignore-aware walk, process trees; the session's value model and "
-             "message log; model adapters over the openai SDK, the offline model, prices",
-     ("workspace/", "session/", "model/")),
+    ("base", "workspace/, session/, images/ and model/: the root and path confinement, the state directory, "
+             "atomic writes, temporary files, the ignore-aware walk, process trees; the session's value model "
+             "and message log; images prepared once for a model that can see; model adapters over the openai "
+             "SDK, the offline model, prices",
+     ("workspace/", "session/", "images/", "model/")),
     ("store", "store/: the workspace's SQLite store: sessions, messages, tool calls, usage, prompt history",
      ("store/",)),
     ("memory", "memory/ and attached/: project memory (entries, the hybrid index, per-turn retrieval, the "
@@ -65,10 +67,12 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
      ("jupyter/widgets/",)),
     ("kernel", "jupyter/kernel/: the %agent magics, the kernel's agent, its text view and commands",
      ("jupyter/kernel/",)),
-    ("front ends", "cli/, jupyter/server/, jupyter/remote/, mcp_server/, jupyter/ and nbagent itself: the "
-                   "terminal, the Jupyter server extension, kernels reached through a server, nbagent mcp "
-                   "serve, %load_ext nbagent and the package's face (__init__.py)",
-     ("cli/", "jupyter/server/", "jupyter/remote/", "mcp_server/", "jupyter/", "__init__.py")),
+    ("front ends", "cli/, acp/, jupyter/server/, jupyter/remote/, jupyter/ai/, mcp_server/, jupyter/ and nbagent "
+                   "itself: the terminal, nbagent acp (the Agent Client Protocol) and its Jupyter AI persona, "
+                   "the Jupyter server extension, kernels reached through a server, nbagent mcp serve, "
+                   "%load_ext nbagent and the package's face (__init__.py)",
+     ("cli/", "acp/", "jupyter/server/", "jupyter/remote/", "jupyter/ai/", "mcp_server/", "jupyter/",
+      "__init__.py")),
 ]
 
 UPWARD_EXCEPTIONS: dict[tuple[str, str], str] = {
@@ -260,9 +264,17 @@ def _is_module(name: str) -> bool:
     return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
 
 
+def public_modules() -> set[str]:
+    """The modules docs/python-api.md's "Public modules" table lists (the API; every other path is internal)."""
+    page = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
+    section = page.split("\n## Public modules\n", 1)[-1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `(nbagent[\w.]*)` \|", section, re.M))
+
+
 def module_map() -> str:
-    """The generated section: one table per layer, modules with their one-line purpose."""
+    """The generated section: one table per layer, modules with their one-line purpose (the public ones marked)."""
     by_layer: dict[int, list[Module]] = {}
+    public = public_modules()
     for module in modules():
         by_layer.setdefault(layer_index(module.name), []).append(module)
     out = [BEGIN]
@@ -270,6 +282,8 @@ def module_map() -> str:
         out += ["", f"### {index + 1}. {name}: {about}", "", "| module | purpose |", "|---|---|"]
         for module in by_layer.get(index, []):
             purpose = (module.purpose or "**missing docstring**").replace("|", "\\|")
+            if module.name in public:
+                purpose = f"**public** (docs/python-api.md): {purpose}"
             out.append(f"| `{module.name}` | {purpose} |")
     out += ["", END]
     return "\n".join(out)

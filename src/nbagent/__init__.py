@@ -11,12 +11,24 @@ comes with the package. Jupyter pieces are imported only when used.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import DEFAULT, AgentConfig
 from .errors import ToolError
 from .events import Event
-from .tools.base import Tool, ToolSet, function_tool, tool
+
+if TYPE_CHECKING:  # imported on first use below: pydantic's import is most of `import nbagent` (nbagent acp)
+    from .tools.base import Tool, ToolSet, function_tool, tool
+
+_TOOL_NAMES = ("Tool", "ToolSet", "function_tool", "tool")
+
+if TYPE_CHECKING:  # loaded on first use by __getattr__ below; named here for type checkers and editors
+    from .batching import batch
+    from .engine.agent import Agent
+    from .engine.result import RunResult
+    from .evals import eval
+    from .knowledge.stats import stats
+    from .store.views import messages, sessions, tool_calls, usage
 
 DISTRIBUTION = "jupyter-nbagent"  # the name on the package index; the import name stays nbagent
 __version__: str  # read from the metadata on first use (see _version)
@@ -50,6 +62,11 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         globals()["__version__"] = found = _version()
         return found
+    if name in _TOOL_NAMES:
+        from .tools import base
+
+        globals().update({n: getattr(base, n) for n in _TOOL_NAMES})
+        return globals()[name]
     if name == "Agent":
         from .engine.warmup import settle
 

@@ -201,6 +201,24 @@ class AgentConfig:
     resumed after a crash says which calls never finished (nbagent.checkpoints.journal). A batch task's copy is
     thrown away with its task: its agent keeps none."""
 
+    vision: bool | None = None
+    """Send images (charts, image files, attached outputs) to the model: True, False, or None ("auto"):
+    what the server says of the model where it says it (Ollama, llama.cpp), else yes, until the endpoint
+    refuses an image request (then no, for the rest of the session). The offline model never gets images.
+    Env: NBAGENT_VISION (true, false or auto). See docs/tools.md, "Images"."""
+
+    vision_models: dict[str, bool] = field(default_factory=dict)
+    """``vision`` per model name, over ``vision``: ``{"llava:13b": True, "gpt-3.5-turbo": False}``.
+    Env: NBAGENT_VISION_MODELS ("llava:13b=true,gpt-3.5-turbo=false")."""
+
+    image_max_side: int = 1024
+    """Longest side in pixels an image is downscaled to, once, before it is kept and sent.
+    Env: NBAGENT_IMAGE_MAX_SIDE."""
+
+    max_images: int = 4
+    """Images one request carries at most: the newest; older ones are sent as their captions.
+    Env: NBAGENT_MAX_IMAGES."""
+
     sweep_temp_files: bool = True
     """At start, remove (in a background thread) the temporary files that writes killed half-way left
     in the workspace (nbagent.workspace.tempfiles). A batch task's copy is a fresh checkout that holds none:
@@ -242,10 +260,31 @@ class AgentConfig:
         for tool_name, policy in self.tool_approvals.items():
             if policy not in POLICIES:
                 raise ConfigError(f"tool_approvals[{tool_name!r}] must be one of {POLICIES}, not {policy!r}")
+        self.vision = _vision_value(self.vision, "vision")
+        models = {str(k): _vision_value(v, f"vision_models[{k!r}]") for k, v in (self.vision_models or {}).items()}
+        self.vision_models = {k: v for k, v in models.items() if v is not None}  # "auto": as if not named
+        if self.image_max_side < 64:
+            raise ConfigError("image_max_side must be at least 64")
+        if self.max_images < 0:
+            raise ConfigError("max_images must be 0 or more")
         if self.kernel_run_auto:  # kernel_undo and kernel_redo (served over MCP) change the kernel too
             for name in ("kernel_run", "kernel_undo", "kernel_redo"):
                 self.tool_approvals.setdefault(name, "ask")
         return self
+
+
+def _vision_value(value: Any, name: str) -> bool | None:
+    """True, False or None from a bool or its spelling ("true", "false", "auto", "on", "off", "1", "0")."""
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("", "auto", "none"):
+        return None
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name} must be true, false or auto, not {value!r}")
 
 
 _ENV = {
@@ -288,6 +327,10 @@ _ENV = {
     "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
     "NBAGENT_KERNEL_UNDO_MAX_BYTES": "kernel_undo_max_bytes",
     "NBAGENT_KERNEL_FINGERPRINT_MS": "kernel_fingerprint_ms",
+    "NBAGENT_VISION": "vision",
+    "NBAGENT_VISION_MODELS": "vision_models",
+    "NBAGENT_IMAGE_MAX_SIDE": "image_max_side",
+    "NBAGENT_MAX_IMAGES": "max_images",
 }
 ENV_VARS = dict(_ENV)
 

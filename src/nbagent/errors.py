@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+__all__ = ["AgentClosed", "CommandKilled", "ConfigError", "MissingSetting", "ModelError", "NbagentError", "StoreError",
+           "ToolError", "ToolRegistrationError", "TurnAborted"]
+
 
 class NbagentError(Exception):
     """Base of every error nbagent raises on purpose."""

@@ -282,6 +282,13 @@ class Error(Event):
     status_code: int | None = None
 
 
+__all__ = ["ApprovalDecision", "ApprovalRequest", "Checkpoint", "Compacted", "ContextNote", "Error", "Event",
+           "KernelChanged", "KernelReplayed", "MemoryChanged", "MemoryInjected", "PromptQueued", "ReasoningDelta",
+           "SessionChanged", "SettingsChanged", "TextDelta", "TodosChanged", "ToolCall", "ToolInputDelta",
+           "ToolInputStart", "ToolResult", "TurnEnd", "TurnStart", "Usage", "event_from_dict"]
+"""The public names (docs/python-api.md, "Public modules"): the event classes, their base, and the decoder."""
+
+
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Rebuild an event from ``to_dict()`` output; unknown keys are ignored."""
     cls = EVENT_TYPES.get(data.get("type", ""))

@@ -29,7 +29,9 @@ def test_the_module_map_is_up_to_date_and_every_module_has_a_docstring():
 def test_the_map_names_every_module_with_its_purpose():
     page = (ROOT / "docs" / "internals.md").read_text(encoding="utf-8")
     assert "| `nbagent.render.terminal` | The shared text renderer of the CLI" in page
-    assert "| `nbagent.events` | The one typed event stream that every front end renders. |" in page
+    assert ("| `nbagent.events` | **public** (docs/python-api.md): The one typed event stream that every front end "
+            "renders. |") in page  # a public module is marked; an internal one is not
+    assert "| `nbagent.engine.agent` | The Agent: the one object every front end drives. |" in page
     suite = ROOT / "src" / "nbagent" / "evals" / "suite"  # data: the eval tasks' own Python files
     modules = sorted(p for p in (ROOT / "src" / "nbagent").rglob("*.py") if not p.is_relative_to(suite))
     assert all(f"`{_dotted(path)}`" in page for path in modules)

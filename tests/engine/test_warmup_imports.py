@@ -16,7 +16,7 @@ MODULES = ("httpx", "openai.resources.chat", "openai.resources.responses", "nbag
 PROBE = ("import json, sys\n"
          "{prelude}\n"
          "print(json.dumps({{m: m in sys.modules for m in {modules!r}}}))")
-WARM = "from nbagent import warmup\nwarmup.start()\nassert warmup.wait(120), 'the warm-up did not finish'"
+WARM = "from nbagent.engine import warmup\nwarmup.start()\nassert warmup.wait(120), 'the warm-up did not finish'"
 
 
 def loaded_after(prelude: str, api: str | None = None) -> dict[str, bool]:

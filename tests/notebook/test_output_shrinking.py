@@ -49,7 +49,8 @@ def test_a_2mb_png_and_a_200000_line_stream_read_back_under_10000_characters(ctx
 
     text = nbt.notebook_read(ctx, "train.ipynb", include_outputs=True)
     assert len(text) < 10_000
-    assert f"[image/png 820x820, {nbshrink.human_size(len(png))}]" in text
+    assert f"output 2: image/png 820x820, {nbshrink.human_size(len(png))}]" in text  # the image's caption
+    assert len(ctx.sink.images) == 1 and max(ctx.sink.images[0].width, ctx.sink.images[0].height) <= 1024
     assert "step 0: loss 1.000000" in text and "step 199999: loss 0.000005" in text
     assert "characters cut from the middle" in text
     assert "<Figure size 820x820 with 1 Axes>" in text

@@ -7,7 +7,9 @@ a content-addressed copy under ``.nbagent/checkpoints/``. See docs/checkpoints.m
 
 from .engine import DEFAULT_MAX_BYTES, CheckpointConflict, Checkpoints, Restored
 from .gitrepo import CheckpointError
+from .kernel_ledger import KernelConflict
 from .manifest import KEEP, TurnCheckpoint
 
-__all__ = ["Checkpoints", "CheckpointConflict", "CheckpointError", "DEFAULT_MAX_BYTES", "KEEP", "Restored",
-           "TurnCheckpoint"]
+__all__ = ["CheckpointConflict", "CheckpointError", "KernelConflict", "Restored"]
+"""The public names (docs/python-api.md, "Public modules"): what undo and redo raise and return. The rest
+imported above is for nbagent's own modules (the runtime, the CLI)."""

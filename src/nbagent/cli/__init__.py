@@ -5,6 +5,13 @@ from __future__ import annotations
 
 def main(argv: list[str] | None = None) -> int:
     """The console script's entry point (``nbagent.cli:main``), kept beside ``nbagent.cli.app.main``."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args == ["acp"]:  # an editor waits for its first answer: none of the other commands' imports
+        from .acp import run_acp
+
+        return run_acp()
     from .app import main as run
 
     return run(argv)

@@ -141,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     from .eval import add_eval_parser
 
     add_eval_parser(sub, parents=[shared])
+    from .acp import add_acp_parser
+
+    add_acp_parser(sub, parents=[shared])
     return parser
 
 

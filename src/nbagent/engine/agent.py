@@ -22,12 +22,15 @@ from typing import Any, AsyncIterator, Callable, Iterator
 
 from .. import events as ev
 from ..render.redaction import logger
-from ..render.agent_state import AgentState, Counters, NoticeItem, reduce, turns_from_messages
+from ..render.agent_state import AgentState, reduce
 from ..tools.approvals import check_decision
 from ..config import AgentConfig
 from ..errors import AgentClosed
 from ..ids import short_id
+from .agent_checkpoints import AgentCheckpoints
+from .agent_sessions import AgentSessions
 from .result import RunResult
+from . import attachments
 from .runtime import AgentRuntime
 from ..workers import shared_pool
 
@@ -56,6 +59,8 @@ class Agent:
         self._current: asyncio.Task | None = None
         self._collectors: dict[str, list[ev.Event]] = {}
         self._skip_deltas: set[str] = set()
+        self._attached: dict[str, Any] = {}
+        """turn id -> what the user attached to that prompt (nbagent.engine.attachments), until it runs."""
         self._idle = threading.Event()
         self._idle.set()
         self._ended = threading.Event()
@@ -67,48 +72,54 @@ class Agent:
         except BaseException:
             self._thread_loop.stop()  # a failed construction leaves no thread behind
             raise
-        self._stored_count = len(self.runtime.session.log)
-        self._state = self._fresh_state()
-        self._stored_turns: tuple[str | None, tuple, tuple[NoticeItem, ...]] | None = None
+        # Checkpoints and session switching each have their own owner; the methods below delegate.
+        self._checkpoints = AgentCheckpoints(self.runtime, self._call_idle)
+        self._sessions = AgentSessions(self.runtime, self._call_idle, self._on_thread, self._emit)
+        self._state = self._sessions.fresh_state()
         self._thread_loop.call(self._start_worker)
         self.runtime.context.start_waker(self._context_wake)
         _LIVE_AGENTS.add(self)
 
     # ----- running prompts -------------------------------------------------------------------
-    def submit(self, prompt: str, *, turn_id: str | None = None, keep_deltas: bool = True
-               ) -> concurrent.futures.Future:
+    def submit(self, prompt: str, *, turn_id: str | None = None, keep_deltas: bool = True,
+               attach: Any = None) -> concurrent.futures.Future:
         """Queue ``prompt``; it runs after the turns before it. The future gives a RunResult.
 
         ``keep_deltas=False`` leaves the streamed deltas out of ``RunResult.events``: a front end
         that renders them live (the server, the widgets) need not keep thousands per turn.
+        ``attach``: objects shown to the model with the prompt (nbagent.engine.attachments: a figure,
+        an image, PNG/JPEG bytes, a path, a DataFrame, a display object), read now, in this thread.
         """
         if self._closed:
             raise AgentClosed("this agent is closed: make a new Agent to go on")
+        attached = attachments.attach(attach, self.runtime.config.image_max_side) if attach is not None else None
         future: concurrent.futures.Future = concurrent.futures.Future()
         turn_id = turn_id or short_id("turn_")
         self._idle.clear()
         self._ended.clear()
         if not keep_deltas:
             self._skip_deltas.add(turn_id)
+        if attached is not None:
+            self._attached[turn_id] = attached
         self._thread_loop.loop.call_soon_threadsafe(self._enqueue, prompt, turn_id, future)
         return future
 
-    def run(self, prompt: str, timeout: float | None = None) -> RunResult:
-        """Run ``prompt`` to the end of its turn and return the result (blocks)."""
+    def run(self, prompt: str, timeout: float | None = None, *, attach: Any = None) -> RunResult:
+        """Run ``prompt`` to the end of its turn and return the result (blocks). ``attach``: see submit."""
         if threading.current_thread() is self._thread_loop.thread:
             raise RuntimeError("Agent.run() cannot be called from the agent's own thread; use arun()")
-        return self.submit(prompt).result(timeout)
+        return self.submit(prompt, attach=attach).result(timeout)
 
-    async def arun(self, prompt: str) -> RunResult:
-        return await asyncio.wrap_future(self.submit(prompt))
+    async def arun(self, prompt: str, *, attach: Any = None) -> RunResult:
+        return await asyncio.wrap_future(self.submit(prompt, attach=attach))
 
-    def stream(self, prompt: str) -> Iterator[ev.Event]:
+    def stream(self, prompt: str, *, attach: Any = None) -> Iterator[ev.Event]:
         """Yield the events of ``prompt``'s turn as they happen, ending with its turn_end."""
         inbox: queue.Queue = queue.Queue()
         turn_id = short_id("turn_")
         unsubscribe = self.subscribe(lambda e: inbox.put(e) if e.turn_id == turn_id else None)
         try:
-            self.submit(prompt, turn_id=turn_id, keep_deltas=False)
+            self.submit(prompt, turn_id=turn_id, keep_deltas=False, attach=attach)
             while True:
                 event = inbox.get()
                 yield event
@@ -117,7 +128,7 @@ class Agent:
         finally:
             unsubscribe()
 
-    async def astream(self, prompt: str) -> AsyncIterator[ev.Event]:
+    async def astream(self, prompt: str, *, attach: Any = None) -> AsyncIterator[ev.Event]:
         loop = asyncio.get_running_loop()
         inbox: asyncio.Queue = asyncio.Queue()
         turn_id = short_id("turn_")
@@ -127,7 +138,7 @@ class Agent:
 
         unsubscribe = self.subscribe(forward)
         try:
-            self.submit(prompt, turn_id=turn_id, keep_deltas=False)
+            self.submit(prompt, turn_id=turn_id, keep_deltas=False, attach=attach)
             while True:
                 event = await inbox.get()
                 yield event
@@ -248,7 +259,7 @@ class Agent:
         """The agent's state now: session, settings, queue, turn in flight, approvals, todos, counters and
         the finished transcript. Front ends start from it and apply later events with ``reduce``."""
         state = self._state
-        stored, problems = self._stored_transcript(state.session_id)
+        stored, problems = self._sessions.stored_transcript(state.session_id)
         if problems:  # a damaged row: the transcript shows the rest, and says what it could not read
             state = dataclasses.replace(state, notices=state.notices + problems)
         return dataclasses.replace(state, transcript=stored + state.transcript) if stored else state
@@ -273,15 +284,18 @@ class Agent:
             self._call_idle(self.runtime.start_mcp)
         return self.runtime.mcp.status()
 
+    # ----- switching sessions (nbagent.engine.agent_sessions) --------------------------------
     def new_session(self) -> str:
-        return self._switch(self.runtime.switch_session, "new")
+        """Continue in a new, empty session; returns its id."""
+        return self._sessions.new()
 
     def resume(self, selector: str) -> str:
-        return self._switch(self.runtime.switch_session, selector)
+        """Continue in the stored session ``selector`` names ("continue", an id or its prefix)."""
+        return self._sessions.resume(selector)
 
     def fork(self, up_to_turn: int | None = None) -> str:
         """Continue in a new session that starts with a copy of this one up to ``up_to_turn``."""
-        return self._switch(self.runtime.fork_session, up_to_turn)
+        return self._sessions.fork(up_to_turn)
 
     def compact(self) -> RunResult:
         """Have the model summarise the transcript; the summary replaces it on the wire."""
@@ -300,7 +314,7 @@ class Agent:
         """The repo map the system prompt carries (built now if no turn built it yet)."""
         return self.runtime.knowledge.repo_map_block()
 
-    # ----- checkpoints (docs/checkpoints.md) ------------------------------------------------
+    # ----- checkpoints (docs/checkpoints.md; nbagent.engine.agent_checkpoints) --------------
     def undo(self, force: bool = False, turn: int | None = None):
         """Put the files the last (not yet undone) turn changed back as they were before it, and the
         kernel variables its kernel_run and notebook_run calls rebound, added or deleted.
@@ -311,40 +325,22 @@ class Agent:
         a note tells the model. Returns a Restored (action, turn, files, names, not_restored, and
         ``replay``: the cells restart-and-replay would run when something could not be restored).
         """
-        return self._call_idle(self.runtime.undo, force, turn)
+        return self._checkpoints.undo(force, turn)
 
     def redo(self, force: bool = False, turn: int | None = None):
         """Re-apply the turn the last undo reverted (same rules as ``undo``)."""
-        return self._call_idle(self.runtime.redo, force, turn)
+        return self._checkpoints.redo(force, turn)
 
     def checkpoints(self):
         """This session's checkpoints, oldest first: a pandas DataFrame with the columns turn, time,
         files changed (a count), files (the paths) and undone."""
-        import pandas as pd
-
-        rows = [{"turn": e.turn, "time": pd.Timestamp(e.time, unit="s", tz="UTC"),
-                 "files changed": len(e.files), "files": list(e.files), "undone": e.undone}
-                for e in self.runtime.guard.checkpoints.list()]
-        return pd.DataFrame(rows, columns=["turn", "time", "files changed", "files", "undone"])
+        return self._checkpoints.table()
 
     def kernel_changes(self, turn: int | None = None):
         """What the agent's kernel calls did to the kernel's variables (all turns, or ``turn``): a pandas
         DataFrame, one row per name and call, with the columns turn, call_id, name, change (added,
         rebound, deleted, mutated, unchecked), undone and restorable (whether undo can bind it again)."""
-        import pandas as pd
-
-        ledger = self.runtime.guard.kernel
-        rows = []
-        for r in ledger.records if ledger is not None else []:
-            if turn is not None and r.turn != turn:
-                continue
-            for change, names in (("added", r.added), ("rebound", r.rebound), ("deleted", r.deleted),
-                                  ("mutated", r.mutated), ("unchecked", r.unchecked)):
-                for name in names:
-                    restorable = change == "added" or (change in ("rebound", "deleted") and name not in r.dropped)
-                    rows.append({"turn": r.turn, "call_id": r.call_id, "name": name, "change": change,
-                                 "undone": r.undone, "restorable": restorable})
-        return pd.DataFrame(rows, columns=["turn", "call_id", "name", "change", "undone", "restorable"])
+        return self._checkpoints.kernel_changes(turn)
 
     def replay(self, cells=None):
         """Restart and replay, on the user's word: clear the kernel's variables and run ``cells`` (an
@@ -354,24 +350,17 @@ class Agent:
         An agent outside the kernel (the JupyterLab panel's) replays in the kernel whose undo offered the
         plan, through the Jupyter protocol; ``cells`` None there is that plan, and a ``kernel_replayed``
         event reports the outcome."""
-        from ..checkpoints.replay import replay
-
-        if self.runtime.kernel is None:
-            return self._call_idle(self.runtime.guard.replay, None if cells is None else list(cells))
-        if cells is None:
-            raise ValueError("replay takes the cells of an undo's Restored.replay")
-        return self._call_idle(replay, self.runtime.kernel, list(cells))
+        return self._checkpoints.replay(cells)
 
     @property
     def replay_offered(self) -> int | None:
         """The turn whose undo offered a restart-and-replay plan that has not run yet (an agent outside the
         kernel; None: no plan on offer)."""
-        offer = getattr(self.runtime.guard.kernel, "offer", None)
-        return offer.turn if offer is not None else None
+        return self._checkpoints.replay_offered()
 
     def diff(self, turn: int) -> str:
         """The unified diff of the files ``turn`` changed (from its checkpoints)."""
-        return self.runtime.guard.checkpoints.diff(turn)
+        return self._checkpoints.diff(turn)
 
     def set_model(self, name: str) -> None:
         self.reconfigure(model=name)
@@ -425,25 +414,6 @@ class Agent:
         return True
 
     # ----- internals (on the worker thread) ------------------------------------------------
-    def _fresh_state(self) -> AgentState:
-        session = self.runtime.session
-        return AgentState(session_id=session.id, title=session.title, settings=self.runtime.settings(),
-                          todos=tuple(session.todos),
-                          counters=Counters(session.input_tokens, session.output_tokens, session.cost,
-                                            session.cached_tokens))
-
-    def _stored_transcript(self, session_id: str | None) -> tuple[tuple, tuple[NoticeItem, ...]]:
-        """The turns stored before this agent opened the session (rebuilt once per session), and
-        notices of rows that could not be read."""
-        cached = self._stored_turns
-        if cached is None or cached[0] != session_id:
-            # Read here, not at construction: a resumed session's old outputs stay in the store until then.
-            messages, problems = self.runtime.session.log.readable()
-            notices = tuple(NoticeItem(level="error", text=f"not shown: {p}") for p in problems)
-            cached = (session_id, turns_from_messages(messages[: self._stored_count]), notices)
-            self._stored_turns = cached
-        return cached[1], cached[2]
-
     def _call_idle(self, fn, *args):
         # A front end may act on turn_end at once (an Undo button): the turn's last bookkeeping after
         # that event is waited for, a turn still running is refused.
@@ -451,17 +421,9 @@ class Agent:
             raise RuntimeError("a turn is running: wait for it or abort it first")
         return self._thread_loop.run(_as_coro(fn, *args)).result()
 
-    def _switch(self, fn, *args) -> str:
-        session_id = self._call_idle(fn, *args)
-        self._thread_loop.run(_as_coro(self._session_switched)).result()
-        return session_id
-
-    def _session_switched(self) -> None:
-        self._stored_count = len(self.runtime.session.log)
-        fresh = self._fresh_state()
-        stored, problems = self._stored_transcript(fresh.session_id)
-        whole = dataclasses.replace(fresh, transcript=stored, notices=problems)
-        self._emit(ev.SessionChanged(session_id=fresh.session_id or "", state=whole.to_dict()))
+    def _on_thread(self, fn) -> None:
+        """Run ``fn`` on the agent's thread and wait for it (a turn may be running)."""
+        self._thread_loop.run(_as_coro(fn)).result()
 
     def _apply_settings(self, changes: dict[str, Any]) -> dict[str, Any]:
         changed = self.runtime.reconfigure(changes)
@@ -495,7 +457,7 @@ class Agent:
             prompt, turn_id, future = self._waiting.pop(0)
             collected: list[ev.Event] = []
             self._collectors[turn_id] = collected
-            self._current = asyncio.ensure_future(self.runtime.run_turn(prompt, turn_id))
+            self._current = asyncio.ensure_future(self.runtime.run_turn(prompt, turn_id, self._attached.pop(turn_id, None)))
             try:
                 end = await self._current
             except asyncio.CancelledError:  # aborted before the turn's first await: nothing was said
@@ -517,6 +479,7 @@ class Agent:
     def _abort_now(self) -> None:
         waiting, self._waiting = self._waiting, []
         for prompt, turn_id, future in waiting:
+            self._attached.pop(turn_id, None)
             end = ev.TurnEnd(reason="aborted", turn_id=turn_id)
             self._emit(end)  # every prompt ends with a turn_end, a dropped one too
             if not future.done():

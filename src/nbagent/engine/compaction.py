@@ -19,7 +19,8 @@ from typing import Any, Callable
 from .. import events as ev
 from ..session.message_log import message_chars
 
-__all__ = ["estimate_tokens", "message_chars", "prune", "prune_at", "cut_index", "repair", "summarize_session"]
+__all__ = ["estimate_tokens", "message_chars", "prune", "prune_at", "stripped_prefix", "cut_index", "repair",
+           "summarize_session"]
 
 Message = dict[str, Any]
 
@@ -41,9 +42,13 @@ def prune(messages: list[Message], budget_tokens: int, keep_recent: int = 12) ->
 def prune_at(messages: list[Message], cut: int) -> list[Message]:
     """Messages from ``cut`` on whole; before it, tool results go and assistants keep their text.
     What goes is never read: a resumed session leaves it in the store (nbagent.store.messages)."""
-    older = [s for s in map(_strip, messages[:cut]) if s is not None]
     # What _strip leaves has no tool calls and no tool results: repair has nothing to do there.
-    return older + repair(messages[cut:])
+    return stripped_prefix(messages, cut) + repair(messages[cut:])
+
+
+def stripped_prefix(messages: list[Message], cut: int) -> list[Message]:
+    """What pruning keeps of the messages before ``cut``: no tool results, assistants' text only."""
+    return [s for s in map(_strip, messages[:cut]) if s is not None]
 
 
 def cut_index(sizes: list[int], budget_tokens: int, keep_recent: int = 12) -> int:
@@ -119,9 +124,11 @@ async def summarize_session(model, session, emit: Callable[[ev.Event], None], *,
     Returns the events it emitted, the last being a turn_end (reason done or error) whose text is
     the summary.
     """
+    from ..images.window import windowed
     from ..model.base import ModelRequest, ResponseDone
 
-    messages = [*session.wire_messages(), {"role": "user", "content": SUMMARY_PROMPT}]
+    # Images go as their captions: a summary is text, and the endpoint may not take images at all.
+    messages = [*windowed(session.wire_messages(), 0), {"role": "user", "content": SUMMARY_PROMPT}]
     request = ModelRequest(system=system or "You summarise coding sessions.", messages=messages, tools=tools or [],
                            tool_choice="none" if tools else None, cache_key=session.id)
     summary = ""

@@ -9,7 +9,7 @@ session (durable) before the next model call.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable
 
 import orjson
@@ -20,8 +20,10 @@ from ..model.base import (Model, ModelRequest, ReasoningChunk, ResponseDone, Tex
 from ..model.cost import cost_of
 from .profiles import FULL, Profile
 from .open_in_jupyter import without_context
-from .compaction import cut_index, message_chars, prune_at
+from .compaction import cut_index, message_chars, repair, stripped_prefix
 from .request_context import RequestContext, with_note
+from .vision import REFUSED_KIND, Vision
+from ..images.window import carried_tokens, windowed
 from ..model.served_context import ServedContext
 from ..tools.runner import ToolRunner
 
@@ -64,7 +66,6 @@ class Loop:
         self.before_prompt = before_prompt
         """Called with the turn id once the turn has started, before its prompt is added: the attached
         context's notes go in there (between turns, never mid-turn). Returns the messages it appended."""
-        self._wire_chars = sum(session.wire_sizes())
         self._last_input_tokens: int | None = None
         self._chars_since_usage = 0
         self._pruned_to: int | None = None
@@ -72,12 +73,19 @@ class Loop:
         """The context the server really serves (nbagent.model.served_context), once it said."""
         self._warned_fit: int | None = None
         self._fixed: tuple[tuple[str, tuple[str, ...]], int] | None = None
+        self.vision = Vision()
+        """Whether requests carry images (nbagent.engine.vision); it remembers an endpoint's refusal."""
         self._cut: int | None = None
         """Where the last automatic pruning cut the wire history: kept until the request overflows
         again, so the pruned request stays a prefix of the next one (pruning anew at every step would
         rewrite the history each time and defeat the provider's prompt cache)."""
+        self._older: tuple[list[dict[str, Any]], int] = ([], 0)
+        """For ``_cut``: the messages before it as pruning keeps them, and their characters. Made once
+        per cut (the messages before a cut never change), so that a step costs the same on a long
+        history as on a short one (tests/engine/test_flat_steps.py)."""
 
-    async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+    async def run_turn(self, prompt: str, turn_id: str, attached: Any = None) -> ev.TurnEnd:
+        """``attached``: what the user attached to the prompt (nbagent.engine.attachments.Attached)."""
         if not self.profile.live_context:  # the small profile: the words typed, nothing a toy model repeats
             prompt = without_context(prompt)
         state = TurnState(turn_id)
@@ -89,7 +97,11 @@ class Loop:
         if self.before_prompt is not None:
             self._count(self.before_prompt(turn_id))
         self.session.defer_records = True  # records ride along with each step's commit
-        self._append([{"role": "user", "content": with_note(prompt, self.context.turn_note(prompt, turn_id))}])
+        body = f"{prompt}\n\n{attached.text}" if attached is not None and attached.text else prompt
+        message: dict[str, Any] = {"role": "user", "content": with_note(body, self.context.turn_note(prompt, turn_id))}
+        if attached is not None and attached.images:
+            message["images"] = [i.to_dict() for i in attached.images]
+        self._append([message])
         try:
             reason = await self._steps(state)
         except asyncio.CancelledError:
@@ -122,6 +134,23 @@ class Loop:
 
     async def _call_model(self, state: TurnState) -> dict[str, Any]:
         request = self._request(state.turn_id, state.steps)
+        try:
+            return await self._stream(request, state)
+        except ModelError as exc:
+            # A request with images the endpoint refused, before anything streamed: once without them.
+            said = bool((state.partial or {}).get("content") or state.streaming_calls)
+            if said or not carried_tokens(request.messages) or not Vision.is_refusal(exc):
+                raise
+            note = self.vision.refuse(exc)
+            try:
+                message = await self._stream(replace(request, messages=windowed(request.messages, 0)), state)
+            except ModelError:
+                self.vision.refused = None  # not the images' fault after all
+                raise
+            self.emit(ev.Error(message=note, kind=REFUSED_KIND, status_code=exc.status_code, turn_id=state.turn_id))
+            return message
+
+    async def _stream(self, request: ModelRequest, state: TurnState) -> dict[str, Any]:
         state.partial = {"role": "assistant", "content": ""}
         streamed: list[str] = []
         names: dict[int, tuple[str, str]] = {}
@@ -164,10 +193,11 @@ class Loop:
         if estimate > budget:
             messages = self._pruned(turn_id, budget, fixed)
         elif self._cut is not None:
-            messages = prune_at(self.session.wire_messages(loaded_from=self._cut), self._cut)
+            messages = self._cut_request()
         else:
             messages = list(self.session.wire_messages())
-        self._check_fit(fixed + sum(message_chars(m) for m in messages) // 4, turn_id)
+        messages = self.vision.window(self.config, self.model, messages, self.served)
+        self._check_fit(fixed + self._sent_chars() // 4, turn_id)
         return ModelRequest(
             system=system, messages=messages, tools=tools, max_tokens=self.profile.max_tokens,
             temperature=self.config.temperature, reasoning_effort=self.config.reasoning_effort,
@@ -207,10 +237,13 @@ class Loop:
         # messages are cut down to what their heads hold, so only the kept ones are read whole.
         sizes = self.session.wire_sizes()
         cut = self._cut = cut_index(sizes, budget)
-        wire = prune_at(self.session.wire_messages(loaded_from=cut), cut)
+        wire = self.session.wire_messages(loaded_from=cut)
+        older = stripped_prefix(wire, cut)
+        self._older = (older, sum(message_chars(m) for m in older))
+        wire = older + repair(wire[cut:])
         # Until the server reports the pruned request's size, estimate it, or the next step would
         # measure the whole history again and cut anew.
-        self._last_input_tokens, self._chars_since_usage = fixed + sum(message_chars(m) for m in wire) // 4, 0
+        self._last_input_tokens, self._chars_since_usage = fixed + self._sent_chars() // 4, 0
         before = len(sizes)
         if len(wire) < before and len(wire) != self._pruned_to:
             self._pruned_to = len(wire)
@@ -220,11 +253,23 @@ class Loop:
             ))
         return wire
 
+    def _cut_request(self) -> list[dict]:
+        """The request at the kept cut: the pruned messages before it as made at the cut, then the rest."""
+        assert self._cut is not None
+        return self._older[0] + repair(self.session.wire_messages(loaded_from=self._cut)[self._cut:])
+
+    def _sent_chars(self) -> int:
+        """Characters of this step's request history, from running totals (never by reading every
+        message): the whole wire history, or at a cut its pruned part and what follows."""
+        if self._cut is None:
+            return self.session.wire_chars()
+        return self._older[1] + self.session.wire_chars(self._cut)
+
     def _estimate_tokens(self) -> int:
         # Once the API has reported usage, trust it and add only what came since.
         if self._last_input_tokens is not None:
             return self._last_input_tokens + self._chars_since_usage // 4
-        return self._wire_chars // 4
+        return self.session.wire_chars() // 4
 
     def _append(self, messages: list[dict[str, Any]]) -> None:
         self.session.append(messages)
@@ -233,9 +278,7 @@ class Loop:
         self._count(messages)
 
     def _count(self, messages: list[dict[str, Any]]) -> None:
-        added = sum(message_chars(m) for m in messages)
-        self._wire_chars += added
-        self._chars_since_usage += added
+        self._chars_since_usage += sum(message_chars(m) for m in messages)
 
     def _usage(self, usage: UsageInfo, turn_id: str) -> None:
         self._last_input_tokens = usage.input_tokens + usage.output_tokens
@@ -279,10 +322,10 @@ class Loop:
 
     def reset_estimates(self) -> None:
         """After the wire history changes wholesale (compact, resume)."""
-        self._wire_chars = sum(self.session.wire_sizes())
         self._last_input_tokens = None
         self._chars_since_usage = 0
         self._cut = None
+        self._older = ([], 0)
 
     def _interrupted(self, call: dict[str, Any], turn_id: str) -> dict[str, Any]:
         """The result of a call cut by Abort: in the history for the model, and as its tool_result."""

@@ -33,7 +33,8 @@ _GUIDES = {
     "todos": "For work of three steps or more keep a task list with todo_write.",
     "memory": "remember what later sessions should know; recall searches it; forget removes wrong entries.",
     "notebook": ("Edit notebooks only with the notebook_* tools, by cell id, after notebook_read; "
-                 "notebook_check after changing code cells when the user wants a working notebook."),
+                 "notebook_check after changing code cells when the user wants a working notebook. "
+                 "Look at a chart's image before calling it done."),
     "kernel": "The kernel_* tools see the user's live Python session: kernel_variables lists it, "
               "kernel_inspect describes one object, kernel_run runs code there (the user approves it).",
 }

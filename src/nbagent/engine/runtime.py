@@ -49,6 +49,8 @@ class AgentRuntime:
         self.emit = self._tracking(emit)
         self.kernel = kernel
         self.extra_tools = list(extra_tools)
+        self.tool_extras: dict[str, Any] = {}
+        """What a front end gives every tool call (``ToolContext.extras``): see ``set_tool_extra``."""
         self.workspace = Workspace(config.workspace)
         self.processes = ProcessTracker()
         self.model = model if model is not None else make_model(config)
@@ -79,10 +81,18 @@ class AgentRuntime:
     def session(self) -> Session:
         return self.state.session
 
+    def set_tool_extra(self, name: str, value: Any) -> None:
+        """Give every tool call from now on ``ctx.extras[name] = value`` (this session's and later ones'):
+        how a front end hands the tools something of its own, such as its editor's unsaved text."""
+        self.tool_extras[name] = value
+        if getattr(self, "runner", None) is not None:
+            self.runner.base_context.extras[name] = value
+
     def _build_loop(self) -> None:
         self._release_remote_kernels()  # another session now: the old one's records go unless it can be resumed
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
-                              processes=self.processes, state=self.state, kernel=self.kernel)
+                              processes=self.processes, state=self.state, kernel=self.kernel,
+                              extras=dict(self.tool_extras))
         remote = None
         if self.kernel is None:  # notebook_run reaches kernels by messages: they keep the undo record
             remote = RemoteLedger(self.session.id, lambda: _notebook_stores(context),
@@ -124,10 +134,12 @@ class AgentRuntime:
 
     _problems_reported = False
 
-    async def run_turn(self, prompt: str, turn_id: str) -> ev.TurnEnd:
+    async def run_turn(self, prompt: str, turn_id: str, attached: Any = None) -> ev.TurnEnd:
         # Inside the turn, before the model is called, the user is asked about the commands the workspace's
         # stored state names (set here: a session switch builds a new loop).
         self.loop.before_request = self.stored_commands.confirm
+        # The served context's probe (two requests to a local server) runs while the turn gets ready.
+        served = asyncio.ensure_future(self._served_context())
         if not self._problems_reported:
             # A corrupt or newer database leaves the session in memory: say so once, plainly.
             self._problems_reported = True
@@ -136,14 +148,17 @@ class AgentRuntime:
             if self._diverged:
                 self.emit(ev.Checkpoint(action="diverged", files=self._diverged, turn_id=turn_id))
                 self._diverged = []
-        self.state.remember_prompt(prompt)
-        self.knowledge.begin_turn(prompt, turn_id)
-        if self.profile.knowledge:
-            await self.knowledge.prepare_turn()
-        await self.start_mcp(turn_id)
-        self.request_context.begin_turn()
-        self.loop.served = await self._served_context()
-        return await self.loop.run_turn(prompt, turn_id)
+        try:
+            self.state.remember_prompt(prompt)
+            self.knowledge.begin_turn(prompt, turn_id)
+            if self.profile.knowledge:
+                await self.knowledge.prepare_turn()
+            await self.start_mcp(turn_id)
+            self.request_context.begin_turn()
+            self.loop.served = await served
+        finally:
+            served.cancel()  # an abort while the turn got ready: no probe left behind (a no-op once done)
+        return await self.loop.run_turn(prompt, turn_id, attached)
 
     _ask_served = True
 

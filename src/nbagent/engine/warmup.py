@@ -27,12 +27,13 @@ _lock = threading.Lock()
 _done = threading.Event()
 
 
-def start() -> threading.Thread:
-    """Start warming once per process (later calls return the same thread)."""
+def start(extra: tuple[str, ...] = ()) -> threading.Thread:
+    """Start warming once per process (later calls return the same thread); ``extra``: modules the
+    caller's front end imports for its first agent (the kernel's bridge), imported after the rest."""
     global _started
     with _lock:
         if _started is None:
-            _started = threading.Thread(target=_warm, name="nbagent-warmup", daemon=True)
+            _started = threading.Thread(target=_warm, args=(extra,), name="nbagent-warmup", daemon=True)
             _started.start()
         return _started
 
@@ -53,18 +54,33 @@ def settle() -> None:
         _done.wait()
 
 
-def _warm() -> None:
+def _warm(extra: tuple[str, ...] = ()) -> None:
     try:
-        for name in MODULES:
+        for name in (*MODULES, *extra):
             importlib.import_module(name)
         _touch_openai_resources()
         from ..tools import builtin_toolsets
 
         builtin_toolsets()
+        _first_turn_once()
     except Exception:  # warming is an optimisation: the first turn imports what is missing itself
         logger("nbagent").debug("warm-up failed", exc_info=True)
     finally:
         _done.set()
+
+
+def _first_turn_once() -> None:
+    """What a process's first turn did once, on its own thread and holding the interpreter while the
+    first request was being built and sent (a kernel's first %agent took 818 ms, bench/coldstart.py;
+    profiled with yappi, issue 41): the process's TLS context, the secret patterns the turn's trace is
+    scrubbed with (detect-secrets and what it imports), and the price snapshot the first usage reads."""
+    from ..model.cost import cost_of
+    from ..model.openai_common import shared_ssl_context
+    from ..render.redaction import scrub
+
+    shared_ssl_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    scrub("warm-up")
+    cost_of("gpt-4.1-mini", "openai", 1, 1)
 
 
 def _touch_openai_resources() -> None:

@@ -19,6 +19,10 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+__all__ = ["CellFailed", "answer", "answer_text", "cell", "cells", "code_sources", "failed_tests", "images",
+           "markdown_sources", "names", "new_code", "notebook", "original", "original_notebook", "output_text",
+           "outputs", "run_notebook", "run_python", "unchanged_except"]
+
 TASK_ENV = "NBAGENT_EVAL_TASK"
 """The task's folder (its workspace/ holds the starting files)."""
 ANSWER_ENV = "NBAGENT_EVAL_ANSWER"

@@ -3,7 +3,8 @@
 ``%load_ext nbagent`` registers %agent and %%agent. From code: ``current_agent()`` is the agent the
 magics drive in this kernel, ``use_agent(agent)`` makes them drive one built in code (a custom
 model, tools or approver), ``last_result()`` is the RunResult of the newest finished %agent turn and
-``last_view()`` the newest live view.
+``last_view()`` the newest live view. ``bridge_from_shell(shell)`` hands an Agent built in code this
+kernel's namespace (``Agent(kernel=bridge_from_shell(get_ipython()))``) for the kernel tools.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-__all__ = ["current_agent", "last_result", "last_view", "load_ipython_extension", "unload_ipython_extension",
-           "use_agent"]
+__all__ = ["bridge_from_shell", "current_agent", "last_result", "last_view", "load_ipython_extension",
+           "unload_ipython_extension", "use_agent"]
 
 
 def load_ipython_extension(ipython: "InteractiveShell") -> None:
@@ -27,6 +28,14 @@ def unload_ipython_extension(ipython: "InteractiveShell") -> None:
     from .kernel.magics import unload_ipython_extension as unload
 
     unload(ipython)
+
+
+def bridge_from_shell(shell: "InteractiveShell", *, allow_run: bool = True):
+    """The bridge an Agent's kernel tools use on this shell's namespace (nbagent.jupyter.kernel.bridge);
+    ``allow_run=False`` leaves kernel_run without a runner."""
+    from .kernel.bridge import bridge_from_shell as bridge
+
+    return bridge(shell, allow_run=allow_run)
 
 
 def current_agent(shell: Any = None):

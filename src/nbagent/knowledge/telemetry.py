@@ -49,10 +49,17 @@ class TraceRecorder:
     def for_workspace(cls, root: Path, config) -> "TraceRecorder | None":
         if not telemetry_enabled(config):
             return None
-        preload()  # the secret patterns, so that the first turn's end does not wait for them
         return cls(location(root) / TRACES, root=Path(root))
 
+    _preloaded = False
+
     def observe(self, event: ev.Event) -> None:
+        if not self._preloaded and not isinstance(event, ev.TurnStart):
+            # The secret patterns, so that the first turn's end does not wait for them: loaded once the
+            # turn is under way, not at start-up, where importing detect-secrets on another thread held
+            # the interpreter while the CLI's first request was being built (python -X importtime).
+            self._preloaded = True
+            preload()
         turn = self._turns.get(event.turn_id)
         if isinstance(event, ev.TurnStart):
             self._turns[event.turn_id] = {

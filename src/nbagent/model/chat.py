@@ -24,6 +24,7 @@ from .base import (
 from .openai_common import (
     guarded, make_client, open_chunk_stream, split_heavy, takes_cache_key, tool_param, with_retries,
 )
+from .image_wire import chat_user_content, with_tool_images
 from .parts import split_content
 from .served_context import ServedContext, served_context
 from .provider_data import attach, call_fields, merge_delta, message_fields, origin_of
@@ -126,7 +127,9 @@ class ChatModel:
             cache[id(m)] = hit
             out.append(hit[1])
         self._wire_cache = cache
-        return out
+        if request.system:
+            return [out[0], *with_tool_images(request.messages, out[1:])]
+        return with_tool_images(request.messages, out)
 
 
 def to_chat_message(m: dict[str, Any], origin: str = "", *, text_content: bool = False) -> dict[str, Any]:
@@ -145,6 +148,8 @@ def to_chat_message(m: dict[str, Any], origin: str = "", *, text_content: bool =
         elif out["content"] is None:
             out["content"] = ""
         return out
+    if role == "user":
+        return {"role": role, "content": chat_user_content(m)}
     return {"role": role, "content": m.get("content") or ""}
 
 

@@ -15,6 +15,7 @@ from ..errors import ModelError
 from .base import (
     ModelChunk, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo,
 )
+from .image_wire import responses_tool_output, responses_user_content
 from .openai_common import guarded, make_client, split_heavy, takes_cache_key, with_retries
 from .provider_data import mark_origin, origin_of, same_origin
 
@@ -79,9 +80,11 @@ def to_input_items(messages: list[dict[str, Any]], origin: str = "") -> list[dic
         role = m["role"]
         if role == "tool":
             items.append({"type": "function_call_output", "call_id": m["tool_call_id"],
-                          "output": m.get("content") or ""})
+                          "output": responses_tool_output(m)})
         elif role == "assistant":
             items.extend(_assistant_items(m, origin))
+        elif role == "user":
+            items.append({"role": role, "content": responses_user_content(m)})
         else:
             items.append({"role": role, "content": m.get("content") or ""})
     return items

@@ -6,7 +6,9 @@ server runs with the ``--ctx-size`` it was started with. Both say what they serv
 ``GET /props`` (``default_generation_settings.n_ctx``), Ollama in ``GET /api/ps`` (the context each
 loaded model was loaded with; ``POST /api/generate`` without a prompt loads one, as the first request
 would) and ``POST /api/show`` (a Modelfile's ``num_ctx``). Only servers on this machine or a private
-network are asked (a hosted API has neither endpoint). The answer is not kept across agents: a
+network are asked (a hosted API has neither endpoint). Both also say whether the model takes images
+(Ollama's ``capabilities`` list has "vision"; llama.cpp's ``modalities.vision`` is true when a
+multimodal projector is loaded): nbagent.engine.vision reads it. The answer is not kept across agents: a
 server restarted with a larger context is seen at the next turn (the runtime asks at each turn's start
 while the server answers, and never again once it did not).
 """
@@ -33,6 +35,9 @@ class ServedContext:
     server: str
     """"ollama" or "llama.cpp"."""
     model: str
+    vision: bool | None = None
+    """Whether the server says this model takes images (Ollama's ``capabilities``, llama.cpp's
+    ``modalities``); None when it does not say."""
 
     def fix(self, needed: int) -> str:
         """How to serve a context of at least ``needed`` tokens, for this server."""
@@ -76,7 +81,9 @@ async def _probe(client: Any, root: str, model: str) -> ServedContext | None:
         settings = props.get("default_generation_settings")
         n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else props.get("n_ctx")
         if isinstance(n_ctx, int) and n_ctx > 0:
-            return ServedContext(n_ctx, "llama.cpp", model)
+            modalities = props.get("modalities")
+            vision = modalities.get("vision") if isinstance(modalities, dict) else None
+            return ServedContext(n_ctx, "llama.cpp", model, vision if isinstance(vision, bool) else None)
     show = await _json(client, "POST", f"{root}/api/show", {"model": model})
     if not isinstance(show, dict):
         return None
@@ -87,7 +94,9 @@ async def _probe(client: Any, root: str, model: str) -> ServedContext | None:
     if loaded is None:
         match = _NUM_CTX.search(str(show.get("parameters") or ""))
         loaded = int(match.group(1)) if match else None
-    return ServedContext(loaded, "ollama", model) if loaded else None
+    capabilities = show.get("capabilities")
+    vision = "vision" in capabilities if isinstance(capabilities, list) else None
+    return ServedContext(loaded, "ollama", model, vision) if loaded else None
 
 
 async def _ollama_loaded(client: Any, root: str, model: str) -> int | None:
@@ -102,14 +111,14 @@ async def _ollama_loaded(client: Any, root: str, model: str) -> int | None:
 
 async def _json(client: Any, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
     """The JSON answer through the model's own SDK client (its connection pool and TLS), or None."""
-    import httpx  # the SDK's own dependency, already imported with it
-
+    # cast_to=object: the SDK hands back the parsed JSON (or the text of another answer). Asking for its
+    # HTTP library's Response type instead imported httpx itself (the SDK uses a fork), about a second
+    # of a kernel's first %agent on a loaded machine (bench/coldstart.py, issue 41).
+    options = {"timeout": PROBE_TIMEOUT}
     try:
         if method == "GET":
-            response = await client.get(url, cast_to=httpx.Response, options={"timeout": PROBE_TIMEOUT})
-        else:
-            response = await client.post(url, cast_to=httpx.Response, body=body, options={"timeout": PROBE_TIMEOUT})
-        return response.json()
+            return await client.get(url, cast_to=object, options=options)
+        return await client.post(url, cast_to=object, body=body, options=options)
     except Exception as exc:  # not this kind of server, or not reachable: nothing to learn
         log.debug("context probe %s %s: %s", method, url, exc)
         return None

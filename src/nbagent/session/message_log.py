@@ -13,6 +13,7 @@ old messages down to their heads anyway, ever sees one.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any, Callable
 
@@ -32,6 +33,8 @@ def message_chars(m: Message) -> int:
         n += len(call.get("arguments") or "") + len(call.get("name") or "")
     for item in m.get("reasoning_items") or ():
         n += len(str(item.get("encrypted_content") or "")) // 2
+    for image in m.get("images") or ():  # nbagent.images: its estimated tokens, not its base64's length
+        n += 4 * int(image.get("tokens") or 0) if isinstance(image, dict) else 0
     return n
 
 
@@ -47,6 +50,8 @@ class MessageLog:
         self._lock = threading.RLock()
         self._sizes: list[int] = []
         """message_chars of the first len(_sizes) messages, as if whole."""
+        self._totals: list[int] = [0]
+        """_totals[i]: the sum of _sizes[:i]."""
 
     def __len__(self) -> int:
         return len(self._items)
@@ -76,17 +81,28 @@ class MessageLog:
 
     def sizes(self, start: int) -> list[int]:
         """message_chars of each message from ``start`` on, as if every message were whole."""
+        self._count()
+        return self._sizes[start:]
+
+    def chars(self, start: int) -> int:
+        """message_chars of the messages from ``start`` on, added up, as if every message were whole:
+        from running totals, so a request's size costs the same on a long history as on a short one."""
+        self._count()
+        return self._totals[-1] - self._totals[min(start, len(self._sizes))]
+
+    def _count(self) -> None:
         # Kept, not recomputed for every request: a message does not change once appended (the loop
         # counts its size then too), and a head's whole message has the size counted for the head.
         if len(self._sizes) < len(self._items):
             with self._lock:  # not while load() swaps a head for its whole message
                 known, heads = len(self._sizes), self._heads
                 if heads:
-                    self._sizes.extend([message_chars(m) + heads.get(i, 0)
-                                        for i, m in enumerate(self._items[known:], known)])
+                    new = [message_chars(m) + heads.get(i, 0) for i, m in enumerate(self._items[known:], known)]
                 else:
-                    self._sizes.extend([message_chars(m) for m in self._items[known:]])
-        return self._sizes[start:]
+                    new = [message_chars(m) for m in self._items[known:]]
+                self._sizes.extend(new)
+                self._totals.extend(itertools.accumulate(new, initial=self._totals[-1]))
+                del self._totals[known]  # accumulate's first value is the total already there
 
     def readable(self) -> tuple[list[Message], list[str]]:
         """Every message whole that can be read, and why the others cannot (for a transcript to show

@@ -155,6 +155,10 @@ class Session:
         """message_chars of each wire message, without reading heads' whole messages."""
         return self.log.sizes(self.summary_index)
 
+    def wire_chars(self, start: int = 0) -> int:
+        """message_chars of the wire messages from wire position ``start`` on, added up (running totals)."""
+        return self.log.chars(self.summary_index + start)
+
     def message_heads(self) -> list[dict[str, Any]]:
         """Every message, heads included: for readers of roles and note ids only (the context
         absorber), never to send or show."""

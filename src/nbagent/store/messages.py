@@ -65,7 +65,7 @@ def message_row(message: dict[str, Any]) -> tuple[str, str, str | None, int | No
 def _head(role: str, message: dict[str, Any]) -> dict[str, Any] | None:
     """What the pruned request reads of an old message (compaction._strip keeps no more of it)."""
     if role == "tool" and isinstance(message.get("content"), str):
-        return {k: v for k, v in message.items() if k != "content"}
+        return {k: v for k, v in message.items() if k not in ("content", "images")}
     if role == "assistant":
         return {"role": "assistant", "content": message["content"]} if message.get("content") else {"role": role}
     return None

@@ -9,14 +9,19 @@ ToolContext that records the events its tools emit.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .replies import BreakStream, Call, Fail, Recorded, Reply, Slow, Stall, call, calls, context_overflow, text
 from .scripted import ScriptedModel
 
+if TYPE_CHECKING:  # loaded on first use by __getattr__ below; named here for type checkers
+    from .context import agent_factory, arun_tool, close_tool_context, run_tool, tool_context
+    from .notebooks import scripted_endpoint
+    from .server import ScriptedServer
+
 __all__ = ["BreakStream", "Call", "Fail", "Recorded", "Reply", "ScriptedModel", "ScriptedServer", "Slow", "Stall",
            "agent_factory", "arun_tool", "call", "calls", "close_tool_context", "context_overflow", "run_tool",
-           "text", "tool_context"]
+           "scripted_endpoint", "text", "tool_context"]
 
 _HELPERS = ("agent_factory", "arun_tool", "close_tool_context", "run_tool", "tool_context")
 
@@ -26,6 +31,10 @@ def __getattr__(name: str) -> Any:
         from .server import ScriptedServer
 
         return ScriptedServer
+    if name == "scripted_endpoint":  # the example notebooks' stand-in endpoint (nbagent.testing.notebooks)
+        from .notebooks import scripted_endpoint
+
+        return scripted_endpoint
     if name in _HELPERS:  # they import the session and the tools: not needed to script a model
         from . import context
 

@@ -24,13 +24,19 @@ class ServedContext:
     trained: int = 131_072
     loaded: bool = False
     """Ollama lists a model in /api/ps only once it is loaded (a request or /api/generate loads it)."""
+    vision: bool | None = None
+    """Whether the model takes images: Ollama's /api/show ``capabilities`` then lists "vision",
+    llama.cpp's /props ``modalities.vision`` is true (None: the server does not say, as older ones)."""
 
     def answer(self, method: str, path: str, body: Any) -> tuple[int, dict[str, Any]] | None:
         """(status, JSON) for a context endpoint of this kind of server; None for any other path."""
         if self.kind == "llama.cpp":
             if (method, path) == ("GET", "/props"):
-                return 200, {"default_generation_settings": {"n_ctx": self.context}, "total_slots": 1,
-                             "model_path": f"/models/{self.model}.gguf"}
+                props: dict[str, Any] = {"default_generation_settings": {"n_ctx": self.context}, "total_slots": 1,
+                                         "model_path": f"/models/{self.model}.gguf"}
+                if self.vision is not None:
+                    props["modalities"] = {"vision": self.vision, "audio": False}
+                return 200, props
             return None
         return self._ollama(method, path, body if isinstance(body, dict) else {})
 
@@ -39,8 +45,11 @@ class ServedContext:
             if body.get("model") != self.model:
                 return 404, {"error": f"model '{body.get('model')}' not found"}
             parameters = f"num_ctx                        {self.num_ctx}" if self.num_ctx else ""
-            return 200, {"parameters": parameters, "model_info": {"llama.context_length": self.trained},
-                         "details": {"format": "gguf", "family": "llama"}}
+            show: dict[str, Any] = {"parameters": parameters, "model_info": {"llama.context_length": self.trained},
+                                    "details": {"format": "gguf", "family": "llama"}}
+            if self.vision is not None:
+                show["capabilities"] = ["completion", "tools", *(["vision"] if self.vision else [])]
+            return 200, show
         if (method, path) == ("GET", "/api/ps"):
             models = [{"name": self.model, "model": self.model, "context_length": self.num_ctx or self.context}]
             return 200, {"models": models if self.loaded else []}

@@ -94,18 +94,47 @@ def finish_reason(reply: Reply) -> str:
 
 
 def usage_counts(reply: Reply, prompt: Any) -> tuple[int, int, int]:
-    """(input, output, reasoning) tokens: the scripted ones, else estimates."""
+    """(input, output, reasoning) tokens: the scripted ones, else estimates (an image counted as
+    OpenAI counts it, by its tiles, not by its base64's length)."""
     reasoning = estimate_tokens(reply.reasoning)
     if reply.input_tokens is not None:
         input_tokens = reply.input_tokens
     else:
-        input_tokens = estimate_tokens(prompt)
+        images: list[int] = []
+        input_tokens = estimate_tokens(_images_out(prompt, images)) + sum(images)
     if reply.output_tokens is not None:
         output_tokens = reply.output_tokens
     else:
         spoken = reply.text + "".join(c.name + c.arguments_json() for c in reply.tool_calls)
         output_tokens = estimate_tokens(spoken) + reasoning
     return input_tokens, output_tokens, min(reasoning, output_tokens)
+
+
+def _images_out(value: Any, found: list[int]) -> Any:
+    """``value`` with each image data URL replaced by a short mark; its tokens are added to ``found``."""
+    if isinstance(value, str) and value.startswith("data:image/") and ";base64," in value:
+        found.append(_image_tokens(value))
+        return "<image>"
+    if isinstance(value, dict):
+        return {k: _images_out(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_images_out(v, found) for v in value]
+    return value
+
+
+def _image_tokens(url: str) -> int:
+    import base64
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    from nbagent.images import estimate_tokens as image_tokens
+
+    try:
+        with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as im:
+            return image_tokens(*im.size)
+    except (UnidentifiedImageError, OSError, ValueError):
+        return 85  # what OpenAI charges an image at detail "low"
 
 
 def cached_count(reply: Reply, input_tokens: int) -> int:

@@ -32,8 +32,18 @@ class ToolContext:
     kernel: Any = None
     """A bridge to the live kernel's namespace when the agent runs inside one, else None."""
     extras: dict[str, Any] = field(default_factory=dict)
+    sink: Any = None
+    """This call's nbagent.images.ImageSink, once a tool asked for it (image_sink)."""
 
     def for_call(self, call_id: str) -> "ToolContext":
         from dataclasses import replace
 
-        return replace(self, call_id=call_id)
+        return replace(self, call_id=call_id, sink=None)
+
+    def image_sink(self) -> Any:
+        """The sink that keeps the images this call shows the model (made on first use)."""
+        if self.sink is None:
+            from ..images import ImageSink
+
+            self.sink = ImageSink(getattr(self.config, "image_max_side", 1024))
+        return self.sink

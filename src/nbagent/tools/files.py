@@ -21,7 +21,7 @@ from .context import ToolContext
 from .edits import Edit, apply_edits
 from ..workspace.atomic import atomic_write
 from .listing import Tree, glob_match, glob_regex, left_out
-from .textfile import read_text, read_window, unified_diff
+from .textfile import binary_message, read_regular_bytes, read_text, read_window, text_window, unified_diff
 
 DEFAULT_READ_LINES = 2000
 MAX_MANY_FILES = 20
@@ -43,14 +43,41 @@ def _missing(ctx: ToolContext, path: str, advice: str = "") -> ToolError:
     return ToolError(f"{path} does not exist in the workspace {ctx.workspace.root}{hint}{advice}")
 
 
+IMAGE_SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+                  ".webp": "image/webp"}
+IMAGE_MAX_BYTES = 64 * 1024 * 1024
+EDITOR_TEXT = "editor_text"
+"""``ctx.extras[EDITOR_TEXT]``: a callable giving a file's text as the user's editor holds it, unsaved changes
+included (None: read the file), set by a front end whose client offers it (``nbagent acp``: fs/read_text_file)."""
+
+
 def _read_one(ctx: ToolContext, path: str, offset: int, limit: int, budget: int) -> str:
     real = ctx.workspace.resolve(path)
     if not real.exists():
         raise _missing(ctx, path)
+    mime = IMAGE_SUFFIXES.get(real.suffix.lower())
+    editor = ctx.extras.get(EDITOR_TEXT) if mime is None else None  # an image is read from the file, not an editor's text
+    text = editor(real) if editor is not None and real.is_file() else None
+    if text is not None:
+        return text_window(text, ctx.workspace.rel(real), offset, limit, budget)
     try:
+        if mime is not None and real.is_file():
+            return _read_image(ctx, real, mime)
         return read_window(real, ctx.workspace.rel(real), offset, limit, budget)
     except OSError as exc:
         raise ToolError(f"{path} cannot be read: {exc.strerror or exc}") from None
+
+
+def _read_image(ctx: ToolContext, real, mime: str) -> str:
+    """An image file: its caption, and the image for a model that can see (nbagent.images)."""
+    shown = ctx.workspace.rel(real)
+    data, _ = read_regular_bytes(real, shown, IMAGE_MAX_BYTES)
+    sink = ctx.image_sink()
+    kept = len(sink.images)
+    line = sink.add_bytes(data, mime, shown)
+    if len(sink.images) == kept and "not attached" not in line:  # not an image it can read: as any binary file
+        raise ToolError(f"{binary_message(shown, real)}; {line.strip('[]')}")
+    return line
 
 
 # --- core ----------------------------------------------------------------------

@@ -386,7 +386,8 @@ def run_report(ctx, outcome: dict, why: str | None, seconds: float) -> str:
     limit = max(1_000, ctx.config.output_limit // 3)
     parts = [f"{label}:\n{limit_output(text.rstrip(chr(10)), limit)}"
              for label, text in (("stdout", outcome.get("stdout")), ("stderr", outcome.get("stderr")),
-                                 ("value", outcome.get("result")), ("error", outcome.get("error")))
+                                 ("value", outcome.get("result")), ("displayed", _displays(ctx, outcome, limit)),
+                                 ("error", outcome.get("error")))
              if text]
     text = "\n\n".join(parts) or "ran: no output and no value"
     if why == "stopped":
@@ -396,6 +397,19 @@ def run_report(ctx, outcome: dict, why: str | None, seconds: float) -> str:
     if outcome.get("error"):
         raise ToolError(text)
     return text
+
+
+def _displays(ctx, outcome: dict, limit: int) -> str:
+    """What the run displayed (figures, display() calls), shrunk as notebook outputs are; their images
+    go to a model that can see (nbagent.images)."""
+    bundles = [b for b in outcome.get("displays") or () if isinstance(b, dict)]
+    if not bundles:
+        return ""
+    from .nbshrink import OutputBudget
+
+    budget = OutputBudget(max(400, limit // 4), limit, {}, ctx.image_sink())
+    return "\n".join(budget.render({"output_type": "display_data", "data": b}, f"kernel_run display {i}")
+                     for i, b in enumerate(bundles, 1))
 
 
 def _run_interruptibly(ctx, bridge: KernelBridge, code: str, seconds: float) -> tuple[dict, str | None]:

@@ -85,7 +85,8 @@ def render_cell(cell: Any, number: int, include_outputs: bool, budget: OutputBud
             lines.append(f"[attachment {attachment}: {describe_image(mime, data)}]")
     outputs = cell.get("outputs") or []
     if outputs and include_outputs:
-        lines += ["<outputs>", *(budget.render(o) for o in outputs), "</outputs>"]
+        lines += ["<outputs>", *(budget.render(o, f"cell {cell['id']} output {i}") for i, o in enumerate(outputs, 1)),
+                  "</outputs>"]
     elif outputs:
         kinds = list(dict.fromkeys(output_kind(o) for o in outputs))
         lines.append(f"({len(outputs)} output(s): {', '.join(kinds[:6])}; include_outputs=true shows them)")

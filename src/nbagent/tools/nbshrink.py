@@ -5,7 +5,8 @@ images become one line with their type, pixel size and bytes; HTML is reduced to
 keep their rows); a DataFrame's HTML gives way to its text/plain form; widget views name the widget.
 
 Image sizes are read from the file headers by hand (PNG IHDR, GIF screen descriptor, JPEG SOF
-marker): a dozen lines, where Pillow would be a new dependency used for nothing else.
+marker): describing an image must not decode it. Given an image sink (nbagent.images.ImageSink), an
+image output becomes the sink's caption line instead, and the image goes to a model that can see.
 """
 
 from __future__ import annotations
@@ -186,19 +187,25 @@ def _widget_line(data: dict, widget_models: dict[str, str]) -> str:
     return f"[widget {label or 'view'} (model {str(model_id)[:8]}); its live state is in the kernel]"
 
 
-def render_bundle(data: dict, limit: int, widget_models: dict[str, str] | None = None) -> list[str]:
-    """The lines for one MIME bundle (execute_result or display_data)."""
+def render_bundle(data: dict, limit: int, widget_models: dict[str, str] | None = None,
+                  images: Any = None, where: str = "") -> list[str]:
+    """The lines for one MIME bundle (execute_result or display_data); with ``images`` (an ImageSink),
+    the bundle's first image in the order a front end would pick it goes to the sink."""
     parts: list[str] = []
     shown: set[str] = set()
     if WIDGET_VIEW in data:
         parts.append(_widget_line(data, widget_models or {}))
         shown |= {WIDGET_VIEW, "text/plain", "text/html"}
+    seen = _seen_image(data) if images is not None else None
     for mime in data:
         if mime.startswith("image/"):
-            parts.append(f"[{describe_image(mime, data[mime])}]")
+            parts.append(images.add_output(mime, data[mime], where) if images is not None and mime == seen
+                         else f"[{describe_image(mime, data[mime])}]")
             shown.add(mime)
     html = as_text(data["text/html"]) if "text/html" in data and "text/html" not in shown else None
     plain = as_text(data["text/plain"]) if "text/plain" in data else None
+    if plain and any(m.startswith("image/") for m in shown) and plain.startswith("<") and plain.endswith(" object>"):
+        shown.add("text/plain")  # "<IPython.core.display.Image object>" beside the image tells nothing
     if html is not None and is_dataframe_html(html) and plain:
         shown.add("text/html")  # the text form of a DataFrame says the same in far fewer characters
     elif html is not None:
@@ -220,6 +227,14 @@ def render_bundle(data: dict, limit: int, widget_models: dict[str, str] | None =
     return parts
 
 
+SEEN_ORDER = ("image/png", "image/jpeg", "image/svg+xml", "image/gif", "image/webp")
+"""The image a bundle is seen as when it holds several (matplotlib can give PNG and SVG of one figure)."""
+
+
+def _seen_image(data: dict) -> str | None:
+    return next((m for m in SEEN_ORDER if m in data), None)
+
+
 def _json_or_text(value: Any) -> str:
     if isinstance(value, (dict, list)) and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
         import json
@@ -235,8 +250,10 @@ def _html_summary(html: str, limit: int) -> str:
     return f"[text/html, {human_size(len(html.encode()))}{note}]\n{body}"
 
 
-def render_output(output: dict, limit: int, widget_models: dict[str, str] | None = None) -> str:
-    """One notebook output as a few lines: a bracketed header, then its shrunk content."""
+def render_output(output: dict, limit: int, widget_models: dict[str, str] | None = None,
+                  images: Any = None, where: str = "") -> str:
+    """One notebook output as a few lines: a bracketed header, then its shrunk content. ``images`` and
+    ``where`` (the output's place, for its image's caption): see render_bundle."""
     kind = output.get("output_type")
     if kind == "stream":
         text = cut_middle(clean_text(as_text(output.get("text", ""))), limit)
@@ -248,7 +265,7 @@ def render_output(output: dict, limit: int, widget_models: dict[str, str] | None
     if kind in ("execute_result", "display_data"):
         count = output.get("execution_count")
         head = f"[result {count}]" if kind == "execute_result" else "[display]"
-        lines = render_bundle(output.get("data") or {}, limit, widget_models)
+        lines = render_bundle(output.get("data") or {}, limit, widget_models, images, where)
         if len(lines) == 1 and lines[0].startswith("[") and "\n" not in lines[0]:
             return lines[0] if kind == "display_data" else f"{head} {lines[0]}"
         return "\n".join([head, *lines])
@@ -277,17 +294,22 @@ class OutputBudget:
     Once the total is spent, further outputs shrink to one line that says how to see them.
     """
 
-    def __init__(self, per_output: int, total: int, widget_models: dict[str, str] | None = None):
+    def __init__(self, per_output: int, total: int, widget_models: dict[str, str] | None = None,
+                 images: Any = None):
         self.per_output = per_output
         self.remaining = total
         self.widget_models = widget_models or {}
         self.withheld = 0
+        self.images = images
+        """An ImageSink (nbagent.images) that takes the outputs' images, or None: captions only."""
 
-    def render(self, output: dict) -> str:
+    def render(self, output: dict, where: str = "") -> str:
+        """``where`` names the output in its image's caption ("cell 3f2a output 2")."""
         if self.remaining <= 0:
             self.withheld += 1
             return f"[{output_kind(output)}: withheld, this read's output budget is spent]"
-        text = render_output(output, min(self.per_output, max(self.remaining, 200)), self.widget_models)
+        text = render_output(output, min(self.per_output, max(self.remaining, 200)), self.widget_models,
+                             self.images, where)
         self.remaining -= len(text)
         return text
 

@@ -176,7 +176,7 @@ def notebook_read(ctx, path: str, cells: list[str] | None = None, include_output
     tokens = _tokens(ctx, target)
     limit = ctx.config.output_limit
     budget = OutputBudget(max(400, limit // 10), max(2000, limit // 2),
-                          widget_models(snap.notebook.get("metadata") or {}))
+                          widget_models(snap.notebook.get("metadata") or {}), ctx.image_sink() if include_outputs else None)
     out = [header(name, snap)]
     shown = [(n, c) for n, c in enumerate(all_cells, 1) if not chosen or c["id"] in chosen]
     # Sources share most of the output limit, so a notebook of hundreds of cells still shows every
@@ -286,13 +286,14 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
         ledger.recorded(str(result.get("kernel_id")), result["kernel_record"])  # undo reaches it there
     tokens = _tokens(ctx, target)
     limit = ctx.config.output_limit
-    budget = OutputBudget(max(400, limit // 10), max(2000, limit // 2), {})
+    budget = OutputBudget(max(400, limit // 10), max(2000, limit // 2), {}, ctx.image_sink())
     out = [f"{name}: ran {len(result['cells'])} cell(s) in its kernel"]
     for cell in result["cells"]:
         tokens.setdefault(cell["id"], token_of(cell))
         status = cell.get("status", "ok")
         out.append(f'<cell id="{cell["id"]}" exec="{cell.get("execution_count")}" status="{status}">')
-        out += [budget.render(o) for o in cell.get("outputs") or []] or ["(no output)"]
+        out += [budget.render(o, f"{name} cell {cell['id']} output {i}")
+                for i, o in enumerate(cell.get("outputs") or [], 1)] or ["(no output)"]
         out.append("</cell>")
     if result.get("note"):
         out.append(result["note"])

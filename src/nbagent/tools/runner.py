@@ -48,7 +48,7 @@ class ToolRunner:
     async def _run_one(self, call: dict[str, Any], turn_id: str) -> dict[str, Any]:
         name, call_id = call.get("name", ""), call["id"]
         started = time.perf_counter()
-        status, arguments = "done", {}
+        status, arguments, ctx = "done", {}, None
         try:
             tool, arguments = self._prepare(call, turn_id)
             ctx = self.base_context.for_call(call_id)
@@ -66,7 +66,9 @@ class ToolRunner:
             raise
         except Exception as exc:  # a tool's bug must not end the turn: the model can often work around it
             status, output = "failed", f"{name} failed: {type(exc).__name__}: {exc}"
-        return self._finish(call, arguments, status, output, started, turn_id)
+        sink = ctx.sink if ctx is not None else None
+        return self._finish(call, arguments, status, output, started, turn_id,
+                            sink.dicts() if sink is not None and status == "done" else None)
 
     def _prepare(self, call: dict[str, Any], turn_id: str) -> tuple[Tool, dict[str, Any]]:
         name = call.get("name", "")
@@ -102,7 +104,8 @@ class ToolRunner:
             result = await asyncio.to_thread(tool.fn, *args, **arguments)
         return result if isinstance(result, str) else _to_text(result)
 
-    def _finish(self, call, arguments, status, output, started, turn_id) -> dict[str, Any]:
+    def _finish(self, call, arguments, status, output, started, turn_id,
+                images: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         name, call_id = call.get("name", ""), call["id"]
         output = self.output_limit(output, name)
         duration_ms = (time.perf_counter() - started) * 1000
@@ -114,6 +117,8 @@ class ToolRunner:
                                     "status": status, "duration_ms": duration_ms, "is_error": is_error})
         message = {"role": "tool", "tool_call_id": call_id, "name": name, "content": output,
                    "is_error": is_error}
+        if images:  # nbagent.images: sent to a model that can see, beside the captions in the output
+            message["images"] = images
         self.finished_results[call_id] = message
         return message
 

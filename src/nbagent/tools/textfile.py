@@ -50,6 +50,21 @@ def read_window(path: Path, shown: str, offset: int, limit: int, char_budget: in
     return "".join(out).rstrip("\n") + ("\n" + note if note else "")
 
 
+def text_window(text: str, shown: str, offset: int, limit: int, char_budget: int) -> str:
+    """``read_window`` over text held in memory (an editor's unsaved buffer) rather than a file."""
+    import io
+
+    data = text.encode("utf-8", "surrogateescape")
+    out, last, _ = _collect(io.BytesIO(data), offset, limit, char_budget)
+    total = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    if total == 0:
+        return f"({shown} is empty)"
+    if offset > total:
+        raise ToolError(f"offset {offset} is past the end of {shown}: it has {total} lines")
+    note = _window_note(offset, last, total)
+    return "".join(out).rstrip("\n") + ("\n" + note if note else "")
+
+
 def _collect(f, offset: int, limit: int, char_budget: int) -> tuple[list[str], int, bool]:
     out: list[str] = []
     used, last, undecodable = 0, offset - 1, False

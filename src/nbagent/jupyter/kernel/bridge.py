@@ -18,7 +18,8 @@ thread would deadlock in that last case, so kernel_run's code runs on the callin
   display hook's state are put back afterwards, so a cell waiting on the agent is unaffected.
 
 Not isolated, on purpose or by necessity: the namespace (that is the point); display() calls and
-figures, which go to the notebook's current cell as usual; top-level ``await`` (the worker thread has
+figures, which go to the notebook's current cell as usual (and a copy of this thread's goes to the
+model: the outcome's ``displays``, nbagent.images shows their images to a model that can see); top-level ``await`` (the worker thread has
 no kernel event loop). The kernel's interrupt button stops the main thread only, so the runner has its
 own: ``interrupt()`` raises KeyboardInterrupt in the thread running the code (CPython's asynchronous
 exception, delivered between bytecodes, as SIGINT is to the main thread); Stop, Abort and kernel_run's
@@ -128,7 +129,7 @@ class ShellRunner:
         shell = self.shell
         CellClock.of(shell).note_agent_call()  # the cell running the agent, if one does, is not replayed
         with (self.lock, _routed_output() as (out, err), _routed_tracebacks(shell) as tracebacks,
-              _last_value_captured(shell)):
+              _copied_displays(shell) as displays, _last_value_captured(shell)):
             saved = (shell.last_execution_succeeded, shell.last_execution_result, shell.displayhook.exec_result)
             result = None
             try:
@@ -146,9 +147,12 @@ class ShellRunner:
                  shell.displayhook.exec_result) = saved
             value = shell.user_ns.pop(RESULT_NAME, None)
         error = "\n".join(tracebacks) or _error_text(result)
+        quiet = value is None or error or _quiet(code)
+        shown = _image_bundle(shell, value) if not quiet else None
+        if shown and not any(d.get(m) == v for d in displays for m, v in shown.items()):
+            displays.append(shown)
         return {"stdout": out.getvalue(), "stderr": err.getvalue(),
-                "result": None if value is None or error or _quiet(code) else _safe_repr(value),
-                "error": error or None}
+                "result": None if quiet else _safe_repr(value), "error": error or None, "displays": displays}
 
 
 class _LastValue(ast.NodeTransformer):
@@ -245,6 +249,52 @@ def _routed_tracebacks(shell: "InteractiveShell") -> Iterator[list[str]]:
                 shell._showtraceback = original
             else:
                 del shell._showtraceback
+
+
+@contextmanager
+def _copied_displays(shell: "InteractiveShell") -> Iterator[list[dict]]:
+    """Keep a copy of the MIME bundles this thread displays (an inline figure is flushed by a
+    post_execute hook inside run_cell, on this thread); they are published as usual."""
+    copied: list[dict] = []
+    publisher = getattr(shell, "display_pub", None)
+    if publisher is None:
+        yield copied
+        return
+    me = threading.get_ident()
+    had_own = "publish" in publisher.__dict__
+    original = publisher.publish
+
+    def publish(data, *args, **kwargs):
+        if threading.get_ident() == me and isinstance(data, dict):
+            copied.append(dict(data))
+        return original(data, *args, **kwargs)
+
+    publisher.publish = publish
+    try:
+        yield copied
+    finally:
+        if publisher.__dict__.get("publish") is publish:
+            if had_own:
+                publisher.publish = original
+            else:
+                del publisher.publish
+
+
+IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/svg+xml"})
+
+
+def _image_bundle(shell: "InteractiveShell", value: Any) -> dict | None:
+    """The images a last value would show as in a cell (a Figure, a PIL image, IPython's Image), by
+    the shell's own formatters; None when it shows as text only."""
+    formatter = getattr(shell, "display_formatter", None)
+    if formatter is None:
+        return None
+    try:
+        data, _ = formatter.format(value, include=IMAGE_MIMES)
+    except Exception:  # a failing rich repr shows no image; the text repr is still there
+        return None
+    images = {k: v for k, v in (data or {}).items() if k in IMAGE_MIMES and v}
+    return images or None
 
 
 def _quiet(code: str) -> bool:

@@ -28,11 +28,16 @@ from .agent_keeper import AgentKeeper, KeeperError
 from .history_source import KernelHistory
 from .notebook_path import own_context
 from .options import split_options
+from .attach_specs import last_error_prompt, resolve
+from .replay_source import notebook_cells
 from ...render.terminal import TerminalRenderer
 from .text_view import TextBlock, TextFollower, text_approver, text_renderer
 
 
 _CHECK = re.compile(r"^check(\s+\S+\.ipynb)?\s*$")
+_OUT = re.compile(r"^(Out\[\d+\]|_\d+)$")
+_FIX = re.compile(r"^fix\s*$", re.I)
+"""``%agent fix``: the kernel's last error as the prompt (attach_specs); "fix the tests" stays a prompt."""
 """``%agent check`` and ``%agent check NOTEBOOK.ipynb``: the notebook check, not a prompt."""
 
 
@@ -62,6 +67,8 @@ class AgentMagics(Magics):
     @argument("--memory", dest="memory", action="store_true", default=None, help="switch memory back on")
     @argument("--workspace", help="the workspace root, from now on")
     @argument("--wait", action="store_true", help="block until the turn ends (scripts, tested notebooks)")
+    @argument("-a", "--attach", action="append", metavar="WHAT",
+              help="attach an output to the prompt: Out[5], a cell id, or a variable (may be repeated)")
     @argument("prompt", nargs="*", help="the prompt, or a slash command such as /todos")
     @line_cell_magic
     def agent(self, line: str = "", cell: str | None = None):
@@ -72,6 +79,8 @@ class AgentMagics(Magics):
 
             %agent what does this repository do?
             %agent --wait -c fix the failing test
+            %agent fix                      (the kernel's last error: its cell, traceback and variables)
+            %agent --attach Out[5] what stands out in this chart?
             %%agent --approval auto
             Write tests for utils.py, then run them.
 
@@ -88,15 +97,18 @@ class AgentMagics(Magics):
                 prompt = "/" + prompt
             if prompt.startswith("/"):
                 return self._show(run_command(self.keeper, prompt, self._clear_views))
+            if _FIX.match(prompt):
+                prompt = last_error_prompt(cast(Any, self.shell), self._cells())
             if not prompt:
                 print("\n".join(said) if said else self._status())
                 return None
+            attach = self._attachments(args.attach) if args.attach else None
             for message in said:
                 print(message)
-            return self._run(prompt, wait=args.wait or not self.keeper.background())
+            return self._run(prompt, wait=args.wait or not self.keeper.background(), attach=attach)
         except MissingSetting as exc:  # worded as a notebook gives the setting
             raise UsageError(exc.worded(f"pass %agent --{exc.setting} NAME")) from None
-        except (KeeperError, NbagentError, RuntimeError) as exc:
+        except (KeeperError, NbagentError, RuntimeError, TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
 
     async def agent_awaiting(self, line: str, cell: str | None = None):
@@ -144,18 +156,30 @@ class AgentMagics(Magics):
                 f"workspace {agent.config.workspace}{', running' if agent.busy else ''}{queued}. "
                 "%agent /help lists the commands.")
 
+    def _cells(self) -> list[dict] | None:
+        """This notebook's cells (for cell ids), None when the kernel cannot find its notebook."""
+        try:
+            return notebook_cells(cast(Any, self.shell))
+        except Exception:  # a prompt without cell ids is still a prompt
+            return None
+
+    def _attachments(self, specs: list[str]) -> list[Any]:
+        ns = cast(Any, self.shell).user_ns
+        cells = self._cells() if any(not _OUT.match(s.strip()) and s.strip() not in ns for s in specs) else None
+        return [item for spec in specs for item in resolve(cast(Any, self.shell), spec, cells)]
+
     # ----- running a prompt ------------------------------------------------------------------
-    def _run(self, prompt: str, wait: bool):
+    def _run(self, prompt: str, wait: bool, attach: list[Any] | None = None):
         agent = self.keeper.get()
         turn_id = short_id("turn_")
         self._sync_history(agent, turn_id)
         sent = with_context(prompt, own_context(self.shell, self.keeper.place, agent.config.workspace))
         if use_widgets(self.keeper.view_mode(), self.shell):
             view, inbox = self._show_view(agent, prompt, turn_id, wait), None
-            future = hub_for(agent).submit(view, sent)
+            future = hub_for(agent).submit(view, sent, attach=attach)
         else:
             view, inbox = None, self._text_inbox(agent, turn_id, background=not wait)
-            future = agent.submit(sent, turn_id=turn_id)
+            future = agent.submit(sent, turn_id=turn_id, attach=attach)
         future.add_done_callback(lambda f: setattr(self.keeper, "last_result", f.result()))
         if wait and self._awaiting:
             return self._wait_async(agent, future, view, inbox)
@@ -303,7 +327,7 @@ def load_ipython_extension(ipython) -> None:
     """``%load_ext nbagent``: register %agent and %%agent, and warm the first turn in the background."""
     from ...engine.warmup import start
 
-    start()
+    start(extra=KERNEL_FIRST_AGENT)
     _warm_memory()
     magics = AgentMagics(ipython)
     ipython.register_magics(magics)
@@ -313,6 +337,9 @@ def load_ipython_extension(ipython) -> None:
         ipython.input_transformers_cleanup.append(rewrite_agent_lines)
 
 
+KERNEL_FIRST_AGENT = ("nbagent.jupyter.kernel.server_client", "nbagent.jupyter.kernel.bridge", "nbagent.tools.kernel",
+                      "nbagent.knowledge.turn")
+"""What the kernel's first agent imports beyond the engine (bench/coldstart.py, issue 41)."""
 AWAIT_NAME = "_nbagent_agent_awaiting"
 
 

@@ -38,6 +38,7 @@ class Outcome:
         self.stderr: list[str] = []
         self.result: str | None = None
         self.error: str | None = None
+        self.displays: list[dict] = []
 
     def add(self, msg: dict) -> None:
         kind, content = msg.get("msg_type") or msg["header"]["msg_type"], msg.get("content") or {}
@@ -47,15 +48,15 @@ class Outcome:
         elif kind == "execute_result":
             self.result = str((content.get("data") or {}).get("text/plain", ""))
         elif kind == "display_data":
-            kinds = ", ".join(sorted((content.get("data") or {}).keys())) or "empty"
-            self.stdout.append(f"[a display: {kinds}]\n")
+            data = content.get("data")
+            self.displays.append(data if isinstance(data, dict) else {})
         elif kind == "error":
             trace = "\n".join(str(line) for line in content.get("traceback") or [])
             self.error = strip_ansi(trace) or f"{content.get('ename')}: {content.get('evalue')}"
 
     def as_dict(self) -> dict:
         return {"stdout": "".join(self.stdout), "stderr": "".join(self.stderr), "result": self.result,
-                "error": self.error}
+                "error": self.error, "displays": self.displays}
 
 
 def pick_kernel(query: str, kernels: Iterable[dict], sessions: Iterable[dict]) -> str:

@@ -63,9 +63,10 @@ class ViewHub:
                 self._views[turn_id] = view
         return view
 
-    def submit(self, view, prompt: str):
-        """Submit ``prompt`` as ``view``'s turn (every prompt ends with a turn_end, which ends the view)."""
-        return self.agent.submit(prompt, turn_id=view.turn_id, keep_deltas=False)  # the view has the deltas
+    def submit(self, view, prompt: str, attach=None):
+        """Submit ``prompt`` as ``view``'s turn (every prompt ends with a turn_end, which ends the view);
+        ``attach``: see Agent.submit."""
+        return self.agent.submit(prompt, turn_id=view.turn_id, keep_deltas=False, attach=attach)
 
     def follow(self, on_view: Callable[[object], None]) -> Callable[[], None]:
         """Call ``on_view(view)`` with the view of the turn running and of each prompt queued, then with
