@@ -118,10 +118,11 @@ def _header(info: dict[str, Any], frame: Any) -> str:
 
 def _summary_table(summary: Any) -> str:
     head = ("<tr><th>model</th><th>pass rate</th><th>95% interval</th><th>passed</th><th>cost per solved</th>"
-            "<th>seconds per solved</th><th>steps per task</th><th>tokens in / cached / out</th></tr>")
+            "<th>seconds per solved</th><th>steps per task</th><th>tokens in / cached / out, all runs together"
+            "</th></tr>")
     rows = "".join(
-        f"<tr><td>{_e(r.model)}</td><td>{r.pass_rate:.0%}</td><td>{r.ci_low:.0%} to {r.ci_high:.0%} "
-        f"<span class='note'>({_e(r.interval)})</span></td><td>{r.passed} of {r.runs * r.tasks}</td>"
+        f"<tr><td>{_e(r.model)}</td><td>{r.pass_rate:.0%}</td><td>{r.ci_low:.0%} to {r.ci_high:.0%}"
+        f"<br><span class='note'>{_e(r.interval)}</span></td><td>{r.passed} of {r.runs * r.tasks}</td>"
         f"<td>{_money(r.cost_per_solved)}</td><td>{_num(r.seconds_per_solved, '{:.1f}')}</td>"
         f"<td>{r.steps_per_task:.1f}</td><td>{r.input_tokens} / {r.cached_tokens} / {r.output_tokens}</td></tr>"
         for r in summary.itertuples())
