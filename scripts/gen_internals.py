@@ -67,11 +67,11 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
      ("jupyter/widgets/",)),
     ("kernel", "jupyter/kernel/: the %agent magics, the kernel's agent, its text view and commands",
      ("jupyter/kernel/",)),
-    ("front ends", "cli/, acp/, jupyter/server/, jupyter/remote/, jupyter/ai/, mcp_server/, jupyter/ and nbagent "
-                   "itself: the terminal, nbagent acp (the Agent Client Protocol) and its Jupyter AI persona, "
-                   "the Jupyter server extension, kernels reached through a server, nbagent mcp serve, "
-                   "%load_ext nbagent and the package's face (__init__.py)",
-     ("cli/", "acp/", "jupyter/server/", "jupyter/remote/", "jupyter/ai/", "mcp_server/", "jupyter/",
+    ("front ends", "cli/, acp/, jupyter/server/, jupyter/remote/, jupyter/ai/, mcp_server/, inspect/, jupyter/ "
+                   "and nbagent itself: the terminal, nbagent acp (the Agent Client Protocol) and its Jupyter AI "
+                   "persona, the Jupyter server extension, kernels reached through a server, nbagent mcp serve, "
+                   "the Inspect AI agent, %load_ext nbagent and the package's face (__init__.py)",
+     ("cli/", "acp/", "jupyter/server/", "jupyter/remote/", "jupyter/ai/", "mcp_server/", "inspect/", "jupyter/",
       "__init__.py")),
 ]
 

@@ -35,6 +35,9 @@ if .venv/bin/python -m pip show -q nbagent >/dev/null 2>&1; then
 fi
 echo "setup: installing jupyter-nbagent (editable) with its test and local extras"
 .venv/bin/python -m pip install -q -e '.[test,local]'
+# The README's `.venv/bin/jupyter lab ...` as root (containers, CI) needs no --allow-root: this
+# environment's Jupyter allows root when root runs it, and nobody else is affected.
+bash scripts/install_jupyter_config.sh .venv
 # The JupyterHub test's proxy (tests/hub/): configurable-http-proxy from npm, kept out of the repository.
 if [ ! -x .cache/chp/node_modules/.bin/configurable-http-proxy ]; then
   echo "setup: installing configurable-http-proxy (npm) for the JupyterHub test"

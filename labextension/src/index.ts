@@ -84,7 +84,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       // The settings editor is the user's place for model, tool sets and approval mode;
       // the server applies them to sessions it opens from now on.
       void settingRegistry.load(PLUGIN_ID).then(settings => {
-        const push = () => void model.applySettings(settings.composite as unknown as Partial<AgentSettings>);
+        // Only what the user set: a value left at the schema's default is null, the server's configured
+        // default, so that the offline model keeps its small profile (its read tool set) and NBAGENT_*
+        // settings apply. Sending the schema's defaults would name eight tool sets for every session.
+        const push = () => void model.applySettings(userSettings(settings.user));
         settings.changed.connect(push);
         push();
         // Only when the user asks (the panel's "Keep as my defaults"): the panel's controls change the session alone.
@@ -99,5 +102,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
   }
 };
+
+/** The settings the user set in the registry, the others null (the server's configured defaults). */
+export function userSettings(user: Record<string, unknown>): Partial<AgentSettings> {
+  const pick = (key: string) => (user[key] === undefined ? null : user[key]);
+  return { model: pick('model'), toolsets: pick('toolsets'), approval: pick('approval') } as unknown as Partial<AgentSettings>;
+}
 
 export default plugin;

@@ -35,6 +35,7 @@ import { kernelLine } from './kernelChange';
 import { MemoryTab } from './memoryTab';
 import { isOutsideRequest, SettingsTab } from './settingsTab';
 import { ContextChip } from './openContext';
+import { contextLabel, splitPrompt } from './promptContext';
 import { ContextChips } from './contextChips';
 
 export const PANEL_ID = 'nbagent-panel';
@@ -291,7 +292,16 @@ function Transcript({ items, rendermime, renderCheckpoint }: TranscriptProps): R
 const ItemView = React.memo(function ItemView({ item, rendermime }: { item: Row; rendermime: IRenderMimeRegistry }) {
   switch (item.kind) {
     case 'user':
-      return <div className="jp-nbagent-user">{item.text}</div>;
+      return (
+        <div className="jp-nbagent-user">
+          {item.text}
+          {item.context && (
+            <span className="jp-nbagent-added-context" title="Sent with the prompt by nbagent: what was open in JupyterLab">
+              {contextLabel(item.context)}
+            </span>
+          )}
+        </div>
+      );
     case 'assistant':
       return <Markdown text={item.text} streaming={item.streaming} rendermime={rendermime} />;
     case 'reasoning':
@@ -358,11 +368,25 @@ const STATUS_WORD: Record<string, string> = {
   interrupted: 'interrupted'
 };
 
+const UNSUCCESSFUL = new Set(['failed', 'denied', 'killed', 'interrupted']);
+const REASON_CHARS = 160;
+
+/** Why a call did not succeed, on the row itself (the first line of its result, cut); the whole result is
+ * one click away, in the row's body. The same rule as the notebook's tool row (widgets/tools.py). */
+export function failureReason(status: string, output: string): string {
+  if (!UNSUCCESSFUL.has(status)) {
+    return '';
+  }
+  const first = output.split('\n').map(line => line.trim()).find(line => line) ?? '';
+  return first.length <= REASON_CHARS ? first : first.slice(0, REASON_CHARS - 1) + '…';
+}
+
 function ToolRow({ tool }: { tool: ToolItem }): React.ReactElement {
   const summary = toolSummary(tool);
   const output = tool.output ?? '';
   const outputIsDiff = looksLikeDiff(output); // the edit's own diff, after the fact
   const status = STATUS_WORD[tool.status] ?? tool.status;
+  const reason = failureReason(tool.status, output);
   return (
     <details
       className={`jp-nbagent-tool jp-mod-${tool.status}`}
@@ -376,6 +400,7 @@ function ToolRow({ tool }: { tool: ToolItem }): React.ReactElement {
         {summary && <span className="jp-nbagent-tool-arg">{summary}</span>}
         {tool.duration_ms !== null && <span className="jp-nbagent-tool-time">{formatMs(tool.duration_ms)}</span>}
         {tool.kernel && <div className="jp-nbagent-kernel-change">{kernelLine(tool.kernel)}</div>}
+        {reason && <div className="jp-nbagent-tool-reason">{reason}</div>}
       </summary>
       <div className="jp-nbagent-tool-body">
         <pre className="jp-nbagent-tool-args">{prettyArgs(tool)}</pre>
@@ -498,7 +523,7 @@ function Queue({ queue }: { queue: string[] }): React.ReactElement {
       <div className="jp-nbagent-queue-title">Queued ({queue.length}) · Esc clears</div>
       {queue.map((q, i) => (
         <div key={i} className="jp-nbagent-queued">
-          {q}
+          {splitPrompt(q).typed}
         </div>
       ))}
     </div>

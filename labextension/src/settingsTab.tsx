@@ -153,7 +153,13 @@ export function toolsetChoices(current: string[], available: string[]): string[]
 
 /** Model, approval mode and tool sets of this session, each applied as it changes. */
 function SessionSettings({ model }: { model: PanelModel }): React.ReactElement {
-  const settings = model.state.settings as { model?: string; approval?: ApprovalMode; toolsets?: string[] };
+  const settings = model.state.settings as {
+    model?: string;
+    approval?: ApprovalMode;
+    toolsets?: string[];
+    enabled_toolsets?: string[];
+    profile?: string;
+  };
   const [name, setName] = React.useState(settings.model ?? '');
   const [available, setAvailable] = React.useState<string[]>([]);
   const [saved, setSaved] = React.useState(false);
@@ -166,6 +172,11 @@ function SessionSettings({ model }: { model: PanelModel }): React.ReactElement {
     }
   }, [model]);
   const on = settings.toolsets ?? [];
+  // What the model really gets: the tool sets switched on that this session can use (the kernel set
+  // only inside a kernel), as the agent reports them; the required one (core, or read in the offline
+  // model's small profile) cannot be switched off.
+  const really = settings.enabled_toolsets ?? on;
+  const required = settings.profile === 'small' ? 'read' : 'core';
   const toggle = (toolset: string, checked: boolean) =>
     model.reconfigure({ toolsets: checked ? [...on, toolset] : on.filter(t => t !== toolset) });
   return (
@@ -211,7 +222,7 @@ function SessionSettings({ model }: { model: PanelModel }): React.ReactElement {
         <legend>Tool sets</legend>
         {toolsetChoices(on, available).map(t => (
           <label key={t} className="jp-nbagent-setting-toolset">
-            <input type="checkbox" value={t} checked={on.includes(t)} disabled={t === 'core'} onChange={e => toggle(t, e.target.checked)} />
+            <input type="checkbox" value={t} checked={really.includes(t)} disabled={t === required} onChange={e => toggle(t, e.target.checked)} />
             {plain(t, 64)}
           </label>
         ))}

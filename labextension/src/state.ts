@@ -21,6 +21,7 @@ import type {
 } from './events';
 
 import { contextNoteLine } from './contextNote';
+import { AddedContext, splitPrompt } from './promptContext';
 
 export type { AgentState, PendingApproval, ToolItem, Turn } from './events';
 
@@ -318,7 +319,9 @@ function pyStr(value: unknown): string {
 export interface UserRow {
   kind: 'user';
   key: string;
+  /** What the user typed (what nbagent added after it is `context`, shown as a chip). */
   text: string;
+  context: AddedContext | null;
 }
 export interface AnswerRow {
   kind: 'assistant';
@@ -391,7 +394,8 @@ export function rows(state: AgentState): Row[] {
 function turnRows(turn: Turn, live: boolean, out: Row[]): void {
   const key = turn.turn_id;
   if (turn.prompt) {
-    out.push({ kind: 'user', key: `${key}:prompt`, text: turn.prompt });
+    const { typed, context } = splitPrompt(turn.prompt);
+    out.push({ kind: 'user', key: `${key}:prompt`, text: typed, context });
   }
   let sawText = false;
   turn.items.forEach((item, i) => {

@@ -7,6 +7,7 @@ field's docstring is its documentation (docs/configuration.md mirrors it).
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -133,7 +134,9 @@ class AgentConfig:
 
     tool_approvals: dict[str, str] = field(default_factory=dict)
     """Approval policy per tool name, over the tool's own: "never", "ask" or "always_ask" (docs/tools.md,
-    "Approvals"), such as ``{"bash": "always_ask"}``. Env: NBAGENT_TOOL_APPROVALS ("bash=always_ask,kernel_run=ask")."""
+    "Approvals"), such as ``{"bash": "always_ask"}``. Env: NBAGENT_TOOL_APPROVALS, a JSON object
+    (``{"bash": "always_ask"}``) or name=policy pairs (``bash=always_ask,kernel_run=ask``); anything else is
+    an error."""
 
     extra_instructions: str = ""
     """Appended to the system prompt."""
@@ -370,12 +373,33 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
             elif kind.startswith("tuple"):
                 value = tuple(s.strip() for s in value.split(",") if s.strip())
             elif kind.startswith("dict"):
-                pairs = (item.split("=", 1) for item in value.split(",") if "=" in item)
-                value = {k.strip(): v.strip() for k, v in pairs}
+                value = parse_mapping(name, value)
         elif kind.startswith("tuple") and isinstance(value, (list, set)):
             value = tuple(value)
         out[name] = value
     return out
+
+
+def parse_mapping(name: str, text: str) -> dict[str, str]:
+    """A mapping given as text (an environment variable, a flag): a JSON object such as
+    ``{"bash": "ask"}`` or ``bash=ask,kernel_run=never``. Anything else is an error that says both
+    forms: a mistyped policy must never be dropped without a word."""
+    var = next((v for v, field_name in _ENV.items() if field_name == name), name)
+    how = f'{var} takes a JSON object ({{"bash": "ask"}}) or name=value pairs (bash=ask,kernel_run=never)'
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(f"{how}; this is not valid JSON ({exc}): {text!r}") from None
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise ConfigError(f"{how}; every value must be a string: {text!r}")
+        return {str(k).strip(): v.strip() for k, v in data.items()}
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    bad = [item for item in items if "=" not in item or not item.split("=", 1)[0].strip()]
+    if bad:
+        raise ConfigError(f"{how}; {bad[0]!r} is neither")
+    return {k.strip(): v.strip() for k, v in (item.split("=", 1) for item in items)}
 
 
 def user_config_dir() -> Path:

@@ -46,7 +46,14 @@ def lab_args():
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory, model_server, lab_args):
+def lab_env(model_server):
+    """The model settings of the JupyterLab; a module overrides this (e.g. the offline model)."""
+    return {"OPENAI_BASE_URL": model_server.url, "OPENAI_API_KEY": "sk-test", "NBAGENT_MODEL": "scripted-model",
+            "NBAGENT_LOCAL": "off"}
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, lab_env, lab_args):
     """A running JupyterLab: ``lab.url``, ``lab.token``, ``lab.root`` (the agent's workspace),
     ``lab.runtime`` (its Jupyter runtime directory)."""
     if not Path(CHROMIUM).exists():
@@ -61,10 +68,9 @@ def lab(tmp_path_factory, model_server, lab_args):
     data = _this_checkouts_labextension(base / "data")
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_CONFIG_DIR": str(base / "config"),
            "JUPYTER_PATH": os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")])),
-           "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-           "OPENAI_BASE_URL": model_server.url, "OPENAI_API_KEY": "sk-test", "NBAGENT_MODEL": "scripted-model",
-           "NBAGENT_LOCAL": "off", "NBAGENT_MAX_RETRIES": "0"}
+           "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "NBAGENT_MAX_RETRIES": "0", **lab_env}
     log = open(base / "jupyter.log", "w")
+    started = time.monotonic()
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--allow-root", "--ip", "127.0.0.1",
          f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", *lab_args],
@@ -74,7 +80,8 @@ def lab(tmp_path_factory, model_server, lab_args):
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_for(f"{url}/api/status?token={token}", proc, base / "jupyter.log")
-        yield _Lab(url=url, token=token, root=root, log=base / "jupyter.log", runtime=base / "runtime")
+        yield _Lab(url=url, token=token, root=root, log=base / "jupyter.log", runtime=base / "runtime",
+                   started=started)
     finally:
         proc.terminate()
         try:

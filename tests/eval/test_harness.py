@@ -203,3 +203,61 @@ def test_a_task_whose_agent_cannot_start_is_a_row_too(model_options, tmp_path):
     assert len(df) == 2 and not df["passed"].any()
     assert df["error"].str.contains("max_steps must be at least 1").all()
     assert df["reason"].str.endswith("the check did not run").all()
+
+
+@pytest.mark.process
+def test_the_cli_on_a_terminal_shows_a_bar_per_task_and_a_summary_and_the_report_reads_right(model_server,
+                                                                                             tmp_path):
+    """Issue 40, item 14: progress while it runs, one summary line with the report's path at the end; the
+    report names the installed jupyter-nbagent's version, labels its token totals and says its interval
+    in one sentence."""
+    import pty
+
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "NBAGENT_LOCAL": "off", "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = tmp_path / "tty"
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a terminal has a size
+    done = subprocess.run([sys.executable, "-m", "nbagent.cli", "eval", str(TASKS), "--model", "scripted-good",
+                           "--base-url", model_server.url, "--tasks", "writes-*", "--out", str(out)],
+                          env=env, stdout=subprocess.PIPE, stderr=slave, text=True, timeout=120)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    terminal = b"".join(chunks).decode(errors="replace")
+    assert done.returncode == 0, terminal
+    assert "nbagent eval: 100%" in terminal and "1/1" in terminal and "passed 1, failed 0" in terminal, terminal
+    assert "nbagent eval: 1 of 1 task run(s) passed in" in terminal and f"report: {out}/report.html" in terminal
+    assert "scripted-good: 1 of 1 passed (100%); 95% interval" in done.stdout
+    assert "((" not in done.stdout and "))" not in done.stdout
+    report = (out / "report.html").read_text()
+    assert f"<th>nbagent</th><td>{nbagent.__version__}</td>" in report, report[:2000]
+    assert "tokens in / cached / out, all runs together" in report
+    assert "over tasks; one run, so no run-to-run spread" in report and "((" not in report
+
+
+def test_an_offline_arm_costs_nothing_rather_than_unknown():
+    """Issue 40, item 14: a local model's cost is zero, so its cost per solved task is $0, not unknown."""
+    from nbagent.evals.report import body_html
+    from nbagent.evals.run import Arm, _eval_row
+
+    arm = Arm(label="smollm2-135m-instruct", model=None, config="")
+    row = {"passed": True, "reason": "done", "steps": 1, "input_tokens": 240, "output_tokens": 20, "cost": None,
+           "seconds": 3.0, "session_id": "s"}
+    fake_task = type("T", (), {"name": "t", "time_limit": 60.0, "tags": ()})()
+    offline = _eval_row((arm, 1, fake_task), row, None, {arm.label})
+    hosted = _eval_row((arm, 1, fake_task), row, None, set())
+    assert offline["cost"] == 0.0 and hosted["cost"] is None
+    frame = pd.DataFrame([offline], columns=COLUMNS)
+    assert "$0.0000" in body_html(frame, {"suite": "s", "tasks": ["t"]}, link_sessions=False)

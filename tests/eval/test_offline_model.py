@@ -31,3 +31,4 @@ def test_the_offline_model_runs_tasks_to_the_end(tmp_path):
     assert df.loc[~df["passed"], "reason"].str.len().gt(0).all()
     report = (Path(df.attrs["out"]) / "report.html").read_text()
     assert "offline model: its score is a floor" in report and "smollm2" in report.lower()
+    assert (df["cost"] == 0).all() and "unknown" not in report  # a local model costs nothing (issue 40)

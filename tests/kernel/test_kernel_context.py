@@ -106,3 +106,39 @@ def test_a_stored_variable_source_reaches_only_the_users_variables(shell, make_a
     run(shell, "x = 1")  # after each cell the variable sources are refreshed
     source = agent.context.store.get("key", agent.session_id)
     assert source.snapshot.text is None and "the kernel's own name" in source.snapshot.error
+
+
+@pytest.mark.process
+def test_a_queued_prompt_gets_the_kernels_history_as_it_was_when_given(shell, make_agent, wait_for):
+    """Issue 40, item 9: a turn that starts later than its prompt was given (here queued behind a slow
+    turn) does not see a cell run in between; the next prompt does."""
+    from nbagent.testing.replies import Stall
+
+    agent = use(shell, make_agent, Stall(seconds=3, reply=Reply(text="first")), "second", "third",
+                context_poll=False)
+    shell.run_line_magic("config", "NbAgent.background = True")  # as in a kernel: %agent returns at once
+    run(shell, "before_prompts = 1")
+    run(shell, "%agent first question")
+    wait_for(lambda: agent.busy and agent.runtime.model.requests)  # turn one is in its model call
+    run(shell, "%agent second question")
+    run(shell, "ran_in_between = 2")
+    assert agent.wait(60)
+    seen = ["\n".join(str(m.get("content")) for m in r.messages) for r in agent.runtime.model.requests]
+    assert "before_prompts = 1" in seen[0] and "before_prompts = 1" in seen[1]
+    assert "ran_in_between" not in seen[1], "a cell run after the prompt was given reached its turn"
+    run(shell, "%agent third question")
+    assert agent.wait(60)
+    assert "ran_in_between = 2" in "\n".join(str(m.get("content")) for m in agent.runtime.model.requests[2].messages)
+
+
+@pytest.mark.process
+def test_the_small_profile_gets_the_words_typed_and_no_context_it_cannot_use(shell, make_agent):
+    """Issue 40, item 3: the offline model's profile sends neither the kernel's history (which a toy model
+    repeats back) nor the open-notebook block; the prompt is what the user typed."""
+    agent = use(shell, make_agent, "Hello.", context_poll=False, profile="small")
+    run(shell, "total = 41 + 1\ntotal")
+    run(shell, "%agent --wait say hello")
+    messages = agent.runtime.model.requests[0].messages
+    sent = "\n".join(str(m.get("content")) for m in messages)
+    assert [m["role"] for m in messages] == ["user"] and messages[-1]["content"] == "say hello"
+    assert "Kernel history" not in sent and "total = 41" not in sent and "<open_in_jupyter>" not in sent

@@ -1,4 +1,4 @@
-"""%agent /instructions, /map and /memory search|forget|status through a real InteractiveShell."""
+"""%agent /instructions, /map and /memory search|remove|status through a real InteractiveShell."""
 
 from __future__ import annotations
 
@@ -30,8 +30,19 @@ def test_knowledge_slash_commands(shell, make_agent, workspace, monkeypatch):
     found = run(shell, "%agent /memory search release branch")[0].result
     assert list(found["category"]) == ["decision"] and "keywords" in found["why"].iloc[0]
     assert run(shell, "%agent /memory status")[0].result["scopes"][0]["rows"] == 1
-    removed = run(shell, f"%agent /memory forget {int(found['id'].iloc[0])}")[0].result
+    removed = run(shell, f"%agent /memory remove {int(found['id'].iloc[0])}")[0].result
     assert len(removed) == 1 and "project memory is empty" in run(shell, "%agent /memory")[1]
+    handle = agent.runtime.knowledge.memory_handle()
+    handle.remember("Old name still works.", "fact")
+    assert len(run(shell, "%agent /memory forget Old name still works.")[0].result) == 1  # the old verb
+
+
+@pytest.mark.process
+def test_help_says_remove_as_the_cli_and_docs_do(shell, make_agent):
+    """One vocabulary: /help names the verb the CLI (nbagent memory remove) and the docs use."""
+    nj.use_agent(make_agent("ok", memory_embeddings="off"), shell)
+    shown = run(shell, "%agent /help")[1]
+    assert "/memory remove ID" in shown and "forget" not in shown
 
 
 def test_the_live_view_lists_injected_entries_once_with_score_and_why():

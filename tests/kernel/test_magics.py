@@ -275,3 +275,49 @@ def test_an_agent_cell_tells_the_model_which_cell_it_is(shell, make_agent):
         del shell.parent_header
     sent = agent.session.messages[0]["content"]
     assert "this prompt was written in cell cell-7" in sent and sent.startswith("explain the cell above")
+
+
+@pytest.mark.process
+def test_the_widget_header_of_an_agent_cell_shows_its_question(shell, make_agent, monkeypatch):
+    """Issue 40, item 6: each %%agent cell's header says what that cell asked, not the session's title
+    (which every turn of the session shares)."""
+    monkeypatch.setenv("NBAGENT_VIEW", "widgets")
+    agent = make_agent("first answer", "second answer")
+    agent.session.title = "Exploring the sales data"
+    nj.use_agent(agent, shell)
+    magics = shell.magics_manager.registry["AgentMagics"]
+    shell.run_cell("%%agent --wait\nPlot revenue by month\nwith a log scale")
+    first = magics.last_view.header.value
+    shell.run_cell("%%agent --wait\nNow group by region")
+    second = magics.last_view.header.value
+    assert "<b>Plot revenue by month</b>" in first and "<b>Now group by region</b>" in second
+    assert "<b>Exploring the sales data</b>" not in first + second
+    assert "(Exploring the sales data)" in second  # the title stays, beside the session id
+
+
+@pytest.mark.process
+def test_a_failed_tool_row_says_why_on_its_own_line_in_widgets_and_text(shell, make_agent, monkeypatch):
+    """Issue 40, item 7: the reason a call failed is on the row itself, not behind a bare ✗."""
+
+    missing = Reply(tool_calls=[Call("read_file", {"path": "no_such_file.csv"})])
+    agent = make_agent(missing, "It is missing.", missing, "Still missing.")
+    nj.use_agent(agent, shell)
+    monkeypatch.setenv("NBAGENT_VIEW", "widgets")
+    shell.run_cell("%agent --wait read no_such_file.csv")
+    view = shell.magics_manager.registry["AgentMagics"].last_view
+    view.flush()
+    rows = [w for w in _tree(view) if type(w).__name__ == "ToolRow"]
+    assert len(rows) == 1 and rows[0].status == "failed"
+    line = rows[0].line.value
+    assert "✗ failed" in line and "nbagent-tool-reason" in line and "no_such_file.csv" in line.split("</code>", 1)[1]
+    monkeypatch.setenv("NBAGENT_VIEW", "text")
+    with capture_output() as out:
+        shell.run_cell("%agent --wait again")
+    failed = next(line for line in out.stdout.splitlines() if "read_file failed" in line)
+    assert "no_such_file.csv" in failed.split("read_file failed", 1)[1]
+
+
+def _tree(widget):
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _tree(child)

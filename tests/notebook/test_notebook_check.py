@@ -56,7 +56,7 @@ def test_a_notebook_with_hidden_state_is_caught_and_the_checks_kernel_is_gone_af
     assert "ran 4 code cell(s) in a fresh python3 kernel" in text
     assert "NameError: name 'df_live' is not defined" in text
     assert "uses df_live: no cell defines it: it exists only in the live kernel" in text
-    assert "stored '3', now '2'" in text  # y's stored value came from the live kernel's history
+    assert "\n    -3\n    +2" in text  # y's stored value came from the live kernel's history
     assert "0xADDRESS" not in text and "A at" not in text  # an object's address is not a difference
     assert "comes after cell" in text and "[3] but ran before it" in text
     assert text.endswith("verdict: does NOT reproduce from a fresh kernel as saved (see above)")
@@ -157,3 +157,57 @@ def test_stop_interrupts_the_check_and_its_kernel_goes(tmp_path):
         check_path(Workspace(tmp_path), "long.ipynb", 300, on_stop=tracker.add_stop_hook)
     assert time.monotonic() - started < 60
     assert kernels_of_this_process() == kernels_before
+
+
+def run_check_on_a_terminal(tmp_path, name: str) -> tuple[subprocess.CompletedProcess, str]:
+    """``nbagent check`` with its stderr on a pseudo-terminal (as in a shell), stdout piped."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "NBAGENT_LOCAL": "off"}
+    out = subprocess.run([sys.executable, "-m", "nbagent.cli", "check", name], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=slave, text=True, timeout=180, env=env, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return out, b"".join(chunks).decode(errors="replace")
+
+
+def test_agent_cells_are_left_out_of_a_check_and_the_report_says_so(tmp_path):
+    """Issue 40, item 12: the quickstart's own %agent and %%agent cells are not re-run (no model turn,
+    nothing to approve); the notebook reproduces and the report names the cells left out."""
+    write(tmp_path / "quick.ipynb", code("%load_ext nbagent", 1),
+          code("%agent --wait what is in this folder?", 2, stdout("The folder holds quick.ipynb.\n")),
+          code("%%agent\nPlot x against y", 3, stdout("Here is the plot.\n")),
+          code("print(6 * 7)", 4, stdout("42\n")))
+    out = subprocess.run([sys.executable, "-m", "nbagent.cli", "check", "quick.ipynb"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=180,
+                         env={**__import__("os").environ, "NBAGENT_LOCAL": "off"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    cells = nbformat.read(tmp_path / "quick.ipynb", as_version=4).cells
+    assert f"left out: 2 agent cell(s) ({cells[1].id}, {cells[2].id})" in out.stdout
+    assert "ran 2 code cell(s)" in out.stdout and "runs from top to bottom" in out.stdout
+
+
+def test_nbagent_check_on_a_terminal_shows_progress_no_kernel_warnings_and_a_readable_diff(tmp_path):
+    """Issue 40, item 13: a line per cell on the terminal, the kernel's own start-up warnings kept out of
+    stderr, and a changed output shown as a diff of its lines, not one long cut line."""
+    stored = "".join(f"row {i}: {'x' * 60}\n" for i in range(6))
+    now = stored.replace("row 3:", "row three:")
+    write(tmp_path / "nb.ipynb", code("import time\ntime.sleep(0.2)", 1),
+          code(f"print({now!r}, end='')", 2, stdout(stored)))
+    out, terminal = run_check_on_a_terminal(tmp_path, "nb.ipynb")
+    assert out.returncode == 1, out.stdout + terminal
+    assert "checking: [1/2] cell" in terminal and "checking: [2/2] cell" in terminal
+    assert "without encryption" not in terminal and "Traceback" not in terminal, terminal
+    assert f"    -row 3: {'x' * 60}" in out.stdout and f"    +row three: {'x' * 60}" in out.stdout, out.stdout
+    assert "…" not in out.stdout and "⏎" not in out.stdout

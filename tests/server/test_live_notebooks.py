@@ -239,3 +239,35 @@ async def test_the_kernel_links_save_needs_the_secret_and_stays_in_the_workspace
         assert await save(path) == {"outside": True}, path
     assert outside.read_text() == "{}"
     assert await save(jp_root_dir / "mine.ipynb") == {"snapshot": None}  # no tab holds it: nothing to save
+
+
+async def test_notebook_run_on_the_agents_own_kernel_is_refused_before_anyone_is_asked(jp_serverapp, jp_root_dir,
+                                                                                       jp_fetch):
+    """Issue 40, item 8: no approval card for a run that would be refused after the approval; the refusal
+    says what to do instead. Another notebook's kernel is still asked about as before."""
+    from nbagent import events as ev
+    from nbagent.jupyter.kernel import server_client as server_link
+    from nbagent.tools.approvals import Approvals
+
+    app = next(iter(jp_serverapp.extension_manager.extension_apps["nbagent.jupyter.server"]))
+    info = json.loads(app.kernel_link.path.read_text())
+    own = write_notebook(jp_root_dir, "own.ipynb", [("code", "x = 1")])
+    other = write_notebook(jp_root_dir, "other.ipynb", [("code", "y = 1")])
+    own_kernel = await start_kernel(jp_fetch, "own.ipynb")
+    await start_kernel(jp_fetch, "other.ipynb")
+    tool = nbt.NOTEBOOK.tools[[t.name for t in nbt.NOTEBOOK.tools].index("notebook_run")]
+    events: list = []
+    ctx = tool_ctx(jp_root_dir).for_call("call_1")
+    ctx.extras["notebook_stores"] = [server_link.ServerNotebookStore(info["url"], info["secret"], own_kernel)]
+    approvals = Approvals(lambda: ctx.config, events.append)
+    with pytest.raises(ToolError) as refused:
+        await asyncio.wait_for(approvals.decide(tool, ctx, {"path": "own.ipynb", "cell_ids": own}), 30)
+    assert not [e for e in events if isinstance(e, ev.ApprovalRequest)]
+    assert "deadlock" in str(refused.value) and "kernel_run" in str(refused.value)
+    assert "tell the user which cells to run" in str(refused.value)
+
+    asked = asyncio.ensure_future(approvals.decide(tool, ctx, {"path": "other.ipynb", "cell_ids": other}))
+    await until(lambda: [e for e in events if isinstance(e, ev.ApprovalRequest)], timeout=30,
+                what="the approval card for another notebook's kernel")
+    approvals.resolve("call_1", "deny")
+    assert await asked == "deny"

@@ -60,6 +60,10 @@ class TaskSpec:
     """Called with the copy's workspace and the row once the agent is done, before the copy goes;
     what it returns is added to the row (nbagent.eval runs a task's check here). A top-level
     function (or a partial of one), so that it travels to a Dask worker."""
+    followups: tuple[str, ...] = ()
+    """Prompts sent after ``prompt``, one turn each, in the same session (a benchmark's questions asked
+    in order). Each turn has ``time_limit`` of its own; the row's ``turns`` holds every turn's figures and
+    its totals are theirs added up. A turn that does not end "done" ends the task."""
 
     def copy_dir(self, source: Source, *, ram: bool = True) -> Path:
         """A fresh folder for one attempt: a task rerun after its worker died must not meet the
@@ -197,13 +201,37 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
     options.setdefault("recovery_journal", False)
     options.setdefault("telemetry", False)
     agent = Agent(workspace=workspace, approver=deny_approval, session="new", **options)
+    turns: list[dict[str, Any]] = []
     try:
-        result, timed_out = _run_turn(agent, spec.prompt, spec.time_limit)
+        for prompt in (spec.prompt, *spec.followups):
+            if turns and turns[-1]["reason"] != "done":
+                break  # a follow-up only while every turn before it ended "done"
+            started = time.perf_counter()
+            turns.append(_turn_row(*_run_turn(agent, prompt, spec.time_limit)))
+            turns[-1]["seconds"] = time.perf_counter() - started
         persisted = bool(agent.config.persist)
     finally:
         agent.close()
+    out = _totals(turns)
+    result_session = out["session_id"]
+    if persisted and spec.remote is not None:  # this worker cannot reach the workspace: the client imports it
+        with SessionStore(workspace) as store:
+            exported = store.export_dict(result_session)
+        out["session_export"] = zlib.compress(json.dumps(exported, ensure_ascii=False).encode("utf-8"))
+    elif persisted:  # the copy goes away: its session moves into the user's workspace, rows as stored
+        store = workspace_store(spec)
+        try:
+            out["session_id"] = store.move_from(workspace_db_path(workspace), result_session)
+        except StoreError:  # not a database as this nbagent makes them: through an export, checked
+            with SessionStore(workspace) as copy_store:
+                exported = copy_store.export_dict(result_session)
+            out["session_id"] = store.import_json(exported)
+    return out
+
+
+def _turn_row(result: Any, timed_out: bool) -> dict[str, Any]:
     usages = [e for e in result.events if isinstance(e, ev.Usage)]
-    out: dict[str, Any] = {
+    return {
         "text": result.text, "reason": "timeout" if timed_out else result.reason,
         "tool_calls": len(result.tool_calls), "steps": len(usages),
         "input_tokens": result.usage.get("input_tokens", 0), "output_tokens": result.usage.get("output_tokens", 0),
@@ -211,18 +239,23 @@ def _run_agent(spec: TaskSpec, workspace: Path) -> dict[str, Any]:
         "cost": result.usage.get("cost"), "session_id": result.session_id,
         "error": "; ".join(result.errors) or None,
     }
-    if persisted and spec.remote is not None:  # this worker cannot reach the workspace: the client imports it
-        with SessionStore(workspace) as store:
-            exported = store.export_dict(result.session_id)
-        out["session_export"] = zlib.compress(json.dumps(exported, ensure_ascii=False).encode("utf-8"))
-    elif persisted:  # the copy goes away: its session moves into the user's workspace, rows as stored
-        store = workspace_store(spec)
-        try:
-            out["session_id"] = store.move_from(workspace_db_path(workspace), result.session_id)
-        except StoreError:  # not a database as this nbagent makes them: through an export, checked
-            with SessionStore(workspace) as copy_store:
-                exported = copy_store.export_dict(result.session_id)
-            out["session_id"] = store.import_json(exported)
+
+
+def _totals(turns: list[dict[str, Any]]) -> dict[str, Any]:
+    """One turn's row as it is; several: the last turn's answer and end, the counts added up (a
+    Usage event's cost is the session's running total: the last one is the task's, and each turn's
+    own is the difference)."""
+    out = dict(turns[-1])
+    if len(turns) > 1:
+        for key in ("tool_calls", "steps", "input_tokens", "output_tokens", "cached_tokens"):
+            out[key] = sum(t[key] for t in turns)
+        out["error"] = "; ".join(t["error"] for t in turns if t["error"]) or None
+        before = 0.0
+        for turn in turns:
+            total = turn["cost"]
+            turn["cost"] = None if total is None else total - before
+            before = before if total is None else total
+        out["turns"] = turns
     return out
 
 

@@ -19,6 +19,7 @@ from ..errors import ModelError
 from ..model.base import (Model, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo)
 from ..model.cost import cost_of
 from .profiles import FULL, Profile
+from .open_in_jupyter import without_context
 from .compaction import cut_index, message_chars, repair, stripped_prefix
 from .request_context import RequestContext, with_note
 from .vision import REFUSED_KIND, Vision
@@ -85,6 +86,8 @@ class Loop:
 
     async def run_turn(self, prompt: str, turn_id: str, attached: Any = None) -> ev.TurnEnd:
         """``attached``: what the user attached to the prompt (nbagent.engine.attachments.Attached)."""
+        if not self.profile.live_context:  # the small profile: the words typed, nothing a toy model repeats
+            prompt = without_context(prompt)
         state = TurnState(turn_id)
         self.session.begin_turn(prompt)
         self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, title=self.session.title,

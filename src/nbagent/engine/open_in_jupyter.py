@@ -69,6 +69,11 @@ class OpenContext:
         return "\n".join(lines + ["</open_in_jupyter>"])
 
 
+def without_context(prompt: str) -> str:
+    """The prompt as the user typed it: the open-context block ``with_context`` added, left out."""
+    return prompt.split(f"\n\n{OPEN_CONTEXT_TAG}", 1)[0]
+
+
 def with_context(prompt: str, context: OpenContext | None) -> str:
     """The prompt as the model gets it: the open-context block after it (the prompt stays first, so a
     session's title and history show what the user typed)."""

@@ -37,12 +37,16 @@ class Profile:
     """Model calls per turn, when the configuration keeps the default."""
     output_limit: int | None
     """Characters of one tool output on the wire, when the configuration keeps the default."""
+    live_context: bool = True
+    """Attached context's notes (the kernel's recent history, commands, files) and the block saying what
+    is open in Jupyter go with the prompt. A toy model cannot use them: it repeats them back, and they
+    make its prompt many times longer."""
 
 
 FULL = Profile("full", toolsets=None, short_prompt=False, knowledge=True,
                max_tokens=None, tool_steps=None, max_steps=None, output_limit=None)
 SMALL = Profile("small", toolsets=("read",), short_prompt=True, knowledge=False,
-                max_tokens=320, tool_steps=1, max_steps=4, output_limit=6_000)
+                max_tokens=320, tool_steps=1, max_steps=4, output_limit=6_000, live_context=False)
 """output_limit: a whole 30,000-character file would overflow the offline server's 8,192-token context."""
 PROFILES = {p.name: p for p in (FULL, SMALL)}
 

@@ -116,7 +116,8 @@ class AgentRuntime:
                                  guard=self.guard)
         self.loop = Loop(model=self.model, session=self.session, registry=self.registry, config=self.config,
                          emit=self.emit, runner=self.runner, context=self.request_context, guard=self.guard,
-                         before_prompt=self.context.absorb, profile=self.profile)
+                         before_prompt=self.context.absorb if self.profile.live_context else None,
+                         profile=self.profile)
         self.request_context.reset()  # a new loop is another session (or a fork, which starts a new one)
 
     def _render_static(self) -> str:

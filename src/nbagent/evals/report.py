@@ -95,7 +95,7 @@ text-align:left;font-size:90%}.nbe .pass{background:#d9f2d9}.nbe .fail{backgroun
 def body_html(frame: Any, info: dict[str, Any], *, link_sessions: bool) -> str:
     summary = stats.summary(frame)
     parts = [f"<div class='nbe'><style>{STYLE}</style>", _header(info, frame), "<h3>Pass rate</h3>",
-             _summary_table(summary), _bars(summary), "<h3>Comparisons</h3>", _comparisons(frame),
+             _summary_table(summary), _bars(summary), _published(info), "<h3>Comparisons</h3>", _comparisons(frame),
              "<h3>Tasks</h3>", _grid(frame, info, link_sessions), "</div>"]
     return "\n".join(parts)
 
@@ -117,14 +117,29 @@ def _header(info: dict[str, Any], frame: Any) -> str:
 
 def _summary_table(summary: Any) -> str:
     head = ("<tr><th>model</th><th>pass rate</th><th>95% interval</th><th>passed</th><th>cost per solved</th>"
-            "<th>seconds per solved</th><th>steps per task</th><th>tokens in / cached / out</th></tr>")
+            "<th>seconds per solved</th><th>steps per task</th><th>tokens in / cached / out, all runs together"
+            "</th></tr>")
     rows = "".join(
-        f"<tr><td>{_e(r.model)}</td><td>{r.pass_rate:.0%}</td><td>{r.ci_low:.0%} to {r.ci_high:.0%} "
-        f"<span class='note'>({_e(r.interval)})</span></td><td>{r.passed} of {r.runs * r.tasks}</td>"
+        f"<tr><td>{_e(r.model)}</td><td>{r.pass_rate:.0%}</td><td>{r.ci_low:.0%} to {r.ci_high:.0%}"
+        f"<br><span class='note'>{_e(r.interval)}</span></td><td>{r.passed} of {r.runs * r.tasks}</td>"
         f"<td>{_money(r.cost_per_solved)}</td><td>{_num(r.seconds_per_solved, '{:.1f}')}</td>"
         f"<td>{r.steps_per_task:.1f}</td><td>{r.input_tokens} / {r.cached_tokens} / {r.output_tokens}</td></tr>"
         for r in summary.itertuples())
     return f"<table>{head}{rows}</table>"
+
+
+def _published(info: dict[str, Any]) -> str:
+    """A public benchmark's published figures beside this run's, each saying whether it is like for like."""
+    figures = info.get("published")
+    if not figures:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(f['benchmark'])}</td><td>{_e(f['split'])}</td><td>{f['pass_rate']:.1%}</td><td>{_e(f['who'])}</td>"
+        f"<td>{_e(f['date'])}</td><td>{_e(f['source'])}</td>"
+        f"<td>{'yes' if f['like_for_like'] else _e('no: ' + f['why_not'])}</td></tr>" for f in figures)
+    data = f"<p class='note'>This run: {_e(info.get('split'))}, {info.get('questions')} questions; data: {_e(info.get('data'))}.</p>"
+    return ("<h3>Published figures</h3>" + data + "<table><tr><th>benchmark</th><th>split</th><th>pass rate</th>"
+            "<th>who</th><th>date</th><th>source</th><th>like for like</th></tr>" + rows + "</table>")
 
 
 def _comparisons(frame: Any) -> str:

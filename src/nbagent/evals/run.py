@@ -61,7 +61,8 @@ def run_suite(suite: str | Path | Suite | None = None, models: Any = None, repea
     specs = [_spec(i, arm, task, folder, batch_id, concurrency, time_limit, check_time_limit)
              for i, (arm, _, task) in enumerate(plan)]
     rows = run_specs(folder, specs, concurrency=concurrency, client=client, progress=progress)
-    frame = pd.DataFrame([_eval_row(plan[row["task"]], row, time_limit) for row in rows], columns=COLUMNS)
+    offline = {arm.label for arm in arms if resolve_model(arm.options)[2]}
+    frame = pd.DataFrame([_eval_row(plan[row["task"]], row, time_limit, offline) for row in rows], columns=COLUMNS)
     frame.attrs.update(run_info(chosen, arms, repeat, folder, batch_id))
     from .report import write_results
 
@@ -118,15 +119,20 @@ def check_task(task_folder: str, time_limit: float, workspace: Path, row: dict[s
     return run_check(Path(task_folder), workspace, row.get("text") or "", time_limit=time_limit)
 
 
-def _eval_row(planned: tuple[Arm, int, Task], row: dict[str, Any], time_limit: float | None) -> dict[str, Any]:
+def _eval_row(planned: tuple[Arm, int, Task], row: dict[str, Any], time_limit: float | None,
+              offline: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
+    """``offline``: the labels of the arms the offline model answers, whose cost is known: nothing."""
     arm, run, task = planned
     check_seconds = float(row.get("check_seconds") or 0.0)
+    cost = row.get("cost")
+    if cost is None and arm.label in offline:
+        cost = 0.0
     return {
         "task": task.name, "model": arm.label, "run": run, "passed": bool(row.get("passed")),
         "reason": "" if row.get("passed") else _reason(row, time_limit or task.time_limit), "end": row.get("reason"),
         "steps": row.get("steps", 0), "tool_calls": row.get("tool_calls", 0),
         "input_tokens": row.get("input_tokens", 0), "cached_tokens": row.get("cached_tokens", 0),
-        "output_tokens": row.get("output_tokens", 0), "cost": row.get("cost"),
+        "output_tokens": row.get("output_tokens", 0), "cost": cost,
         "seconds": max(0.0, float(row.get("seconds") or 0.0) - check_seconds), "session_id": row.get("session_id"),
         "config": arm.config, "check_seconds": check_seconds, "error": row.get("error"),
         "tags": ",".join(task.tags),
@@ -170,9 +176,9 @@ def _nbagent_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("nbagent")
+        return version("jupyter-nbagent")  # the distribution's name (nbagent on the index is another project)
     except PackageNotFoundError:  # run from a source tree
-        return "unknown (not installed)"
+        return "unknown (jupyter-nbagent is not installed)"
 
 
 def describe_arm(arm: Arm) -> dict[str, Any]:

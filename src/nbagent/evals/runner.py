@@ -33,8 +33,11 @@ CHECK_TIME_LIMIT = 300.0
 
 
 def run_check(task_folder: Path, workspace: Path, answer: str = "", *,
-              time_limit: float = CHECK_TIME_LIMIT) -> dict[str, Any]:
-    """Run the task's check on ``workspace``: ``{"passed", "check_reason", "check_seconds"}``."""
+              time_limit: float = CHECK_TIME_LIMIT, module: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run the task's check on ``workspace``: ``{"passed", "check_reason", "check_seconds"}``, and
+    ``check_parts`` when the check judged parts (a benchmark's questions). ``module`` is another
+    checker to run the same way (``("nbagent.evals.public.dseval_check", ARGS...)``: the result file's
+    path is its last argument)."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="nbagent-check-") as tmp:
         answer_file, result_file = Path(tmp) / "answer.md", Path(tmp) / "result.json"
@@ -45,7 +48,8 @@ def run_check(task_folder: Path, workspace: Path, answer: str = "", *,
         env.pop("MPLBACKEND", None)  # a notebook's kernel draws inline, as in Jupyter, whatever this shell says
         # -P: the workspace is not put first on sys.path, so a file the agent wrote (nbagent/, json.py)
         # cannot stand in for the check's own imports; main() appends it last, for the workspace's modules.
-        argv = [sys.executable, "-P", "-m", "nbagent.evals.runner", str(task_folder / "check.py"), str(result_file)]
+        checker = module or ("nbagent.evals.runner", str(task_folder / "check.py"))
+        argv = [sys.executable, "-P", "-m", *checker, str(result_file)]
         if confine is not None:
             argv = confine[0].command(argv, confine[1], workspace)
         proc = subprocess.Popen(argv, cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -64,12 +68,14 @@ def run_check(task_folder: Path, workspace: Path, answer: str = "", *,
             tail = output.decode("utf-8", "replace").strip().splitlines()[-3:]
             return _result(False, f"the check ended without a result (exit {proc.returncode}): "
                                   f"{' | '.join(tail)[:300]}", started)
-    return _result(bool(result.get("passed")), str(result.get("reason", "")), started)
+    return _result(bool(result.get("passed")), str(result.get("reason", "")), started, result.get("parts"))
 
 
-def _result(passed: bool, reason: str, started: float) -> dict[str, Any]:
-    return {"passed": passed, "check_reason": "" if passed else reason,
-            "check_seconds": time.perf_counter() - started}
+def _result(passed: bool, reason: str, started: float, parts: list | None = None) -> dict[str, Any]:
+    out = {"passed": passed, "check_reason": "" if passed else reason, "check_seconds": time.perf_counter() - started}
+    if parts is not None:
+        out["check_parts"] = parts
+    return out
 
 
 def check_file(path: Path) -> dict[str, Any]:

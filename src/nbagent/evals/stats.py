@@ -56,12 +56,12 @@ def _summary_row(label: str, group: Any) -> dict[str, Any]:
         low, high, interval = max(0.0, rate - half), min(1.0, rate + half), f"over {runs} runs"
     else:
         low, high = wilson(solved, len(group))
-        interval = "over tasks (one run: no run-to-run spread)"
+        interval = "over tasks; one run, so no run-to-run spread"
     costs = group["cost"].dropna()
     cost = float(costs.sum()) if len(costs) else math.nan
     return {"model": label, "runs": runs, "tasks": group["task"].nunique(), "passed": solved, "pass_rate": rate,
             "ci_low": low, "ci_high": high, "interval": interval, "run_sd": sd, "cost": cost,
-            "cost_per_solved": cost / solved if solved and len(costs) else math.nan,
+            "cost_per_solved": _per_solved(cost, solved, len(costs)),
             "seconds_per_solved": float(group["seconds"].sum()) / solved if solved else math.nan,
             "steps_per_task": float(group["steps"].mean()),
             "input_tokens": int(group["input_tokens"].sum()), "cached_tokens": int(group["cached_tokens"].sum()),
@@ -105,3 +105,11 @@ def _compare(base: str, a: Any, other: str, b: Any) -> dict[str, Any]:
 def grid(frame: Any) -> Any:
     """Tasks by models: the share of runs each model passed each task in."""
     return frame.pivot_table(index="task", columns="model", values="passed", aggfunc="mean", sort=False)
+
+
+def _per_solved(cost: float, solved: int, priced: int) -> float:
+    """Cost per solved task: unknown without prices; nothing when nothing was spent (a local model),
+    solved or not."""
+    if priced and cost == 0:
+        return 0.0
+    return cost / solved if solved and priced else math.nan

@@ -44,6 +44,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 import psutil
 
@@ -231,11 +232,51 @@ def _kill_tree(pid: int, grace: float = 3.0) -> None:
 
 _shared: LocalServer | None = None
 _shared_lock = threading.Lock()
+_LENDERS: list[Callable[[], str | None]] = []
+"""Where another process's offline server may be borrowed: each returns its base URL, or None."""
 
 
-def shared_server() -> LocalServer:
-    """The one local server of this process, started on first use and restarted if it died."""
+class BorrowedServer:
+    """Another process's offline server (the Jupyter server's, for a kernel it started): the same model,
+    loaded once on the machine."""
+
+    def __init__(self, base_url: str):
+        self.base_url = base_url
+        self.model_name = MODEL_NAME
+        self.startup_seconds: float | None = None
+
+
+def register_lender(lender: Callable[[], str | None]) -> None:
+    """Borrow the offline server from ``lender`` (a base URL, or None) before starting one here. A front
+    end registers it (a kernel: its Jupyter server's), so the model is loaded once per machine."""
+    if lender not in _LENDERS:
+        _LENDERS.append(lender)
+
+
+def unregister_lender(lender: Callable[[], str | None]) -> None:
+    if lender in _LENDERS:
+        _LENDERS.remove(lender)
+
+
+def _borrowed() -> BorrowedServer | None:
+    for lender in list(_LENDERS):
+        try:
+            url = lender()
+        except Exception:  # noqa: BLE001 - the lender is gone or refuses: start our own
+            url = None
+        if url:
+            return BorrowedServer(url)
+    return None
+
+
+def shared_server(*, borrow: bool = True) -> LocalServer | BorrowedServer:
+    """The one local server of this process, started on first use and restarted if it died; with a
+    lender registered (``register_lender``) and ``borrow``, the lender's server instead."""
     global _shared
+    if borrow and (_shared is None or not _shared.running):
+        borrowed = _borrowed()
+        if borrowed is not None:
+            return borrowed
     with _shared_lock:
         if _shared is None:
             _shared = LocalServer()

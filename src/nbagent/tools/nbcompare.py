@@ -29,6 +29,9 @@ class Difference:
     cell_id: str
     stored: str
     now: str
+    diff: str = ""
+    """The stored outputs against the fresh ones as a unified diff (a line per output line, - stored,
+    + now; long ones capped), what a report shows."""
 
 
 def sanitize(text: str) -> str:
@@ -72,8 +75,27 @@ def differences(stored_cells: list[dict], ran_cells: list[dict]) -> list[Differe
         before, after = comparable(old.get("outputs") or []), comparable(new.get("outputs") or [])
         if before != after:
             found.append(Difference(index, str(old.get("id") or f"#{index}"), _first_gap(before, after),
-                                    _first_gap(after, before)))
+                                    _first_gap(after, before), output_diff(before, after)))
     return found
+
+
+DIFF_LINES, DIFF_LINE_CHARS = 40, 200
+
+
+def output_diff(before: list[str], after: list[str]) -> str:
+    """A unified diff of two cells' comparable outputs, one line per line of output, capped."""
+    import difflib
+
+    old = "\n".join(before).splitlines() or ["(no output)"]
+    new = "\n".join(after).splitlines() or ["(no output)"]
+    lines = [_cut(line) for line in difflib.unified_diff(old, new, "stored", "now", lineterm="", n=1)][2:]
+    if len(lines) > DIFF_LINES:
+        lines = lines[:DIFF_LINES] + [f"… {len(lines) - DIFF_LINES} more diff line(s)"]
+    return "\n".join(lines)
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= DIFF_LINE_CHARS else line[: DIFF_LINE_CHARS - 1] + "…"
 
 
 def _first_gap(a: list[str], b: list[str]) -> str:

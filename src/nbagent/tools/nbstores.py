@@ -49,3 +49,12 @@ def run(ctx: Any, path: Path, name: str, cell_ids: list[str], *, watch: dict | N
     raise ToolError(f"cannot run cells of {name} from here: notebook_run needs the notebook open in a Jupyter "
                     "server that runs nbagent's server extension (JupyterLab with the nbagent panel). Use "
                     "kernel_run or the shell to run code instead.")
+
+
+def check_run(ctx: Any, path: Path, name: str) -> None:
+    """Raise the ToolError a run of ``name``'s cells would end in, where a store can tell beforehand
+    (the agent's own kernel, no kernel): notebook_run's approval card is then never shown."""
+    for store in stores(ctx):
+        check = getattr(store, "check_run", None)
+        if check is not None and check(path, name) is not None:
+            return

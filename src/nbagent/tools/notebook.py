@@ -303,6 +303,13 @@ def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
     return "\n".join(out)
 
 
+def notebook_run_preview(ctx, path: str, cell_ids: list[str]) -> None:
+    """Before the approval card: a run the notebook's store would refuse is refused now, unasked."""
+    target, name = _target(ctx, path, write=True)
+    nbstores.check_run(ctx, target, name)
+    return None
+
+
 def _kernel_changed(ctx, change: dict, dropped: list) -> str:
     """The notebook kernel's change as told by its watcher: an event for the views, a line for the model."""
     names = {k: [str(n) for n in change.get(k) or []] for k in ("added", "rebound", "deleted", "mutated", "unchecked")}
@@ -318,7 +325,7 @@ NOTEBOOK = ToolSet("notebook", [
     function_tool(notebook_delete, preview=notebook_delete_preview),
     function_tool(notebook_move, preview=notebook_move_preview),
     # notebook_run runs code in the user's kernel: it asks even in "auto" mode unless configured.
-    function_tool(notebook_run, approval="always_ask", runs="kernel"),
+    function_tool(notebook_run, approval="always_ask", runs="kernel", preview=notebook_run_preview),
     # Runs the notebook's code: a copy in a fresh kernel, confined by the sandbox (never read-only).
     function_tool(notebook_check, runs="sandbox",
                   prompt_hint="run it after changing code cells when the user wants a working notebook"),

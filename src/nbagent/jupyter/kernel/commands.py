@@ -18,7 +18,7 @@ HELP = """Slash commands (also as %agent /name):
   /resume ID         continue session ID (or a unique prefix)
   /fork              continue in a copy of this session
   /todos             the session's task list
-  /memory            the project memory entries (/memory search Q, /memory forget ID, /memory status)
+  /memory            the project memory entries (/memory search Q, /memory remove ID, /memory status)
   /instructions      the instruction files in the system prompt, in order, with their sizes
   /map               the repo map in the system prompt
   /notes             context notes this notebook's agent received
@@ -91,7 +91,7 @@ def _memory(keeper, arg):
     if memory is None:
         return "project memory is off (--no-memory)"
     action, _, rest = arg.partition(" ")
-    if action in ("search", "forget", "status", "list"):
+    if action in ("search", "remove", "forget", "status", "list"):  # forget: the old name of remove
         return _memory_action(memory, action, rest.strip())
     entries = memory.list()
     if entries.empty:

@@ -7,12 +7,19 @@ shows).
 by ``/context`` and announced by a note. After every cell it is pushed again (a new revision only when
 the text changed) and the agent's kernel-variable sources are refreshed. Cells that are themselves
 ``%agent`` prompts are left out. ``/context remove kernel`` declines it for the session.
+
+A turn gets the history as it was when its prompt was given, not when the turn starts (a queued
+prompt, or one given while the agent starts): the history is taken with the prompt and pushed at that
+turn's start, just before its absorb, and cells run while a prompt waits are held back until the
+turns waiting have absorbed theirs (the next prompt gets them).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from typing import Any, Callable
 
+from ... import events as ev
 from ...attached.records import Output, SourceError, one_line
 from ...render.escape import strip_ansi, truncate
 from ...render.redaction import logger
@@ -36,6 +43,14 @@ class KernelHistory:
         self.error_cell: int | None = None
         self.traceback = ""
         """The last failing cell's traceback, formatted when it failed (as %tb would show it)."""
+        self._lock = threading.Lock()
+        self._waiting: dict[str, tuple[int, str, str] | None] = {}
+        """Turn id -> the history taken when its prompt was given (None: pushed then), until its start."""
+        self._held: tuple[int, str, str] | None = None
+        """The newest history taken after a cell while turns waited: pushed once none waits."""
+        self._taken = self._pushed = 0
+        """Serials of the histories taken and of the newest pushed: an older one is never pushed after it."""
+        self._watched: tuple[Any, Callable[[], None]] | None = None
 
     def register(self) -> None:
         self.shell.events.register("post_run_cell", self.after_cell)
@@ -59,7 +74,13 @@ class KernelHistory:
         if agent is None or agent.closed:
             return  # no agent (yet, or any more): nothing to attach to, and the hook must never build one
         try:
-            self.sync(agent)
+            taken = self._take()
+            with self._lock:
+                if self._waiting:  # a prompt given before this cell waits for its turn: not in its context
+                    self._held = taken
+                    taken = None
+            if taken is not None:
+                self._push(agent, taken)
             agent.context.refresh_kernel()
         except Exception:  # a post-cell hook must never break the user's cell
             import logging
@@ -68,6 +89,52 @@ class KernelHistory:
 
     def sync(self, agent: Any) -> None:
         """Attach the ``kernel`` source to the agent's session (unless declined) and push the history."""
+        self._push(agent, self._take())
+
+    def for_prompt(self, agent: Any, turn_id: str) -> None:
+        """A prompt is given as ``turn_id``: its turn gets the history as it is now. Pushed now when no
+        earlier prompt waits for its turn, else at this turn's start (just before its absorb)."""
+        self._watch(agent)
+        taken = self._take()
+        with self._lock:
+            self._held = None  # taken later than anything held
+            self._waiting[turn_id] = taken if self._waiting else None
+            push_now = len(self._waiting) == 1
+        if push_now:
+            self._push(agent, taken)
+
+    def _watch(self, agent: Any) -> None:
+        if self._watched is not None and self._watched[0] is agent:
+            return
+        if self._watched is not None:
+            self._watched[1]()
+        self._watched = (agent, agent.subscribe(lambda event: self._on_event(agent, event)))
+
+    def _on_event(self, agent: Any, event: Any) -> None:
+        """On the agent's thread: a waiting turn starts (its history goes in before its absorb), or a turn
+        ended with none waiting (what cells ran meanwhile goes in for the next prompt)."""
+        if not isinstance(event, (ev.TurnStart, ev.TurnEnd)):
+            return
+        with self._lock:
+            if isinstance(event, ev.TurnStart):
+                taken = self._waiting.pop(event.turn_id, None)
+            else:
+                self._waiting.pop(event.turn_id, None)  # a prompt dropped before its start (abort)
+                taken, self._held = (self._held, None) if not self._waiting else (None, self._held)
+        if taken is not None:
+            try:
+                self._push(agent, taken)
+            except Exception:  # never break the turn over its context
+                logger("nbagent.context").warning("kernel history not pushed", exc_info=True)
+
+    def _take(self) -> tuple[int, str, str]:
+        """The history now (on the kernel's thread, which owns the shell), numbered."""
+        with self._lock:
+            self._taken += 1
+            serial = self._taken
+        return serial, self.text(), self.summary()
+
+    def _push(self, agent: Any, taken: tuple[int, str, str]) -> None:
         store, session = agent.context.store, agent.session_id
         if store.get(SOURCE, session) is None:
             if store.is_declined(session, SOURCE):
@@ -76,9 +143,13 @@ class KernelHistory:
                 store.attach(SOURCE, "kernel", scope=session, why=WHY, auto=True)
             except SourceError:
                 return
-        text = self.text()
-        if text:
-            store.push(SOURCE, Output(text=text, summary=self.summary()), session_id=session, kind="kernel")
+        serial, text, summary = taken
+        with self._lock:
+            if serial < self._pushed:
+                return
+            self._pushed = serial
+            if text:
+                store.push(SOURCE, Output(text=text, summary=summary), session_id=session, kind="kernel")
 
     def summary(self) -> str:
         """The note's one line: the newest error if there is one, else how far the history goes."""

@@ -171,8 +171,8 @@ class AgentMagics(Magics):
     # ----- running a prompt ------------------------------------------------------------------
     def _run(self, prompt: str, wait: bool, attach: list[Any] | None = None):
         agent = self.keeper.get()
-        self._sync_history(agent)
         turn_id = short_id("turn_")
+        self._sync_history(agent, turn_id)
         sent = with_context(prompt, own_context(self.shell, self.keeper.place, agent.config.workspace))
         if use_widgets(self.keeper.view_mode(), self.shell):
             view, inbox = self._show_view(agent, prompt, turn_id, wait), None
@@ -187,10 +187,11 @@ class AgentMagics(Magics):
             self._wait(agent, future, view, inbox)
         return None
 
-    def _sync_history(self, agent) -> None:
-        """The kernel's history goes with the prompt (attached by default; /context remove kernel declines it)."""
+    def _sync_history(self, agent, turn_id: str) -> None:
+        """The kernel's history goes with the prompt, as it is now (attached by default; /context remove
+        kernel declines it)."""
         try:
-            self.history.sync(agent)
+            self.history.for_prompt(agent, turn_id)
         except Exception as exc:  # the prompt matters more than its context
             print(f"[kernel history not attached: {exc}]")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ...errors import ToolError
+from ...model import local
 from ...render.redaction import register_secret
 from ...tools import nbdoc
 from ...tools.nbdoc import Snapshot
@@ -31,6 +32,8 @@ SECRET_HEADER = "X-Nbagent-Kernel-Secret"
 """The header the secret travels in (the one definition; the server's handler reads it from here)."""
 TIMEOUT = 30.0
 RUN_TIMEOUT = 600.0
+LOCAL_MODEL_TIMEOUT = 150.0
+"""The server may have to start its offline model first (LocalServer's own start-up limit is 120 s)."""
 
 
 class ServerNotebookStore:
@@ -60,6 +63,19 @@ class ServerNotebookStore:
         reply = self._post({"action": "run", "path": str(path), "name": name, "cell_ids": cell_ids,
                             "kernel_id": self.kernel_id}, timeout=RUN_TIMEOUT)
         return None if reply is None else reply["result"]
+
+    def check_run(self, path: Path, name: str) -> bool | None:
+        """Raise the server's refusal of a run (this kernel's own notebook, no kernel) before anyone is
+        asked to approve it; True when it would run, None when the server does not hold the notebook."""
+        reply = self._post({"action": "check_run", "path": str(path), "name": name, "kernel_id": self.kernel_id})
+        return None if reply is None else True
+
+    def local_model(self) -> str | None:
+        """The base URL of the server's offline model (it starts it if needed), or None: the kernel then
+        starts its own. Registered as the offline model's lender, so one machine loads it once."""
+        reply = self._post({"action": "local_model"}, timeout=LOCAL_MODEL_TIMEOUT)
+        url = None if reply is None else reply.get("base_url")
+        return url if isinstance(url, str) and url.startswith("http://127.0.0.1:") else None
 
     def _post(self, body: dict, timeout: float = TIMEOUT) -> dict | None:
         request = urllib.request.Request(self.url, data=json.dumps(body).encode(), method="POST",
@@ -102,6 +118,7 @@ def connect(env: Mapping[str, str] | None = None) -> ServerNotebookStore | None:
         register_secret(info["secret"])
         store = ServerNotebookStore(info["url"], info["secret"], _own_kernel_id())
         nbdoc.register_store(store)
+        local.register_lender(store.local_model)  # the server's offline model, not a second copy
         _CONNECTED.append(store)
         return store
 
@@ -166,6 +183,7 @@ def disconnect() -> None:
     with _LOCK:
         for store in _CONNECTED:
             nbdoc.unregister_store(store)
+            local.unregister_lender(store.local_model)
         _CONNECTED.clear()
 
 

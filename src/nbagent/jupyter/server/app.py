@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Callable, Dict, Float, Int, List, Unicode
+from traitlets import Bool, Callable, Dict, Float, Int, List, Unicode
 
 from ...config import DEFAULT
 from ...tools import nbdoc
@@ -54,6 +55,10 @@ class NbAgentServer(ExtensionApp):
     idle_close_seconds = Float(60.0, config=True,
                                help="Close a session's agent this long after its last tab disconnected.")
     worker_threads = Int(4, config=True, help="Threads for blocking work: the database, the file walk.")
+    warm_offline_model = Bool(True, config=True,
+                              help="When the agents would use the offline model (nothing configured, "
+                                   "jupyter-nbagent[local] installed), start it with the server, so the first "
+                                   "answer does not wait for it; kernels borrow it (docs/offline.md).")
     mcp_approval = Unicode("ask", config=True,
                            help='Writes by outside agents through /nbagent/mcp: "ask" (in the JupyterLab '
                                 'panel; denied when no panel is open), "auto" (run) or "read-only" (denied).')
@@ -86,6 +91,23 @@ class NbAgentServer(ExtensionApp):
         from ...engine.warmup import start
 
         start()  # the first session's agent then starts without importing the SDK (a daemon thread)
+        if self.warm_offline_model and self.model_factory is None:
+            threading.Thread(target=self._start_offline_model, args=(root,), name="nbagent-offline-model",
+                             daemon=True).start()
+
+    def _start_offline_model(self, root: Path) -> None:
+        """Load the offline model now, if the agents this server opens would use it (a daemon thread)."""
+        from ...config import AgentConfig
+        from ...model import local
+        from ...model.factory import uses_local
+
+        try:
+            options = {**self.agent_options, **self.agent_settings.agent_options()}
+            config = AgentConfig.load(workspace=root, **options)
+            if uses_local(config) and local.local_available():
+                local.shared_server(borrow=False)
+        except Exception as exc:  # noqa: BLE001 - the first turn starts it, or says what is wrong
+            self.log.info("nbagent: the offline model was not started in advance: %s", exc)
 
     def _start_notebooks(self, root: Path) -> None:
         """The server becomes the one writer of notebooks: for its own agents and its kernels' agents."""

@@ -70,6 +70,9 @@ class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
         app: Any = self.extensionapp  # the NbAgentServer (typed as a plain ExtensionApp)
         if not app.kernel_link.allows(self.request.headers.get(SECRET_HEADER)):
             raise web.HTTPError(403, "a kernel of this server must send its secret")
+        raw = self._json()
+        if isinstance(raw, dict) and raw.get("action") == "local_model":
+            return self._reply(await _local_model())
         body = self._body()
         notebooks = app.notebooks
         path = Path(body["path"])
@@ -95,15 +98,20 @@ class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
                 result = await notebooks.arun(rel, name, list(body.get("cell_ids") or []),
                                               caller_kernel=body.get("kernel_id"))
                 return self._reply({"result": result})
-            raise web.HTTPError(400, "action must be read, apply, save or run")
+            if action == "check_run":  # before the approval card: would a run be refused?
+                return self._reply({"kernel_id": notebooks.runnable_kernel(rel, name, body.get("kernel_id"))})
+            raise web.HTTPError(400, "action must be read, apply, save, run or check_run")
         except ToolError as exc:
             self._reply({"error": str(exc)}, 409)
 
-    def _body(self) -> dict[str, Any]:
+    def _json(self) -> Any:
         try:
-            body = json.loads(self.request.body or b"{}")
+            return json.loads(self.request.body or b"{}")
         except ValueError as exc:
             raise web.HTTPError(400, f"the body is not JSON: {exc}") from exc
+
+    def _body(self) -> dict[str, Any]:
+        body = self._json()
         if not isinstance(body, dict) or not isinstance(body.get("path"), str):
             raise web.HTTPError(400, 'give {"action": ..., "path": "<absolute notebook path>", ...}')
         return body
@@ -113,3 +121,19 @@ class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(data, default=str))
 
+
+
+async def _local_model() -> dict[str, Any]:
+    """A kernel of this server wants the offline model: this server's (started now if it is not running),
+    so that the machine loads it once; ``{"base_url": None, "error": ...}`` when it cannot run here."""
+    import asyncio
+
+    from ...model import local
+
+    if not local.local_available():
+        return {"base_url": None, "error": "the offline model is not installed for this server"}
+    try:
+        server = await asyncio.to_thread(local.shared_server, borrow=False)
+    except Exception as exc:  # noqa: BLE001 - the kernel then starts its own
+        return {"base_url": None, "error": str(exc)}
+    return {"base_url": server.base_url}

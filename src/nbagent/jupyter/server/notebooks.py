@@ -101,12 +101,19 @@ class ServerNotebooks:
 
     async def arun(self, rel: str, name: str, cell_ids: list[str], *, caller_kernel: str | None,
                    watch: dict | None = None) -> dict:
+        kernel_id = self.runnable_kernel(rel, name, caller_kernel)
+        return await run_cells(self, rel, name, cell_ids, kernel_id, watch)
+
+    def runnable_kernel(self, rel: str, name: str, caller_kernel: str | None) -> str:
+        """The kernel notebook_run would queue cells on, or the ToolError that refuses the run. Asked
+        before the approval card too, so a run that cannot happen is refused before anyone is asked."""
         kernel_id = self._kernel_of(rel, name)
         if caller_kernel and kernel_id == caller_kernel:
             raise ToolError(f"refused: {name} runs in the kernel this agent itself runs in, which is busy with "
                             "this turn; cells queued there would wait for the turn to end, and the turn for "
-                            "them (a deadlock). Use kernel_run for code, or ask the user to run the cells.")
-        return await run_cells(self, rel, name, cell_ids, kernel_id, watch)
+                            "them (a deadlock). Instead run their code with kernel_run (it runs in this same "
+                            "kernel, now), or tell the user which cells to run.")
+        return kernel_id
 
     async def akernel_action(self, kernel_id: str, action: str, args: dict) -> dict:
         return await kernel_action(self, kernel_id, action, args)

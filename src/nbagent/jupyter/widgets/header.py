@@ -1,4 +1,8 @@
-"""The header of a turn's view: session, title, model (badged when offline), tokens (cached) and cost."""
+"""The header of a turn's view: its question, session, model (badged when offline), tokens and cost.
+
+The bold part is the question the cell asked (its first line), not the session's title: every turn of a
+session shares the title, and a notebook of ``%%agent`` cells would show the same words on each. The
+title stays beside the session id, in grey."""
 
 from __future__ import annotations
 
@@ -21,6 +25,8 @@ class Header(widgets.HTML):
         self.add_class("nbagent-header")
 
     session_id = Unicode("")
+    question = Unicode("")
+    """This turn's prompt as the user typed it (its first line is the header's bold part)."""
     title = Unicode("")
     model = Unicode("")
     input_tokens = Int(0)
@@ -35,11 +41,13 @@ class Header(widgets.HTML):
     mode = Unicode("")
     """The approval mode and whether the sandbox is on, e.g. "sandboxed · sandbox on"."""
 
-    @observe("session_id", "title", "model", "input_tokens", "output_tokens", "cached_tokens", "cost", "status",
-             "offline", "mode")
+    @observe("session_id", "question", "title", "model", "input_tokens", "output_tokens", "cached_tokens", "cost",
+             "status", "offline", "mode")
     def _render(self, change=None) -> None:
-        parts = [f"<b>{escape_html(self.title or 'new session')}</b>",
-                 f"<code>{escape_html(self.session_id)}</code>" if self.session_id else "",
+        session = f"<code>{escape_html(self.session_id)}</code>" if self.session_id else ""
+        if self.title and self.question:
+            session += f' <span style="color:var(--jp-ui-font-color2,#666)">({escape_html(self.title)})</span>'
+        parts = [f"<b>{escape_html(question_line(self.question) or self.title or 'new session')}</b>", session,
                  escape_html(self.model) + (OFFLINE_BADGE if self.offline else ""),
                  f"{tokens(self.input_tokens)} in"
                  + (f" ({tokens(self.cached_tokens)} cached)" if self.cached_tokens else "")
@@ -49,3 +57,12 @@ class Header(widgets.HTML):
                  f"<i>{escape_html(self.status)}</i>" if self.status else ""]
         self.value = ('<div style="font-size:12px;color:var(--jp-ui-font-color1,#333)">'
                       + " · ".join(p for p in parts if p) + "</div>")
+
+
+QUESTION_CHARS = 100
+
+
+def question_line(prompt: str) -> str:
+    """The header's words for a prompt: its first non-empty line, cut at QUESTION_CHARS."""
+    line = next((part.strip() for part in prompt.splitlines() if part.strip()), "")
+    return line if len(line) <= QUESTION_CHARS else line[: QUESTION_CHARS - 1] + "…"

@@ -53,13 +53,16 @@ class ToolRow(widgets.VBox):
     def summary(self) -> str:
         return summarize_arguments(self.name, self.arguments)
 
-    @observe("name", "arguments", "status")
+    @observe("name", "arguments", "status", "output")
     def _render_line(self, change=None) -> None:
         mark, colour = STATUS_STYLE.get(self.status, ("?", "#666"))
         label = STATUS_LABEL.get(self.status, self.status)
+        why = failure_reason(self.status, self.output)
         self.line.value = (f'<span style="color:{colour}">{mark} {escape_html(label)}</span> '
                            f"<b>{escape_html(self.name)}</b> "
-                           f"<code>{escape_html(self.summary)}</code>")
+                           f"<code>{escape_html(self.summary)}</code>"
+                           + (f' <span class="nbagent-tool-reason" style="color:{colour}">: {escape_html(why)}</span>'
+                              if why else ""))
 
     @observe("kernel")
     def _render_kernel(self, change=None) -> None:
@@ -78,6 +81,19 @@ class ToolRow(widgets.VBox):
         self.result.value = (f'<details style="margin-left:1.2em;font-size:12px"><summary>{title}</summary>'
                              f'{"".join(parts)}</details>') if parts else ""
         self.result.layout.display = "" if parts else "none"
+
+
+REASON_CHARS = 160
+UNSUCCESSFUL = ("failed", "denied", "killed", "interrupted")
+
+
+def failure_reason(status: str, output: str) -> str:
+    """Why a call did not succeed, on its row's own line: the first line of its result, cut (the whole
+    result is one click away, under the row)."""
+    if status not in UNSUCCESSFUL:
+        return ""
+    first = next((line.strip() for line in (output or "").splitlines() if line.strip()), "")
+    return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 1] + "…"
 
 
 def _kernel_text(change: KernelChange) -> str:

@@ -23,7 +23,7 @@ from ...render.escape import escape_html, truncate
 from .approval import ApprovalCard
 from .checkpoint import CheckpointBar
 from .controls import Controls
-from .header import Header
+from .header import Header, question_line
 from .live_state import LiveState
 from .memory import Memory
 from .notice import notice_html
@@ -75,7 +75,7 @@ class TurnView(widgets.VBox):
                  act: Callable[[str, Any], object] | None = None, interval: float = FLUSH_INTERVAL,
                  live: LiveState | None = None):
         self.live = live or LiveState()
-        self.header = Header()
+        self.header = Header(question=prompt)
         self.prompt_line = widgets.HTML(_prompt_html(prompt))
         self.answer = Timeline()
         """The turn's items in the order they happened: paragraphs, reasoning, tool rows, notices."""
@@ -268,6 +268,6 @@ def _tree(widget: widgets.Widget):
 
 
 def _prompt_html(prompt: str) -> str:
-    if not prompt:
+    if not prompt or question_line(prompt) == prompt.strip():  # the header shows all of it
         return ""
     return f'<div style="font-size:12px;color:var(--jp-ui-font-color2,#666)">› {escape_html(truncate(prompt, 300))}</div>'
