@@ -338,11 +338,16 @@ def event_types() -> list[tuple[str, str, list[str]]]:
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
             continue
-        for decorator in node.decorator_list:
-            if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", "") == "_event":
-                fields = [f"{item.target.id}: {ast.unparse(item.annotation)}" for item in node.body
-                          if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
-                found.append((decorator.args[0].value, node.name, fields))  # type: ignore[attr-defined]
+        if not any(getattr(d, "id", "") == "_event" for d in node.decorator_list):
+            continue
+        annotated = [item for item in node.body
+                     if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
+        # ``type: Literal["text_delta"] = field(...)``: the type's name is the Literal's one value.
+        type_name = next(ast.literal_eval(item.annotation.slice) for item in annotated  # type: ignore[attr-defined]
+                         if item.target.id == "type")  # type: ignore[attr-defined]
+        fields = [f"{item.target.id}: {ast.unparse(item.annotation)}" for item in annotated
+                  if item.target.id != "type"]  # type: ignore[attr-defined]
+        found.append((type_name, node.name, fields))
     return found
 
 

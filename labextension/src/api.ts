@@ -6,7 +6,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import type { ClientMessage, ServerMessage, StoredMessage } from './protocol';
+import type { ApprovalMode, ClientMessage, ServerMessage, StoredMessage } from './protocol';
 
 export type { ServerMessage } from './protocol';
 
@@ -48,7 +48,7 @@ export interface MessageRow {
 export interface AgentSettings {
   model: string | null;
   toolsets: string[];
-  approval: 'ask' | 'auto' | 'read-only';
+  approval: ApprovalMode;
 }
 
 export class ApiError extends Error {

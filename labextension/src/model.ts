@@ -6,7 +6,7 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { api, AgentSettings, ModelChoices, SessionInfo, SessionSocket, ServerMessage, SocketStatus } from './api';
-import type { ApprovalMode } from './protocol';
+import type { ApprovalMode, Decision } from './protocol';
 import { AgentState, initialState, reduce } from './state';
 import { newHistory, PromptHistory, remember } from './input';
 import type { OpenContextTracker } from './openContext';
@@ -117,7 +117,7 @@ export class PanelModel {
     this.history = history;
   }
 
-  decide(callId: string, decision: 'approve' | 'deny' | 'always'): void {
+  decide(callId: string, decision: Decision): void {
     this.socket?.send({ type: 'approval', call_id: callId, decision });
   }
 

@@ -10,6 +10,7 @@ import { Dialog, ReactWidget, showDialog, UseSignal } from '@jupyterlab/apputils
 import { api } from './api';
 import { atToken, AtToken, insertPath, moveSelection, newer, older } from './input';
 import { PanelModel } from './model';
+import type { Decision } from './events';
 import {
   AgentState,
   CheckpointItem,
@@ -475,7 +476,7 @@ function ApprovalCard({ approval, model }: { approval: PendingApproval; model: P
   // The card takes the focus when it appears (the card, not Approve: a key meant for the prompt box
   // must not approve anything); Tab then reaches Approve and Deny. After a decision the prompt has it back.
   React.useEffect(() => card.current?.focus(), []);
-  const decide = (d: 'approve' | 'deny' | 'always') => () => {
+  const decide = (d: Decision) => () => {
     const panel = card.current?.closest('.jp-nbagent') ?? null;
     model.decide(approval.call_id, d);
     focusPrompt(panel);

@@ -3,7 +3,10 @@
  * types that are not engine dataclasses (those are generated into events.ts by scripts/gen_types.py).
  */
 
-import type { AgentEvent, AgentState } from './events';
+import type { AgentEvent, AgentState, ApprovalMode, Decision } from './events';
+
+export type { ApprovalMode, Decision } from './events';
+export { APPROVAL_MODES } from './vocabulary';
 
 /** Sent by the server first on every WebSocket: the agent's state (Agent.snapshot()); events follow. */
 export interface Snapshot {
@@ -17,7 +20,7 @@ export type ServerMessage = Snapshot | AgentEvent;
 /** What the panel sends over the WebSocket. */
 export type ClientMessage =
   | { type: 'prompt'; text: string; context?: { notebook: string | null; cell_id: string | null; selection: string | null } }
-  | { type: 'approval'; call_id: string; decision: 'approve' | 'deny' | 'always' }
+  | { type: 'approval'; call_id: string; decision: Decision }
   | { type: 'stop' }
   | { type: 'abort' }
   | { type: 'undo'; turn?: number; force?: boolean }
@@ -25,9 +28,6 @@ export type ClientMessage =
   | { type: 'replay'; turn: number }
   | { type: 'settings'; model?: string; approval?: ApprovalMode; toolsets?: string[] };
 
-/** The approval modes, in the order the panel offers them. */
-export const APPROVAL_MODES = ['sandboxed', 'ask', 'auto', 'read-only'] as const;
-export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
 /** A stored message (docs/internals.md, "Messages"), as GET .../messages returns them. */
 export interface StoredMessage {

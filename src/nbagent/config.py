@@ -11,13 +11,17 @@ import json
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from .errors import ConfigError
+from .events import ApprovalMode, ApprovalPolicy
 
 DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "kernel", "mcp")
-APPROVAL_MODES = ("ask", "auto", "read-only", "sandboxed")
-POLICIES = ("never", "ask", "always_ask")
+APPROVAL_MODES: tuple[ApprovalMode, ...] = get_args(ApprovalMode)
+"""The approval modes, in the order front ends offer them (the vocabulary is events.ApprovalMode)."""
+UNATTENDED_MODES: tuple[ApprovalMode, ...] = ("auto", "read-only")
+"""The modes that never wait on a person: what batches and evals accept."""
+POLICIES: tuple[ApprovalPolicy, ...] = get_args(ApprovalPolicy)
 APIS = ("chat", "responses")
 PROFILES = ("auto", "full", "small")
 REQUIRED_TOOLSET = {"small": "read"}
@@ -57,7 +61,7 @@ class AgentConfig:
     """Tool sets to enable; "core" is always on ("read" in the small profile). Env: NBAGENT_TOOLSETS
     (comma separated)."""
 
-    approval: str = "ask"
+    approval: ApprovalMode = "ask"
     """The approval mode: "ask" (a call whose policy is "ask" or "always_ask" waits for an answer to its
     approval_request), "auto" (it runs, except an "always_ask" one, which asks), "read-only" (it is
     denied, and so is every tool that runs code) or "sandboxed" (commands, tasks and checks run in the

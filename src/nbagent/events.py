@@ -1,21 +1,42 @@
 """The one typed event stream that every front end renders.
 
-Each event is a small dataclass with a ``type`` string; ``to_dict()`` gives
-plain JSON-serialisable data (the server extension sends it over a WebSocket
+Each event is a small frozen dataclass whose ``type`` is a ``Literal``; ``AnyEvent`` is their one
+union (what front ends handle and scripts/gen_types.py turns into the panel's TypeScript ``AgentEvent``).
+``to_dict()`` gives plain JSON-serialisable data (the server extension sends it over a WebSocket
 unchanged) and ``event_from_dict()`` turns it back into the dataclass.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, dataclass_transform
+from typing import Any, Literal, TypeVar, Union, dataclass_transform, get_args
 
+# The vocabularies of the wire: a field whose values come from a fixed set is typed with one of these,
+# so the generated TypeScript says ``status: ToolStatus`` ('done' | 'failed' | ...), not ``string``.
 TurnEndReason = Literal["done", "aborted", "error", "max_steps"]
 ToolStatus = Literal["done", "failed", "denied", "killed", "interrupted"]
 Decision = Literal["approve", "deny", "always"]
+"""An answer to an approval_request (nbagent.tools.approvals)."""
+DecidedBy = Literal["user", "always", "read-only mode", "no one to ask", "cancelled"]
+"""Who decided: someone was asked ("user"), an earlier "always", the read-only mode, nobody could be
+asked, or the asking call was cancelled (an outside MCP agent gave up)."""
+ApprovalMode = Literal["ask", "auto", "read-only", "sandboxed"]
+"""The agent's approval mode (AgentConfig.approval; docs/tools.md, "Approvals")."""
+ApprovalPolicy = Literal["never", "ask", "always_ask"]
+"""A tool's approval policy (Tool.approval, AgentConfig.tool_approvals)."""
+MemoryAction = Literal["remember", "recall", "forget", "compact"]
+ContextChange = Literal["attached", "updated", "failing", "removed"]
+CheckpointAction = Literal["taken", "undone", "redone", "diverged"]
+
+VOCABULARIES: dict[str, Any] = {
+    "TurnEndReason": TurnEndReason, "ToolStatus": ToolStatus, "Decision": Decision, "DecidedBy": DecidedBy,
+    "ApprovalMode": ApprovalMode, "ApprovalPolicy": ApprovalPolicy, "MemoryAction": MemoryAction,
+    "ContextChange": ContextChange, "CheckpointAction": CheckpointAction,
+}
+"""Each vocabulary by name: scripts/gen_types.py writes them as named TypeScript types and constants."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Event:
     """Base of all events. ``turn_id`` ties an event to the turn that made it."""
 
@@ -29,80 +50,78 @@ class Event:
         return {"type": self.type, **self.__dict__}
 
 
-@dataclass_transform(field_specifiers=(field,))
-def _event(type_name: str):
-    """Class decorator: a dataclass whose ``type`` field defaults to ``type_name``."""
-
-    def wrap(cls):
-        # Redeclaring the inherited field keeps its position and gives this
-        # class its own default, so ``TextDelta().type == "text_delta"``.
-        cls.__annotations__ = {"type": str, **cls.__dict__.get("__annotations__", {})}
-        cls.type = field(init=False, default=type_name)
-        cls = dataclass(cls)
-        EVENT_TYPES[type_name] = cls
-        return cls
-
-    return wrap
+_E = TypeVar("_E", bound=type[Event])
 
 
-EVENT_TYPES: dict[str, type[Event]] = {}
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def _event(cls: _E) -> _E:
+    """Class decorator: a frozen dataclass; its ``type`` field (a ``Literal`` with that default) names it."""
+    return dataclass(frozen=True)(cls)
 
 
-@_event("turn_start")
+@_event
 class TurnStart(Event):
+    type: Literal["turn_start"] = field(init=False, default="turn_start")
     prompt: str = ""
     session_id: str | None = None
     title: str | None = None
     """The session's title once this turn has begun (the first prompt names a session)."""
 
 
-@_event("prompt_queued")
+@_event
 class PromptQueued(Event):
     """A prompt submitted while a turn runs; ``position`` counts from 1."""
 
+    type: Literal["prompt_queued"] = field(init=False, default="prompt_queued")
     prompt: str = ""
     position: int = 0
 
 
-@_event("reasoning_delta")
+@_event
 class ReasoningDelta(Event):
+    type: Literal["reasoning_delta"] = field(init=False, default="reasoning_delta")
     text: str = ""
 
 
-@_event("text_delta")
+@_event
 class TextDelta(Event):
+    type: Literal["text_delta"] = field(init=False, default="text_delta")
     text: str = ""
 
 
-@_event("tool_input_start")
+@_event
 class ToolInputStart(Event):
     """The model has started a tool call: its name is known, its arguments are not yet."""
 
+    type: Literal["tool_input_start"] = field(init=False, default="tool_input_start")
     name: str = ""
     call_id: str = ""
 
 
-@_event("tool_input_delta")
+@_event
 class ToolInputDelta(Event):
+    type: Literal["tool_input_delta"] = field(init=False, default="tool_input_delta")
     name: str = ""
     call_id: str = ""
     text: str = ""
 
 
-@_event("tool_call")
+@_event
 class ToolCall(Event):
+    type: Literal["tool_call"] = field(init=False, default="tool_call")
     name: str = ""
     call_id: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-@_event("approval_request")
+@_event
 class ApprovalRequest(Event):
     """The turn waits for a decision on this call; ``diff`` previews an edit.
 
     ``annotations``: an MCP tool's hints as its server declares them (readOnlyHint, destructiveHint,
     idempotentHint, openWorldHint, title), shown to the user, never trusted to skip the question."""
 
+    type: Literal["approval_request"] = field(init=False, default="approval_request")
     name: str = ""
     call_id: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
@@ -110,66 +129,74 @@ class ApprovalRequest(Event):
     annotations: dict[str, Any] | None = None
 
 
-@_event("approval_decision")
+@_event
 class ApprovalDecision(Event):
+    type: Literal["approval_decision"] = field(init=False, default="approval_decision")
     name: str = ""
     call_id: str = ""
-    decision: str = "approve"
-    by: str = "user"
+    decision: Decision = "approve"
+    by: DecidedBy = "user"
 
 
-@_event("tool_result")
+@_event
 class ToolResult(Event):
     """The end of a call, exactly once per call: ``status`` is done, failed, denied, killed (Stop), or
     interrupted (the turn was aborted before the call finished)."""
 
+    type: Literal["tool_result"] = field(init=False, default="tool_result")
     name: str = ""
     call_id: str = ""
     output: str = ""
     is_error: bool = False
-    status: str = "done"
+    status: ToolStatus = "done"
     duration_ms: float = 0.0
 
 
-@_event("todos_changed")
+@_event
 class TodosChanged(Event):
+    type: Literal["todos_changed"] = field(init=False, default="todos_changed")
     todos: list[dict[str, Any]] = field(default_factory=list)
 
 
-@_event("memory_changed")
+@_event
 class MemoryChanged(Event):
-    action: str = ""
+    type: Literal["memory_changed"] = field(init=False, default="memory_changed")
+    action: MemoryAction = "remember"
     entries: list[dict[str, Any]] = field(default_factory=list)
 
 
-@_event("memory_injected")
+@_event
 class MemoryInjected(Event):
     """The project-memory entries this turn's prompt carries (each a dict: id, kind, text, and where
     known ``score`` and ``why``)."""
 
+    type: Literal["memory_injected"] = field(init=False, default="memory_injected")
     entries: list[dict[str, Any]] = field(default_factory=list)
 
 
-@_event("settings_changed")
+@_event
 class SettingsChanged(Event):
     """``Agent.reconfigure`` changed settings of the live agent: the new values of what changed."""
 
+    type: Literal["settings_changed"] = field(init=False, default="settings_changed")
     settings: dict[str, Any] = field(default_factory=dict)
 
 
-@_event("session_changed")
+@_event
 class SessionChanged(Event):
     """The agent moved to another session (new, resume, fork): ``state`` is the whole new AgentState
     (as ``to_dict()``), which replaces the old one in every front end."""
 
+    type: Literal["session_changed"] = field(init=False, default="session_changed")
     session_id: str = ""
     state: dict[str, Any] = field(default_factory=dict)
 
 
-@_event("usage")
+@_event
 class Usage(Event):
     """Tokens of one model call, and the session's running totals."""
 
+    type: Literal["usage"] = field(init=False, default="usage")
     input_tokens: int = 0
     output_tokens: int = 0
     total_input_tokens: int = 0
@@ -180,30 +207,32 @@ class Usage(Event):
     total_cached_tokens: int = 0
 
 
-@_event("compacted")
+@_event
 class Compacted(Event):
+    type: Literal["compacted"] = field(init=False, default="compacted")
     before: int = 0
     after: int = 0
     message: str = ""
 
 
-@_event("context_note")
+@_event
 class ContextNote(Event):
     """An attached source's note, added to the history before a turn (nbagent.attached).
 
     ``change`` is attached, updated, failing or removed; ``changes`` counts the revisions since the
     model last saw the source; ``text`` is the note as the model reads it."""
 
+    type: Literal["context_note"] = field(init=False, default="context_note")
     source: str = ""
     note_id: str = ""
-    change: str = "updated"
+    change: ContextChange = "updated"
     summary: str = ""
     changes: int = 0
     text: str = ""
     session_id: str = ""
 
 
-@_event("checkpoint")
+@_event
 class Checkpoint(Event):
     """A turn's checkpoint was taken, undone or redone, or files diverged from it (on resume).
 
@@ -218,7 +247,8 @@ class Checkpoint(Event):
     timed), ``origin`` ("history", "notebook", "history+notebook") and ``line`` (the code's first line).
     """
 
-    action: str = "taken"
+    type: Literal["checkpoint"] = field(init=False, default="checkpoint")
+    action: CheckpointAction = "taken"
     turn: int = 0
     files: list[str] = field(default_factory=list)
     undo_turn: int | None = None
@@ -228,7 +258,7 @@ class Checkpoint(Event):
     replay: list[dict[str, Any]] = field(default_factory=list)
 
 
-@_event("kernel_changed")
+@_event
 class KernelChanged(Event):
     """What a kernel-changing call (kernel_run, notebook_run) did to the user's kernel namespace.
 
@@ -239,6 +269,7 @@ class KernelChanged(Event):
     longer bind them again.
     """
 
+    type: Literal["kernel_changed"] = field(init=False, default="kernel_changed")
     call_id: str = ""
     added: list[str] = field(default_factory=list)
     rebound: list[str] = field(default_factory=list)
@@ -248,7 +279,7 @@ class KernelChanged(Event):
     dropped: list[str] = field(default_factory=list)
 
 
-@_event("kernel_replayed")
+@_event
 class KernelReplayed(Event):
     """Restart and replay ran, on the user's confirmation, after the undo of ``turn``: the kernel's
     variables were cleared and the plan's cells run in order. ``ran``: the execution counts of the cells
@@ -256,6 +287,7 @@ class KernelReplayed(Event):
     (``failed_cell_id``, None when not in the notebook) and ``error``.
     """
 
+    type: Literal["kernel_replayed"] = field(init=False, default="kernel_replayed")
     turn: int = 0
     ran: list[int] = field(default_factory=list)
     failed: int | None = None
@@ -263,43 +295,53 @@ class KernelReplayed(Event):
     error: str | None = None
 
 
-@_event("turn_end")
+@_event
 class TurnEnd(Event):
     """The end of a prompt, exactly once per prompt: a queued prompt dropped by Abort ends with
     ``reason="aborted"`` and no turn_start before it."""
 
-    reason: str = "done"
+    type: Literal["turn_end"] = field(init=False, default="turn_end")
+    reason: TurnEndReason = "done"
     text: str = ""
     steps: int = 0
 
 
-@_event("error")
+@_event
 class Error(Event):
     """Something went wrong; ``kind`` is machine-readable (auth, not_found, rate_limit, ...)."""
 
+    type: Literal["error"] = field(init=False, default="error")
     message: str = ""
     kind: str = "error"
     status_code: int | None = None
 
 
+AnyEvent = Union[
+    TurnStart, PromptQueued, ReasoningDelta, TextDelta, ToolInputStart, ToolInputDelta, ToolCall,
+    ApprovalRequest, ApprovalDecision, ToolResult, TodosChanged, MemoryChanged, MemoryInjected,
+    SettingsChanged, SessionChanged, Usage, Compacted, ContextNote, Checkpoint, KernelChanged,
+    KernelReplayed, TurnEnd, Error,
+]
+"""Every event: what front ends render and what the generated TypeScript calls ``AgentEvent``.
+tests/engine/test_events_union.py fails when an event class of this module is missing from it."""
+
+EVENT_TYPES: dict[str, type[AnyEvent]] = {cls.type: cls for cls in get_args(AnyEvent)}
+"""Each event class by its ``type``, in the union's order."""
+
+
 __all__ = ["ApprovalDecision", "ApprovalRequest", "Checkpoint", "Compacted", "ContextNote", "Error", "Event",
            "KernelChanged", "KernelReplayed", "MemoryChanged", "MemoryInjected", "PromptQueued", "ReasoningDelta",
            "SessionChanged", "SettingsChanged", "TextDelta", "TodosChanged", "ToolCall", "ToolInputDelta",
-           "ToolInputStart", "ToolResult", "TurnEnd", "TurnStart", "Usage", "event_from_dict"]
-"""The public names (docs/python-api.md, "Public modules"): the event classes, their base, and the decoder."""
+           "ToolInputStart", "ToolResult", "TurnEnd", "TurnStart", "Usage", "event_from_dict",
+           "AnyEvent", "EVENT_TYPES", "VOCABULARIES", "TurnEndReason", "ToolStatus", "Decision", "DecidedBy",
+           "ApprovalMode", "ApprovalPolicy", "MemoryAction", "ContextChange", "CheckpointAction"]
+"""The public names (docs/python-api.md, "Public modules"): the event classes, their base, their union, the decoder and the vocabularies."""
 
 
-def event_from_dict(data: dict[str, Any]) -> Event:
+def event_from_dict(data: dict[str, Any]) -> AnyEvent:
     """Rebuild an event from ``to_dict()`` output; unknown keys are ignored."""
     cls = EVENT_TYPES.get(data.get("type", ""))
     if cls is None:
         raise ValueError(f"unknown event type: {data.get('type')!r}")
     names = {f.name for f in fields(cls) if f.init}
     return cls(**{k: v for k, v in data.items() if k in names})
-
-
-AnyEvent = (
-    TurnStart | PromptQueued | ReasoningDelta | TextDelta | ToolInputStart | ToolInputDelta
-    | ToolCall | ApprovalRequest | ApprovalDecision | ToolResult | TodosChanged | MemoryChanged
-    | MemoryInjected | SettingsChanged | SessionChanged | Usage | Compacted | KernelChanged | TurnEnd | Error
-)

@@ -142,12 +142,11 @@ def _events() -> dict[str, set[str]]:
     """Event type -> its field names, from nbagent/events.py."""
     found = {}
     for node in _trees()["nbagent.events"].body:
-        if isinstance(node, ast.ClassDef):
-            for decorator in node.decorator_list:
-                if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", "") == "_event":
-                    fields = {n.target.id for n in node.body if isinstance(n, ast.AnnAssign)
-                              and isinstance(n.target, ast.Name)}
-                    found[decorator.args[0].value] = fields | {"type", "turn_id"}  # type: ignore[attr-defined]
+        if isinstance(node, ast.ClassDef) and any(getattr(d, "id", "") == "_event" for d in node.decorator_list):
+            annotated = {n.target.id: n.annotation for n in node.body if isinstance(n, ast.AnnAssign)
+                         and isinstance(n.target, ast.Name)}
+            type_name = ast.literal_eval(annotated["type"].slice)  # type: ignore[attr-defined]
+            found[type_name] = set(annotated) | {"turn_id"}  # ``type: Literal["text_delta"]``
     return found
 
 

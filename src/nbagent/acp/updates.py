@@ -22,6 +22,7 @@ from .. import events as ev
 from ..render.agent_state import AgentState, ReasoningItem, TextItem, ToolItem, Turn
 from ..render.escape import escape_controls, truncate
 from ..render.text import summarize_arguments
+from ..workspace import safe_read
 from ..tools.edits import apply_edits
 
 Update = (s.AgentMessageChunk | s.AgentThoughtChunk | s.UserMessageChunk | s.ToolCallStart | s.ToolCallProgress
@@ -254,11 +255,9 @@ def _arguments(text: str) -> dict[str, Any]:
 
 
 def _read(path: Path) -> str | None:
-    try:
-        if path.stat().st_size > DIFF_MAX_BYTES:
-            return None
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    try:  # the safe read: a regular file checked once open, never above the cap
+        return safe_read.read_bytes(path, max_bytes=DIFF_MAX_BYTES)[0].decode("utf-8")
+    except (OSError, UnicodeDecodeError):  # a TooLarge or NotRegularFile is an OSError too
         return None
 
 

@@ -23,7 +23,7 @@ class Delivery:
 
     note_id: str
     source: str
-    change: str
+    change: ev.ContextChange
     """attached, updated, failing or removed."""
     summary: str
     changes: int
@@ -63,7 +63,7 @@ def _decide(store: ContextStore, session_id: str, row: tuple) -> Delivery | None
                         wake=bool(wake))
     if not has_text or (seen_rev, seen_serial) == (revision, serial):
         return None  # the serial counts too: A, B, A is two changes, not none
-    change = "attached" if seen_rev is None else "updated"
+    change: ev.ContextChange = "attached" if seen_rev is None else "updated"
     changes = serial - (seen_serial or 0) if change == "updated" else 0
     nid = note_id(name, change, serial=serial, revision=revision)
     text = _text_of(store, session_id, name) if kind == "kernel" else None
@@ -87,7 +87,7 @@ def note_ids_in(messages: list[dict[str, Any]]) -> set[str]:
     return {m["note_id"] for m in messages if m.get("role") == "system" and m.get("note_id")}
 
 
-def absorb(store: ContextStore, session, emit: Callable[[ev.Event], None], turn_id: str = "") -> list[Delivery]:
+def absorb(store: ContextStore, session, emit: Callable[[ev.AnyEvent], None], turn_id: str = "") -> list[Delivery]:
     """Deliver pending notes into ``session`` (append, then commit what was seen); returns those added."""
     deliveries = pending(store, session.id)
     if not deliveries:

@@ -28,7 +28,7 @@ WAKE_PROMPT = "[context wake: {names} changed]"
 
 
 class LiveContext:
-    def __init__(self, state, config, emit: Callable[[ev.Event], None]):
+    def __init__(self, state, config, emit: Callable[[ev.AnyEvent], None]):
         self.config = config
         self.emit = emit
         self.state = state

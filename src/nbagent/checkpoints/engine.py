@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from ..render.escape import first_of
 from .copystore import CopyStore
 from .gitrepo import CheckpointError, GitRepo
 from .gitstore import GitStore
@@ -32,7 +33,7 @@ class CheckpointConflict(CheckpointError):
 
     def __init__(self, action: str, turn: int, paths: list[str]):
         self.paths = paths
-        shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+        shown = first_of(paths, 20)
         super().__init__(f"cannot {action} turn {turn}: changed since its checkpoint by someone else: {shown}. "
                          f"Nothing was restored; {action} with force to overwrite them.")
 

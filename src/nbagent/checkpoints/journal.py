@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import ToolError
 from ..render.redaction import logger
-from ..workspace.root import confine
+from ..workspace.root import confine, confined
 from ..workspace.safe_read import read_bytes
 from ..workspace.state_dir import JOURNAL, open_append, private_dir
 from .manifest import ref_safe
@@ -99,8 +99,8 @@ class RecoveryJournal:
         """The workspace-relative form of a tool's path argument (None when it leaves the workspace)."""
         if not path:
             return None
-        target = Path(os.path.normpath(self.root / path))
-        return target.relative_to(self.root).as_posix() if target.is_relative_to(self.root) else None
+        target = confined(self.root, path)
+        return target.relative_to(self.root).as_posix() if target is not None else None
 
     def _hash(self, path: str | None) -> str | None:
         if not path:

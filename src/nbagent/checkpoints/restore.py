@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import ToolError
-from ..workspace.root import confine
-from ..workspace.tempfiles import temp_path
+from ..workspace.root import confine, confined
+from ..workspace.atomic import atomic_symlink, replace_with, write_temp
 from .gitrepo import CheckpointError
 from .model import EXECUTABLE, SYMLINK, Entry
 
@@ -70,7 +70,7 @@ def _existing_parent(directory: Path, root: Path, removed: frozenset[Path] | set
     count), which must be a real folder inside ``root``."""
     while not os.path.lexists(directory) or directory in removed:
         directory = directory.parent
-    if not directory.is_dir() or not Path(os.path.realpath(directory)).is_relative_to(root):
+    if not directory.is_dir() or confined(root, directory) is None:
         raise CheckpointError(f"cannot restore under {directory}: not a directory inside the workspace; "
                               "nothing was restored")
     return directory
@@ -113,16 +113,16 @@ def _write(path: Path, entry: Entry, data: bytes, root: Path) -> None:
         if path.is_dir() and not path.is_symlink():
             raise CheckpointError(f"cannot restore {path}: a directory now stands where a file was")
         path.unlink()
-    tmp = temp_path(path)  # named like every nbagent temporary file: the start-up sweep knows it
     if entry.mode == SYMLINK:
-        os.symlink(os.fsdecode(data), tmp)
-    else:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                     0o777 if entry.mode == EXECUTABLE else 0o666)
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
+        atomic_symlink(path, os.fsdecode(data))
+        return
+    tmp = write_temp(path, data, mode=0o777 if entry.mode == EXECUTABLE else 0o666, fsync=False)
+    try:
         _set_mode(tmp, entry.mode)
-    os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    replace_with(path, tmp)
 
 
 def _set_mode(path: Path, mode: str) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from .. import events as ev
 from . import DEFAULT_MAX_BYTES, CheckpointError, Checkpoints, Restored
 from ..render.redaction import logger
+from ..render.escape import first_of
 from ..workspace.state_dir import CHECKPOINTS, JOURNAL, find_state_file, location
 from .journal import RecoveryJournal, path_argument
 from .kernel_ledger import BUDGET_SECONDS, KernelConflict, KernelLedger, KernelRecord, KernelRestore
@@ -37,7 +38,7 @@ def mutates(tool: Any) -> bool:
 
 
 class TurnGuard:
-    def __init__(self, workspace: Any, session_id: str, emit: Callable[[ev.Event], None], *,
+    def __init__(self, workspace: Any, session_id: str, emit: Callable[[ev.AnyEvent], None], *,
                  enabled: bool = True, journal: bool = True, max_bytes: int = DEFAULT_MAX_BYTES,
                  kernel: Any = None, kernel_max_bytes: int | None = None,
                  kernel_budget_seconds: float = BUDGET_SECONDS, remote_kernels: RemoteLedger | None = None):
@@ -249,7 +250,7 @@ class TurnGuard:
             kernel = self.kernel.undo_target() if action == "undo" else self.kernel.redo_target()
         return (files[0] if files else None), kernel
 
-    def _emit_restored(self, restored: Restored, action: str) -> None:
+    def _emit_restored(self, restored: Restored, action: ev.CheckpointAction) -> None:
         entry = self.checkpoints.manifest.find(restored.turn) if self.enabled else None
         self._emit_state(action, restored.turn, entry.files if entry else restored.files,
                          self._turn_id_of(restored.turn), restored)
@@ -262,7 +263,7 @@ class TurnGuard:
             turn_id = next((r.turn_id for r in self.kernel.of_turn(turn)), "")
         return turn_id
 
-    def _emit_state(self, action: str, turn: int, files: list[str], turn_id: str,
+    def _emit_state(self, action: ev.CheckpointAction, turn: int, files: list[str], turn_id: str,
                     restored: Restored | None = None) -> None:
         undo = [t for t in self._targets("undo") if t is not None]
         redo = [t for t in self._targets("redo") if t is not None]
@@ -301,7 +302,7 @@ def plan_entry(cell: Any) -> dict[str, Any]:
 
 def undo_note(restored: Restored) -> str:
     """The history note that keeps the model from assuming its undone (or redone) edits."""
-    files = ", ".join(restored.files[:30]) + (" ..." if len(restored.files) > 30 else "")
+    files = first_of(restored.files, 30)
     kernel = ""
     if restored.names:
         kernel = f" Kernel variables {'restored' if restored.action == 'undo' else 'bound again'}: " + \
@@ -317,7 +318,7 @@ def undo_note(restored: Restored) -> str:
 
 
 def diverged_note(files: list[str]) -> str:
-    shown = ", ".join(files[:30]) + (" ..." if len(files) > 30 else "")
+    shown = first_of(files, 30)
     return (f"[nbagent] Since this session's last checkpoint, these files changed outside the session: "
             f"{shown}. Read them before relying on what the conversation says about them.")
 

@@ -8,6 +8,7 @@ import sys
 from typing import Sequence
 
 from .. import events as ev
+from ..config import APPROVAL_MODES
 from ..errors import ConfigError, MissingSetting, NbagentError
 from ..render.terminal import Rendered, TerminalRenderer
 from ..tools.terminal_approver import TerminalApprover, ask_on_stderr
@@ -104,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)")
     run.add_argument("--api", choices=["chat", "responses"], help="wire protocol (env NBAGENT_API)")
     run.add_argument("--yes", "-y", action="store_true", help="approve every tool call (approval auto)")
-    run.add_argument("--approval", choices=["sandboxed", "ask", "auto", "read-only"],
+    run.add_argument("--approval", choices=APPROVAL_MODES,
                      help="approval mode (default: sandboxed where the sandbox works, else ask)")
     run.add_argument("--toolsets", help="comma-separated tool sets (core is always on)")
     run.add_argument("--max-steps", type=int, help="model calls per turn (default 50)")

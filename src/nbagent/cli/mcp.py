@@ -8,6 +8,7 @@ import secrets
 import sys
 from pathlib import Path
 
+from ..config import APPROVAL_MODES
 from ..mcp.status import format_status
 
 
@@ -22,7 +23,7 @@ def add_mcp_parser(sub, parents=()) -> None:
     listing.set_defaults(handler=_list)
     serve = actions.add_parser("serve", help="serve nbagent's notebook and workspace tools over MCP",
                                parents=list(parents))
-    serve.add_argument("--approval", choices=["ask", "auto", "read-only", "sandboxed"], default="ask",
+    serve.add_argument("--approval", choices=APPROVAL_MODES, default="ask",
                        help="how writes are approved on this side (default ask, on the terminal)")
     serve.add_argument("--toolsets", default="notebook",
                        help="comma-separated tool sets to serve: notebook (default), core, edit-plus, git "

@@ -54,13 +54,13 @@ class Agent:
             config = config.with_changes(**{k: v for k, v in settings.items() if v is not None})
         else:
             config = AgentConfig.load(**settings)
-        self._subscribers: list[Callable[[ev.Event], None]] = []
+        self._subscribers: list[Callable[[ev.AnyEvent], None]] = []
         self._sub_lock = threading.Lock()
         self._state = AgentState()
         self._jobs: asyncio.Queue | None = None
         self._waiting: list[tuple[str, str, concurrent.futures.Future]] = []
         self._current: asyncio.Task | None = None
-        self._collectors: dict[str, list[ev.Event]] = {}
+        self._collectors: dict[str, list[ev.AnyEvent]] = {}
         self._skip_deltas: set[str] = set()
         self._attached: dict[str, Any] = {}
         """turn id -> what the user attached to that prompt (nbagent.engine.attachments), until it runs."""
@@ -116,7 +116,7 @@ class Agent:
     async def arun(self, prompt: str, *, attach: Any = None) -> RunResult:
         return await asyncio.wrap_future(self.submit(prompt, attach=attach))
 
-    def stream(self, prompt: str, *, attach: Any = None) -> Iterator[ev.Event]:
+    def stream(self, prompt: str, *, attach: Any = None) -> Iterator[ev.AnyEvent]:
         """Yield the events of ``prompt``'s turn as they happen, ending with its turn_end."""
         inbox: queue.Queue = queue.Queue()
         turn_id = short_id("turn_")
@@ -165,7 +165,7 @@ class Agent:
         check_decision(decision)
         self._thread_loop.loop.call_soon_threadsafe(self.runtime.approvals.resolve, call_id, decision)
 
-    def subscribe(self, callback: Callable[[ev.Event], None]) -> Callable[[], None]:
+    def subscribe(self, callback: Callable[[ev.AnyEvent], None]) -> Callable[[], None]:
         with self._sub_lock:
             self._subscribers = [*self._subscribers, callback]
 
@@ -175,7 +175,7 @@ class Agent:
 
         return unsubscribe
 
-    def watch(self, callback: Callable[[ev.Event], None]) -> tuple[AgentState, Callable[[], None]]:
+    def watch(self, callback: Callable[[ev.AnyEvent], None]) -> tuple[AgentState, Callable[[], None]]:
         """Subscribe ``callback`` and return ``(state, unsubscribe)``: the snapshot taken at the same
         instant, on the agent's own thread, so that reducing every event the callback gets onto
         ``state`` misses none and repeats none (the server hub starts each session this way)."""
@@ -458,7 +458,7 @@ class Agent:
             if not self._waiting:
                 continue
             prompt, turn_id, future = self._waiting.pop(0)
-            collected: list[ev.Event] = []
+            collected: list[ev.AnyEvent] = []
             self._collectors[turn_id] = collected
             self._current = asyncio.ensure_future(self.runtime.run_turn(prompt, turn_id, self._attached.pop(turn_id, None)))
             try:
@@ -492,7 +492,7 @@ class Agent:
         elif not waiting:
             self._idle.set()
 
-    def _emit(self, event: ev.Event) -> None:
+    def _emit(self, event: ev.AnyEvent) -> None:
         self._state = reduce(self._state, event)
         if isinstance(event, ev.TurnEnd) and not self._waiting:
             self._ended.set()

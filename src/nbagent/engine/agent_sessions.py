@@ -20,7 +20,7 @@ class AgentSessions:
     """Which session one agent is on, and the moves to another."""
 
     def __init__(self, runtime: AgentRuntime, call_idle: Callable[..., Any],
-                 on_thread: Callable[[Callable[[], None]], None], emit: Callable[[ev.Event], None]):
+                 on_thread: Callable[[Callable[[], None]], None], emit: Callable[[ev.AnyEvent], None]):
         self._runtime = runtime
         self._call_idle = call_idle
         """Runs a function on the agent's thread once no turn runs (refuses while one does)."""

@@ -115,7 +115,7 @@ go on from the summary alone. Use these headings: Goal; Files touched; Decisions
 outcomes; What remains. Be specific (paths, names, numbers). Answer with the summary only."""
 
 
-async def summarize_session(model, session, emit: Callable[[ev.Event], None], *, system: str = "",
+async def summarize_session(model, session, emit: Callable[[ev.AnyEvent], None], *, system: str = "",
                             tools: list[dict[str, Any]] | None = None) -> list[ev.Event]:
     """Replace the transcript on the wire by a model-written summary; a failure changes nothing.
 
@@ -148,7 +148,7 @@ async def summarize_session(model, session, emit: Callable[[ev.Event], None], *,
     return [event, ev.TurnEnd(reason="done", text=summary.strip())]
 
 
-def _failed(emit: Callable[[ev.Event], None], message: str) -> list[ev.Event]:
+def _failed(emit: Callable[[ev.AnyEvent], None], message: str) -> list[ev.Event]:
     error = ev.Error(message=message, kind="compact")
     emit(error)
     return [error, ev.TurnEnd(reason="error")]

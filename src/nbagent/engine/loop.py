@@ -48,7 +48,7 @@ class Loop:
     """Awaited with the turn id inside the turn, before its first request: the runtime asks the user
     about stored commands there (nbagent.engine.stored_commands), and Abort cancels the wait."""
 
-    def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.Event], None],
+    def __init__(self, *, model: Model, session, registry, config, emit: Callable[[ev.AnyEvent], None],
                  runner: ToolRunner, context: RequestContext, guard=None,
                  before_prompt: Callable[[str], list[dict[str, Any]]] | None = None, profile: Profile = FULL):
         self.model = model
@@ -113,7 +113,7 @@ class Loop:
             return self._end(state, "error")
         return self._end(state, reason)
 
-    async def _steps(self, state: TurnState) -> str:
+    async def _steps(self, state: TurnState) -> ev.TurnEndReason:
         if self.before_request is not None:
             await self.before_request(state.turn_id)
         while state.steps < self.config.max_steps:
@@ -310,7 +310,7 @@ class Loop:
             self._append([{"role": "assistant", "content": partial["content"]}])
         state.partial = None
 
-    def _end(self, state: TurnState, reason: str) -> ev.TurnEnd:
+    def _end(self, state: TurnState, reason: ev.TurnEndReason) -> ev.TurnEnd:
         self.session.defer_records = False
         self.session.flush()
         if self.guard is not None:

@@ -40,7 +40,7 @@ class RequestContext:
     """The system prompt and the live notes of one agent's requests (owned by the runtime)."""
 
     def __init__(self, *, static: Callable[[], str], knowledge: "TurnKnowledge",
-                 state: Callable[[], "SessionState"], profile: "Profile", emit: Callable[[ev.Event], None]):
+                 state: Callable[[], "SessionState"], profile: "Profile", emit: Callable[[ev.AnyEvent], None]):
         self._static = static
         self.knowledge = knowledge
         self._state = state

@@ -14,12 +14,12 @@ class RunResult:
     text: str
     reason: str
     session_id: str
-    events: list[ev.Event] = field(default_factory=list, repr=False)
+    events: list[ev.AnyEvent] = field(default_factory=list, repr=False)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_events(cls, events: list[ev.Event], end: ev.TurnEnd, session_id: str) -> "RunResult":
+    def from_events(cls, events: list[ev.AnyEvent], end: ev.TurnEnd, session_id: str) -> "RunResult":
         calls: dict[str, dict[str, Any]] = {}
         usage = {"input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "cost": None}
         for e in events:

@@ -46,7 +46,7 @@ FIXED_SETTINGS = ("workspace", "persist", "session", "origin", "base_url", "api_
 
 
 class AgentRuntime:
-    def __init__(self, config: AgentConfig, *, emit: Callable[[ev.Event], None], model=None,
+    def __init__(self, config: AgentConfig, *, emit: Callable[[ev.AnyEvent], None], model=None,
                  extra_tools=(), approver=None, kernel=None, listened: Callable[[], bool] | None = None):
         self.emit = self._tracking(emit)
         self.kernel = kernel
@@ -129,8 +129,8 @@ class AgentRuntime:
         return limit_output(text, self.config.output_limit, save_dir=lambda: self.workspace.state_subdir(OUTPUTS),
                             name=name)
 
-    def _tracking(self, emit: Callable[[ev.Event], None]) -> Callable[[ev.Event], None]:
-        def tracked(event: ev.Event) -> None:
+    def _tracking(self, emit: Callable[[ev.AnyEvent], None]) -> Callable[[ev.AnyEvent], None]:
+        def tracked(event: ev.AnyEvent) -> None:
             emit(event)
             self.knowledge.observe(event)
 

@@ -8,13 +8,12 @@ registers how to show it (``register_display``) so that this module never import
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from pathlib import Path
 from typing import Any, Callable
 
-from ..render.escape import escape_controls, truncate
+from ..render.escape import escape_attribute, escape_controls, escape_html, truncate
 from . import stats
 
 HARNESS_NOTE = ("A pass rate measures one model with this harness on this suite. A scripted or offline "
@@ -178,7 +177,7 @@ def _grid_cell(runs: Any, info: dict[str, Any], link_sessions: bool) -> str:
         command = f"nbagent sessions show {row.session_id} -w {info.get('out')}" if isinstance(row.session_id, str) else ""
         reason = _e(truncate(str(row.reason), 240, one_line=True))
         if command and link_sessions:
-            failures.append(f"<br><a href='sessions/{_e(row.session_id)}.txt' title='{_e(command)}'>run {row.run}</a>: "
+            failures.append(f"<br><a href='sessions/{escape_attribute(row.session_id)}.txt' title='{escape_attribute(command)}'>run {row.run}</a>: "
                             f"{reason}")
         else:
             failures.append(f"<br>run {row.run}: {reason}" + (f" <code>{_e(command)}</code>" if command else ""))
@@ -206,7 +205,7 @@ def _bars(summary: Any) -> str:
 
 
 def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    return escape_html(str(text))
 
 
 def _money(value: float) -> str:

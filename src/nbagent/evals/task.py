@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config import UNATTENDED_MODES
 from ..errors import ConfigError
 
 SETTINGS = ("toolsets", "approval", "max_steps", "time_limit", "profile")
 """What a task may set for its agent (anything else in [settings] is refused: a typo must not pass
 silently as a default)."""
-APPROVALS = ("auto", "read-only")
+APPROVALS = UNATTENDED_MODES
 DEFAULT_TIME_LIMIT = 600.0
 BUILTIN_SUITE = Path(__file__).parent / "suite"
 

@@ -19,10 +19,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
+from ..config import user_config_dir
 from ..errors import ToolError
-from ..workspace.root import confine
+from ..workspace.root import confine, confined
 from ..workspace.safe_read import read_bytes
 from ..workspace.state_dir import RULES, STATE_DIR
 
@@ -53,12 +52,6 @@ class InstructionFile:
         return asdict(self)
 
 
-def global_config_dir() -> Path:
-    """Where the user's global instruction file lives (NBAGENT_CONFIG_DIR overrides, for tests)."""
-    override = os.environ.get("NBAGENT_CONFIG_DIR")
-    return Path(override) if override else Path(platformdirs.user_config_dir("nbagent"))
-
-
 def candidate_paths(workspace: Path, start: Path | None, config_dir: Path) -> list[tuple[str, Path]]:
     """(source label, path) of every file that may hold instructions, in prompt order."""
     found = [(f"global: {name}", config_dir / name) for name in FILE_NAMES]
@@ -76,11 +69,12 @@ def _chain(workspace: Path, start: Path | None) -> list[Path]:
     chain = [workspace]
     if start is None:
         return chain
-    start = Path(os.path.normpath(start if start.is_absolute() else workspace / start))
-    if start.suffix and not start.is_dir():  # a notebook: its directory
-        start = start.parent
-    if not start.is_relative_to(workspace) or start == workspace:
+    real = confined(workspace, start)
+    if real is not None and real.suffix and not real.is_dir():  # a notebook: its directory
+        real = real.parent
+    if real is None or real == workspace:
         return chain
+    start = real
     current = workspace
     for part in start.relative_to(workspace).parts:
         current = current / part
@@ -137,7 +131,7 @@ class Instructions:
 
     def refresh(self) -> bool:
         """Re-read the files if any changed since the last read; True when the block changed."""
-        paths = candidate_paths(self.workspace, self.start, self.config_dir or global_config_dir())
+        paths = candidate_paths(self.workspace, self.start, self.config_dir or user_config_dir())
         signature = _signature(paths)
         with self._lock:
             if signature == self._signature:

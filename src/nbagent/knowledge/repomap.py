@@ -30,6 +30,7 @@ import orjson
 from ..render.escape import truncate
 from ..render.redaction import logger
 from ..workspace.atomic import atomic_write
+from ..workspace.root import confined
 from ..workspace.safe_read import TooLarge, read_bytes
 from ..workspace.state_dir import REPOMAP, find_state_file, location, state_file, usable_state_dir
 from ..workspace.walker import list_files
@@ -447,7 +448,7 @@ def _regular_inside(root: Path, path: str) -> os.stat_result | None:
     try:
         info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
-            if not Path(os.path.realpath(path)).is_relative_to(root):
+            if confined(root, path) is None:
                 return None
             info = os.stat(path)
     except OSError:

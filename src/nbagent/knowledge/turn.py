@@ -26,7 +26,7 @@ MAP_FIRST_WAIT = 1.0
 
 
 class TurnKnowledge:
-    def __init__(self, config, *, state: Callable[[], Any], emit: Callable[[ev.Event], None],
+    def __init__(self, config, *, state: Callable[[], Any], emit: Callable[[ev.AnyEvent], None],
                  workspace_root: Path):
         self.config = config
         self._state = state

@@ -99,7 +99,7 @@ class MCPManager:
                 tools = list(self.made.get(name, []))
                 registry.add_toolset(ToolSet(f"mcp:{name}", tools, description=f"MCP server {name}"))
 
-    async def refresh(self, registry: "Registry", emit: Callable[[ev.Event], None], turn_id: str) -> bool:
+    async def refresh(self, registry: "Registry", emit: Callable[[ev.AnyEvent], None], turn_id: str) -> bool:
         """Start and list the enabled servers not listed yet; True when the registry changed."""
         self._loop = asyncio.get_running_loop()
         for problem in self.problems:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from ..errors import CommandKilled, ToolError
+from ..events import ApprovalPolicy
 from ..render.escape import truncate
 from ..tools.base import Tool, _clean_schema
 
@@ -76,7 +77,7 @@ def make_tools(config: Any, call: Call, server: str, listed: list[Any], taken: s
             # Side effects unknown: ask even in auto mode, unless the server is trusted ("read": never
             # ask; "always": ask only in ask mode). A server is another program's code: never read-only
             # (read-only mode denies it whatever its trust; Tool.runs).
-            approval={"read": "never", "ask": "always_ask"}.get(trust, "ask"), runs="outside",
+            approval=TRUST_POLICY.get(trust, "ask"), runs="outside",
             takes_context=True, is_async=True, validator=_validator(schema),
             server=server, remote_name=remote.name, annotations=_annotations(remote),
         ))
@@ -101,6 +102,10 @@ def _input_schema(schema: Any) -> dict[str, Any]:
         return {"type": "object", "properties": {}}
     cleaned.setdefault("properties", {})
     return cleaned
+
+
+TRUST_POLICY: dict[str, ApprovalPolicy] = {"read": "never", "ask": "always_ask"}
+"""A server's trust level (nbagent.mcp.config.TRUST_LEVELS) -> its tools' policy ("always": "ask")."""
 
 
 def _validator(schema: dict[str, Any]) -> Any:

@@ -46,7 +46,7 @@ class ServedTools:
 
     def __init__(self, workspace: str | Path, *, toolsets: tuple[str, ...] = DEFAULT_SERVED,
                  approval: str = "ask", approver: Callable[[ev.ApprovalRequest], str | Awaitable[str]] | None = None,
-                 on_event: Callable[[ev.Event], None] | None = None,
+                 on_event: Callable[[ev.AnyEvent], None] | None = None,
                  deny_note: str | Callable[[str], str] = "",
                  extra: Sequence[ToolSet] = ()):
         """``extra``: more tool sets served when named in ``toolsets`` (the kernel tools, built by the

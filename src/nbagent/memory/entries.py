@@ -109,7 +109,7 @@ class ProjectMemory:
         return self.index.forget(text)
 
     def compact(self, summarize: Callable[[str], str],
-                emit: Callable[[ev.Event], None] | None = None) -> CompactResult:
+                emit: Callable[[ev.AnyEvent], None] | None = None) -> CompactResult:
         """Let the model merge and prune the entries never recalled; recalled ones stay verbatim.
 
         ``summarize(prompt) -> answer`` is one model call. An answer that is not a JSON list

@@ -69,9 +69,9 @@ class ToolItem:
     """The arguments as streamed so far (until ``tool_call`` gives them whole)."""
     arguments: dict[str, Any] | None = None
     diff: str | None = None
-    decision: str | None = None
-    decided_by: str | None = None
-    """Who decided: "user" (someone was asked), "always" or "read-only mode"."""
+    decision: ev.Decision | None = None
+    decided_by: ev.DecidedBy | None = None
+    """Who decided (nbagent.events.DecidedBy): "user" (someone was asked), "always", "read-only mode"..."""
     output: str | None = None
     is_error: bool = False
     duration_ms: float | None = None
@@ -205,7 +205,7 @@ def _adapter():
 
 # ----- the reducer -----------------------------------------------------------------------------
 
-def reduce(state: AgentState, event: ev.Event) -> AgentState:
+def reduce(state: AgentState, event: ev.AnyEvent) -> AgentState:
     """The state after ``event``; ``state`` itself is left as it was."""
     handler = _HANDLERS.get(type(event))
     return handler(state, event) if handler is not None else state

@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from typing import Sequence
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]")
 """CSI sequences (colours, cursor moves) and character-set switches, as terminals and tracebacks emit them."""
@@ -63,6 +64,12 @@ def escape_html(text: str) -> str:
     return mark_hidden(html.escape(text))
 
 
+def escape_attribute(text: str) -> str:
+    """``text`` as an HTML attribute value (either quote): markup and quotes escaped, each control or
+    hidden character written as its code point (``<U+202E>``: an attribute holds no markup)."""
+    return html.escape(_CONTROLS.sub(lambda m: _code_point(m.group()), text), quote=True)
+
+
 def mark_hidden(escaped: str) -> str:
     """Already escaped HTML text (never markup or an attribute) with each control or hidden character
     replaced by a visible, marked-up ``<U+202E>`` whose title names it."""
@@ -75,6 +82,13 @@ def truncate(text: str, limit: int, *, one_line: bool = False) -> str:
     if one_line:
         text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def first_of(items: Sequence[str], limit: int, sep: str = ", ") -> str:
+    """The first ``limit`` of ``items`` joined by ``sep``, then how many were left out ("a, b … and 3 more"):
+    the one way nbagent lists "the first N, then an ellipsis"."""
+    shown = sep.join(items[:limit])
+    return shown if len(items) <= limit else f"{shown} … and {len(items) - limit} more"
 
 
 def _code_escape(match: re.Match) -> str:

@@ -74,7 +74,7 @@ class TerminalRenderer:
         self._thinking_since: float | None = None
         self._thought = 0.0
 
-    def render(self, event: ev.Event) -> Rendered:
+    def render(self, event: ev.AnyEvent) -> Rendered:
         """Apply ``event`` to the state; what it changed, as text."""
         before, self.state = self.state, reduce(self.state, event)
         if self.follow is not None and event.turn_id != self.follow:

@@ -28,7 +28,7 @@ import platformdirs
 
 from ..errors import StoreError
 from ..workspace.state_dir import DATABASE, FILE_MODE, StateDirRefused, create_private, state_file
-from ..workspace.tempfiles import temp_path
+from ..workspace.atomic import write_temp
 from .fs import journal_mode
 
 BUSY_TIMEOUT_MS = 5_000
@@ -377,14 +377,11 @@ def create_from_template(path: Path) -> bool:
     never sees half a database.
     """
     data = template_bytes()
-    temp = temp_path(path)  # a name the start-up sweep knows, should this process die before the unlink
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+    try:  # a name the start-up sweep knows, should this process die before the unlink
+        temp = write_temp(path, data, mode=FILE_MODE, fsync=False)
     except OSError:
         return False
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
         os.link(temp, path)
         return True
     except OSError:  # made by another process meanwhile, or no hard links here

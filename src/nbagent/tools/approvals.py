@@ -14,23 +14,28 @@ leave the sandbox (``outside_sandbox``, with its reason) ask as in "ask" mode.
 The mode is read when the decision is made, not when the turn started: a change made while a turn runs
 or a prompt waits applies to the very next decision. "always" given to a request approves the same tool
 for the rest of the session, except in "read-only" mode, which denies it all the same.
+
+The modes, policies and decisions are the ``Literal`` vocabularies of nbagent.events (``ApprovalMode``,
+``ApprovalPolicy``, ``Decision``), also generated for the panel's TypeScript. ``PendingApprovals`` is the
+one place a request waits for its answer: the agent's (from the kernel's widgets, the terminal, the
+server's panel) and an outside MCP agent's call that the panel answers (nbagent.jupyter.server.mcp_approvals).
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Callable, get_args
 
 from .. import events as ev
 from ..config import APPROVAL_MODES, POLICIES
 from ..errors import ToolError
 from ..workspace import sandbox as sb
 
-Policy = Literal["never", "ask", "always_ask"]
-DECISIONS: tuple[str, ...] = ("approve", "deny", "always")
-__all__ = ["APPROVAL_MODES", "DECISIONS", "POLICIES", "Approvals", "Denied", "Unasked", "check_decision",
-           "check_policy", "default_mode", "mode_line"]
+Policy = ev.ApprovalPolicy
+DECISIONS: tuple[ev.Decision, ...] = get_args(ev.Decision)
+__all__ = ["APPROVAL_MODES", "DECISIONS", "POLICIES", "Approvals", "Denied", "PendingApprovals", "Unasked",
+           "check_decision", "check_policy", "default_mode", "mode_line"]
 
 NO_ONE_LISTENS = ("to allow such calls give the Agent an approver (Agent(approver=...)), subscribe and answer "
                   "with agent.decide, or choose an approval mode that runs them (auto, sandboxed)")
@@ -78,24 +83,66 @@ def mode_line(mode: str) -> str:
     return f"approval {mode} · {where}"
 
 
-def check_decision(decision: Any) -> str:
+def check_decision(decision: Any) -> ev.Decision:
     """The decision if it is one of approve, deny, always; ValueError otherwise (the one check of it)."""
     if decision not in DECISIONS:
         raise ValueError(f"decision must be approve, deny or always, not {decision!r}")
     return decision
 
 
-def check_policy(policy: Any) -> str:
+def _as_decision(answer: Any) -> ev.Decision:
+    """An approver's answer as a decision: anything but approve, deny or always denies."""
+    for decision in DECISIONS:
+        if decision == answer:
+            return decision
+    return "deny"
+
+
+def check_policy(policy: Any) -> ev.ApprovalPolicy:
     if policy not in POLICIES:
         raise ValueError(f"an approval policy is one of {', '.join(POLICIES)}, not {policy!r}")
     return policy
+
+
+class PendingApprovals:
+    """The approval requests that wait for an answer, by call id: a front end's answer reaches the call
+    through ``resolve`` (on the loop the call waits on)."""
+
+    def __init__(self) -> None:
+        self._futures: dict[str, asyncio.Future[str]] = {}
+
+    async def answer(self, call_id: str, announce: Callable[[], None] = lambda: None,
+                     timeout: float | None = None) -> str:
+        """Wait for ``resolve(call_id, ...)`` and return its decision. ``announce`` runs once the call is
+        waiting (it emits the request: an answer given at once still finds the call); TimeoutError after
+        ``timeout`` seconds. The call stops waiting however it ends (answered, timed out, cancelled)."""
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._futures[call_id] = future
+        try:
+            announce()
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            if self._futures.get(call_id) is future:
+                del self._futures[call_id]
+
+    def resolve(self, call_id: str, decision: str) -> bool:
+        """Answer the waiting call ``call_id``; False when none waits (answered already, or unknown)."""
+        future = self._futures.get(call_id)
+        if future is None or future.done():
+            return False
+        future.set_result(decision)
+        return True
+
+    @property
+    def call_ids(self) -> list[str]:
+        return list(self._futures)
 
 
 class Approvals:
     """Decides on each call; in "ask" mode it emits an approval_request and waits for ``resolve``
     (from a front end) or for the ``approver`` callable when one was given."""
 
-    def __init__(self, config: Callable[[], Any], emit: Callable[[ev.Event], None], approver=None,
+    def __init__(self, config: Callable[[], Any], emit: Callable[[ev.AnyEvent], None], approver=None,
                  listened: Callable[[], bool] | None = None):
         self.config = config
         """Returns the agent's configuration now (mode and per-tool policies are read from it)."""
@@ -105,9 +152,9 @@ class Approvals:
         """Whether anyone follows the events and so could answer a request (``Agent.decide``); with no
         approver and no one listening, a request is denied at once, saying how to allow it."""
         self.always: set[str] = set()
-        self._pending: dict[str, asyncio.Future] = {}
+        self.waiting = PendingApprovals()
 
-    def policy_of(self, tool) -> str:
+    def policy_of(self, tool) -> ev.ApprovalPolicy:
         overrides = getattr(self.config(), "tool_approvals", None) or {}
         return overrides.get(tool.name) or tool.approval
 
@@ -149,40 +196,32 @@ class Approvals:
         if self.approver is None and self.listened is not None and not self.listened():
             self.emit(request)  # no one could answer it: a script's agent.run() would wait forever
             return self._record(tool, ctx, Unasked(NO_ONE_LISTENS), "no one to ask")
-        future = asyncio.get_running_loop().create_future()
-        self._pending[ctx.call_id] = future
-        self.emit(request)
-        try:
-            if self.approver is not None:
-                decision = await _call_approver(self.approver, request)
-            else:
-                decision = await future
-        finally:
-            self._pending.pop(ctx.call_id, None)
+        if self.approver is not None:
+            self.emit(request)
+            decision = await _call_approver(self.approver, request)
+        else:
+            decision = await self.waiting.answer(ctx.call_id, lambda: self.emit(request))
         if isinstance(decision, Unasked):
             return self._record(tool, ctx, decision, "no one to ask")
-        decision = decision if decision in DECISIONS else "deny"
-        if decision == "always":
+        answer = _as_decision(decision)
+        if answer == "always":
             self.always.add(tool.name)
-        return self._record(tool, ctx, "deny" if decision == "deny" else "approve", "user", decision)
+        return self._record(tool, ctx, "deny" if answer == "deny" else "approve", "user", answer)
 
-    def _record(self, tool, ctx, outcome: str, by: str, decision: str | None = None) -> str:
+    def _record(self, tool, ctx, outcome: str, by: ev.DecidedBy, decision: ev.Decision | None = None) -> str:
         """Emit the decision; return the outcome (a Denied carries why for the tool result)."""
-        self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=str(decision or outcome),
-                                      by=by, turn_id=ctx.turn_id))
+        decision = decision or ("deny" if outcome == "deny" else "approve")
+        self.emit(ev.ApprovalDecision(name=tool.name, call_id=ctx.call_id, decision=decision, by=by,
+                                      turn_id=ctx.turn_id))
         return outcome
 
     def resolve(self, call_id: str, decision: str) -> bool:
         """Answer a pending request (called on the agent's loop). False if none is pending."""
-        future = self._pending.get(call_id)
-        if future is None or future.done():
-            return False
-        future.set_result(decision)
-        return True
+        return self.waiting.resolve(call_id, decision)
 
     @property
     def pending(self) -> list[str]:
-        return list(self._pending)
+        return self.waiting.call_ids
 
     async def confirm(self, name: str, call_id: str, turn_id: str, arguments: dict[str, Any]) -> str:
         """Ask the user about something that is not a model's tool call (a command the workspace's stored

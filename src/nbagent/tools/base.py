@@ -18,6 +18,7 @@ import pydantic
 
 from .approvals import check_policy
 from ..errors import ToolError, ToolRegistrationError
+from ..events import ApprovalPolicy
 
 RUNS = ("", "sandbox", "kernel", "outside")
 
@@ -34,7 +35,7 @@ class Tool:
     toolset: str = "custom"
     read_only: bool = False
     """Changes nothing: calls of read-only tools in one response may run concurrently."""
-    approval: str = "ask"
+    approval: ApprovalPolicy = "ask"
     """The approval policy (nbagent.tools.approvals): "never", "ask" or "always_ask"."""
     preview: Callable[..., str | None] | None = None
     """``preview(ctx, **args)`` returns the diff an approval card shows, computed before any write."""
@@ -83,14 +84,14 @@ def _required(model: type[pydantic.BaseModel]) -> set[str]:
 
 @overload
 def function_tool(fn: Callable[..., Any], *, name: str | None = None, toolset: str = "custom",
-                  read_only: bool = False, approval: str | None = None,
+                  read_only: bool = False, approval: ApprovalPolicy | None = None,
                   preview: Callable[..., str | None] | None = None, prompt_hint: str = "",
                   needs_approval: bool | None = None, runs: str = "") -> Tool: ...
 
 
 @overload
 def function_tool(fn: None = None, *, name: str | None = None, toolset: str = "custom",
-                  read_only: bool = False, approval: str | None = None,
+                  read_only: bool = False, approval: ApprovalPolicy | None = None,
                   preview: Callable[..., str | None] | None = None, prompt_hint: str = "",
                   needs_approval: bool | None = None, runs: str = "") -> Callable[[Callable[..., Any]], Tool]: ...
 
@@ -101,7 +102,7 @@ def function_tool(
     name: str | None = None,
     toolset: str = "custom",
     read_only: bool = False,
-    approval: str | None = None,
+    approval: ApprovalPolicy | None = None,
     preview: Callable[..., str | None] | None = None,
     prompt_hint: str = "",
     needs_approval: bool | None = None,
@@ -117,7 +118,7 @@ def function_tool(
     if approval is None:
         approval = ("ask" if needs_approval else "never") if needs_approval is not None else (
             "never" if read_only and not runs else "ask")
-    check_policy(approval)
+    approval = check_policy(approval)
     if runs and approval == "never":
         approval = "ask"  # code that says it needs no approval asks all the same (the user can still say so)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from ..config import AgentConfig
-    from ..events import Event
+    from ..events import AnyEvent
     from ..workspace.procs import ProcessTracker
     from ..workspace.root import Workspace
 
@@ -22,7 +22,7 @@ kernel tools keep each caller's kernel record apart. "" for the agent's own call
 class ToolContext:
     workspace: "Workspace"
     config: "AgentConfig"
-    emit: Callable[["Event"], None]
+    emit: Callable[["AnyEvent"], None]
     processes: "ProcessTracker"
     """Every child process a tool starts is tracked here, so Stop and Abort can kill its tree."""
     call_id: str = ""

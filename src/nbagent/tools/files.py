@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..errors import ToolError
+from ..render.escape import first_of
 from .base import ToolSet, function_tool
 from .context import ToolContext
 from .edits import Edit, apply_edits
@@ -246,7 +247,7 @@ def list_dir(ctx: ToolContext, path: str = ".", depth: Annotated[int, Field(ge=1
         notes.append(f"[{hidden} more entries not shown: list a subdirectory or use a smaller depth]")
     missing = left_out(ctx.workspace.root, tree, opened)
     if missing:
-        names = ", ".join(missing[:8]) + (", ..." if len(missing) > 8 else "")
+        names = first_of(missing, 8)
         notes.append(f"[left out: {len(missing)} ignored, empty or linked ({names})]")
     return "\n".join([header, *("  " + line for line in lines), *notes])
 

@@ -24,7 +24,7 @@ from collections import deque
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import CommandKilled, ToolError
-from ..render.escape import truncate
+from ..render.escape import first_of, truncate
 from .limits import limit_output
 from .nbshrink import human_size
 from .base import ToolSet, function_tool
@@ -311,7 +311,7 @@ def _describe_object(name: str, value: Any) -> str:
     if isinstance(attrs, dict) and attrs and not isinstance(value, (types.ModuleType, type)):
         names = [a for a in attrs if not a.startswith("_")]
         if names:
-            parts.append("attributes: " + ", ".join(names[:40]) + (" …" if len(names) > 40 else ""))
+            parts.append("attributes: " + first_of(names, 40))
     return "\n\n".join(parts)
 
 

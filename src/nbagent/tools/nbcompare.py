@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..render.escape import truncate
+
 SANITIZERS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"0x[0-9a-fA-F]{4,}"), "0xADDRESS"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "UUID"),
@@ -105,8 +107,7 @@ def _first_gap(a: list[str], b: list[str]) -> str:
 
 
 def _short(text: str, limit: int = 160) -> str:
-    text = text.replace("\n", "⏎")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return truncate(text.replace("\n", "⏎"), limit)
 
 
 def _text(value) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import ToolError
+from ..render.escape import first_of
 from .nbshrink import as_text
 
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")  # nbformat 4.5's schema for cell ids
@@ -108,7 +109,7 @@ def find(cells: list, cell_id: str, name: str) -> int:
         if cell.get("id") == cell_id:
             return index
     ids = [c.get("id") for c in cells]
-    listed = ", ".join(ids[:30]) + (" …" if len(ids) > 30 else "") if ids else "none: the notebook is empty"
+    listed = first_of([str(i) for i in ids], 30) if ids else "none: the notebook is empty"
     raise ToolError(f"no cell with id {cell_id!r} in {name}; its cell ids are: {listed}. "
                     "Ids come from notebook_read; they are not positions.")
 

@@ -20,7 +20,7 @@ from .context import ToolContext
 
 class ToolRunner:
     def __init__(self, *, registry, base_context: ToolContext, approvals: Approvals,
-                 emit: Callable[[ev.Event], None], session, output_limit: Callable[[str, str], str],
+                 emit: Callable[[ev.AnyEvent], None], session, output_limit: Callable[[str, str], str],
                  guard=None):
         self.registry = registry
         self.base_context = base_context

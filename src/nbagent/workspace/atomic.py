@@ -39,15 +39,9 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, fsyn
         _make_private_parents(path.parent)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path(path)
     final_mode = mode if mode is not None else existing
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if final_mode is not None else 0o666)
+    tmp = write_temp(path, data, mode=0o600 if final_mode is not None else 0o666, fsync=fsync)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            if fsync:
-                f.flush()
-                os.fsync(f.fileno())
         if final_mode is not None:
             os.chmod(tmp, final_mode)
         os.replace(tmp, path)
@@ -55,6 +49,40 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, fsyn
         tmp.unlink(missing_ok=True)
         raise
     return existing is None
+
+
+def write_temp(path: Path, data: bytes, *, mode: int = 0o666, fsync: bool = True) -> Path:
+    """A new temporary file beside ``path``, named as nbagent.workspace.tempfiles names them (the start-up
+    sweep knows it), holding ``data``; the caller renames or links it into place, or unlinks it. Made
+    exclusively (never through a link), with ``mode`` minus the umask; removed again if the write fails."""
+    tmp = temp_path(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def replace_with(path: Path, tmp: Path) -> None:
+    """Rename ``tmp`` (from ``write_temp`` or ``temp_path``) over ``path``; ``tmp`` is removed if that fails."""
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def atomic_symlink(path: Path, target: str) -> None:
+    """Make ``path`` a symbolic link to ``target`` atomically (a link made beside it, then renamed)."""
+    tmp = temp_path(path)
+    os.symlink(target, tmp)
+    replace_with(path, tmp)
 
 
 def _make_private_parents(folder: Path) -> None:

@@ -143,6 +143,15 @@ def confine(root: Path, path: str | os.PathLike[str], *, also: tuple[Path, ...] 
                     "every path must stay inside the workspace root")
 
 
+def confined(root: Path, path: str | os.PathLike[str]) -> Path | None:
+    """``confine``'s answer as a value: the real path ``path`` names if it stays inside ``root``, else
+    None (for code that skips what lies outside rather than refusing it)."""
+    try:
+        return confine(root, path)
+    except ToolError:
+        return None
+
+
 def _with_dirs(files: list[str], start: str, max_depth: int | None) -> Iterator[tuple[str, bool]]:
     """Interleave each file's not-yet-seen parent directories (below ``start``) before it."""
     seen = {"", start}

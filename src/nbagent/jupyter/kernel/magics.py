@@ -217,7 +217,7 @@ class AgentMagics(Magics):
             return None
         inbox: queue.Queue = queue.Queue()
 
-        def on_event(event: ev.Event) -> None:
+        def on_event(event: ev.AnyEvent) -> None:
             inbox.put(event)  # every event: the renderer's state follows them all
             if isinstance(event, ev.TurnEnd) and event.turn_id == turn_id:
                 unsubscribe()

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...workspace.root import confined
+
 if TYPE_CHECKING:
     from ...engine.open_in_jupyter import OpenContext
 
@@ -81,11 +83,7 @@ def _from_env(value: str | None, cwd: Path, root: Path | None) -> Path | None:
 
 
 def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-        return True
-    except ValueError:
-        return False
+    return confined(root.resolve(), path) is not None
 
 
 def _kernel_id(shell) -> str | None:

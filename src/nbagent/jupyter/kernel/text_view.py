@@ -76,7 +76,7 @@ class TextFollower:
             self._renderer = text_renderer(self._out, state=state, follow=follow, show_prompt=follow is None)
             self._write(self._renderer.catch_up().text)
 
-    def _on_event(self, event: ev.Event) -> None:
+    def _on_event(self, event: ev.AnyEvent) -> None:
         with self._ready:
             self._write(self._renderer.render(event).text)
         if self._follow is not None and isinstance(event, ev.TurnEnd) and event.turn_id == self._follow:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import stat
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
@@ -23,6 +21,7 @@ from ...attached.records import NAME_RE, SourceError, parse_output
 from ...attached.store import ContextStore
 from ...errors import StoreError, ToolError
 from ...render.redaction import logger
+from ...workspace.safe_read import UnreadableFile, read_bytes
 from .base import SESSION, BaseHandler
 
 log = logger("nbagent.server")
@@ -154,16 +153,17 @@ class SourceActionHandler(_ContextHandler):
 
 
 def _read_notebook(workspace, path: str) -> dict[str, Any]:
-    """The saved file (a server without the live-notebook store): a regular file, JSON, at most 50 MB."""
+    """The saved file (a server without the live-notebook store): a regular file, JSON, at most 50 MB,
+    checked on the open file by the safe read (no check-then-open race)."""
     real = workspace.resolve(path)
     try:
-        info = os.stat(real)
+        content, _ = read_bytes(real, shown=path, max_bytes=NOTEBOOK_MAX_BYTES)
     except FileNotFoundError:
         raise ToolError(f"{path}: no such notebook (is it saved?)") from None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > NOTEBOOK_MAX_BYTES:
-        raise ToolError(f"{path} is not a regular notebook file, or is over 50 MB")
+    except UnreadableFile:
+        raise ToolError(f"{path} is not a regular notebook file, or is over 50 MB") from None
     try:
-        data = json.loads(real.read_bytes())
+        data = json.loads(content)
     except ValueError as exc:
         raise ToolError(f"{path} is not JSON: {exc}") from exc
     if not isinstance(data, dict):

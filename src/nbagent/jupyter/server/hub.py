@@ -30,7 +30,7 @@ from ...render.agent_state import AgentState, reduce
 from ...render.redaction import logger
 from ...tools.approvals import DECISIONS
 from ...errors import NbagentError
-from ...events import Event, ReasoningDelta, TextDelta
+from ...events import AnyEvent, ReasoningDelta, TextDelta
 from ...engine.open_in_jupyter import BadContext, OpenContext, with_context
 from .settings import session_changes
 
@@ -57,7 +57,7 @@ class LiveSession:
     state: AgentState
     """The agent's state after the events sent so far: what a joining client starts from."""
     clients: set = field(default_factory=set)
-    pending: list[Event] = field(default_factory=list)
+    pending: list[AnyEvent] = field(default_factory=list)
     flush_scheduled: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
     drained: threading.Event = field(default_factory=threading.Event)
@@ -228,7 +228,7 @@ class SessionHub:
         """A panel is connected to some session (someone could answer an approval request)."""
         return any(live.clients for live in self.live.values())
 
-    def broadcast(self, event: Event) -> None:
+    def broadcast(self, event: AnyEvent) -> None:
         """Send an event that belongs to no session (an outside agent's approval request and its decision)
         to every open session, through each one's state like its own events (a joining tab sees the card)."""
         for live in list(self.live.values()):
@@ -269,7 +269,7 @@ class SessionHub:
         live.state, live.unsubscribe = agent.watch(lambda event: self._on_event(live, event))
         return live
 
-    def _on_event(self, live: LiveSession, event: Event) -> None:
+    def _on_event(self, live: LiveSession, event: AnyEvent) -> None:
         """On the agent's worker thread: queue the event, wake the server loop once per burst."""
         with live.lock:
             live.pending.append(event)
@@ -327,11 +327,11 @@ class SessionHub:
 _TEXT = (TextDelta, ReasoningDelta)
 
 
-def _reduce_all(state: AgentState, batch: list[Event]) -> AgentState:
+def _reduce_all(state: AgentState, batch: list[AnyEvent]) -> AgentState:
     """``reduce`` over the batch, a run of text (or reasoning) deltas of one turn as one delta: the state
     is the same (a delta extends the turn's last item of its kind) and a fast stream costs the server's
     loop one reduce per slice instead of one per delta (bench/server.py)."""
-    run: list[Event] = []
+    run: list[AnyEvent] = []
     for event in batch:
         if run and not (type(event) is type(run[0]) and event.turn_id == run[0].turn_id):
             state = reduce(state, _joined(run))
@@ -343,13 +343,13 @@ def _reduce_all(state: AgentState, batch: list[Event]) -> AgentState:
     return reduce(state, _joined(run)) if run else state
 
 
-def _joined(run: list[Event]) -> Event:
+def _joined(run: list[AnyEvent]) -> AnyEvent:
     first = run[0]
     return first if len(run) == 1 else type(first)(text="".join(e.text for e in run),  # type: ignore[attr-defined]
                                                     turn_id=first.turn_id)
 
 
-def _line(event: Event) -> str:
+def _line(event: AnyEvent) -> str:
     """One event as a line of JSON. orjson: a tenth of json.dumps's cost, paid for every delta on the
     server's loop (bench/server.py); json.dumps for what orjson refuses (a lone surrogate in a text)."""
     try:

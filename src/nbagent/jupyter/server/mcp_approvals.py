@@ -8,7 +8,8 @@ which the hub offers here first (``resolve``). The card goes away on every tab t
 denied at once, with the hint of how to allow such calls; with no answer within the timeout, it is
 denied too (an outside agent that went away leaves its card until then: tornado does not notice a
 closed connection while the handler waits, and the SDK's JSON-mode transport does not cancel the call);
-a call cancelled on this side (the server stopping) takes its card away.
+a call cancelled on this side (the server stopping) takes its card away. The call waits in the same
+``PendingApprovals`` as the agent's own requests (nbagent.tools.approvals).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import asyncio
 from typing import Any
 
 from ...events import ApprovalDecision, ApprovalRequest, Event
+from ...tools.approvals import PendingApprovals
 
 HEADLESS = ("no JupyterLab panel is open to ask for MCP writes: open the nbagent panel to approve them "
             "there, or set c.NbAgentServer.mcp_approval = \"auto\" to let outside agents change notebooks")
@@ -28,7 +30,7 @@ class PanelApprover:
     def __init__(self, hub: Any, timeout: float):
         self.hub = hub
         self.timeout = timeout
-        self._pending: dict[str, asyncio.Future] = {}
+        self.waiting = PendingApprovals()
         self._why: dict[str, str] = {}
 
     def on_event(self, event: Event) -> None:
@@ -40,10 +42,8 @@ class PanelApprover:
         if not self.hub.watched:
             self._why[request.call_id] = HEADLESS
             return "deny"
-        future = asyncio.get_running_loop().create_future()
-        self._pending[request.call_id] = future
         try:
-            return await asyncio.wait_for(future, self.timeout)
+            return await self.waiting.answer(request.call_id, timeout=self.timeout)
         except asyncio.TimeoutError:
             self._why[request.call_id] = f"no answer in the JupyterLab panel within {self.timeout:g} s"
             return "deny"
@@ -51,16 +51,10 @@ class PanelApprover:
             self.hub.broadcast(ApprovalDecision(name=request.name, call_id=request.call_id, decision="deny",
                                                 by="cancelled"))
             raise
-        finally:
-            self._pending.pop(request.call_id, None)
 
     def resolve(self, call_id: str, decision: str) -> bool:
         """The panel's answer; False when ``call_id`` is not an outside agent's pending request."""
-        future = self._pending.get(call_id)
-        if future is None or future.done():
-            return False
-        future.set_result(decision)
-        return True
+        return self.waiting.resolve(call_id, decision)
 
     def deny_note(self, call_id: str) -> str:
         """Why a call was denied, beyond the user's own Deny (said to the outside agent)."""

@@ -30,7 +30,7 @@ class LiveState:
         self._seconds: dict[BurstKey, float] = {}
         self._open: BurstKey | None = None
 
-    def apply(self, event: ev.Event, at: float | None = None) -> AgentState:
+    def apply(self, event: ev.AnyEvent, at: float | None = None) -> AgentState:
         """Reduce ``event`` onto the state and time the reasoning bursts; returns the new state."""
         at = time.monotonic() if at is None else at
         with self._lock:

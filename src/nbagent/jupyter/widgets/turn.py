@@ -105,7 +105,7 @@ class TurnView(widgets.VBox):
         self._render(self._project(self._latest))
 
     # ----- input (any thread) ----------------------------------------------------------------
-    def handle(self, event: ev.Event) -> None:
+    def handle(self, event: ev.AnyEvent) -> None:
         """Apply one event to this view's own state (a view with no registry, as in tests)."""
         self.update(self.live.apply(event), event)
 

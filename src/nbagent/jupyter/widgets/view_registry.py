@@ -38,7 +38,7 @@ class ViewHub:
         self._followers: list[Callable[[object], None]] = []
         self._lock = threading.Lock()
         self.live = LiveState()
-        self._early: list[ev.Event] | None = []
+        self._early: list[ev.AnyEvent] | None = []
         """Events that came (on the agent's thread) before ``watch`` returned its snapshot here."""
         state, self._unsubscribe = agent.watch(self._on_event)
         with self._lock:
@@ -97,7 +97,7 @@ class ViewHub:
         return view if view is not None else self.turn_view(prompt, turn_id)
 
     # ----- on the agent's thread -------------------------------------------------------------
-    def _on_event(self, event: ev.Event) -> None:
+    def _on_event(self, event: ev.AnyEvent) -> None:
         with self._lock:
             if self._early is not None:
                 self._early.append(event)
