@@ -49,6 +49,8 @@ def pytest_configure(config):
         folder.mkdir(mode=0o700, exist_ok=True)
         os.environ[name] = str(folder)
     _STATE["before"] = _fingerprint(CHECKOUT / ".nbagent")
+    if FAST:
+        _warm_caches()
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -171,9 +173,19 @@ if FAST:
                            "@pytest.mark.process (or kernel) so the fast run leaves it out")
 
     subprocess.Popen._execute_child = _refuse_processes  # type: ignore[attr-defined]
-    import platform  # noqa: E402
 
-    platform.processor()  # asks `uname -p` once and caches it (the openai client's headers read it)
+
+def _warm_caches() -> None:
+    """What libraries ask another program once per machine or home, asked before the fast run's tests
+    (in the temporary home): `uname -p` (the openai client's headers) and matplotlib's font cache
+    (`fc-list`)."""
+    import platform
+
+    platform.processor()
+    try:
+        import matplotlib.font_manager  # noqa: F401
+    except ImportError:
+        pass
 
     @pytest.fixture(autouse=True)
     def _no_processes_in_the_fast_run():

@@ -207,8 +207,7 @@ async def read_many_files(
 
 
 def multi_edit(ctx: ToolContext, path: str, edits: Annotated[list[Edit], Field(min_length=1)]) -> str:
-    """Make several replacements in one file, in order (each on the result of the one before), all or
-    nothing: if one fails, the file is left untouched.
+    """Make several replacements in one file, in order, all or nothing (if one fails, the file is untouched).
 
     Args:
         path: File path.

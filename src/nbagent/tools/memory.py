@@ -24,9 +24,8 @@ def remember(ctx: ToolContext, text: str,
              category: Literal["fact", "decision", "preference", "snippet", "summary"] | None = None,
              tags: list[str] | None = None,
              kind: SkipJsonSchema[Literal["fact", "decision", "gotcha", "command"] | None] = None) -> str:
-    """Save a durable note about this project for later sessions: how something is (fact), what was
-    chosen and why (decision), how the user wants things (preference), a command or code that works
-    (snippet), or a summary of work done. Relevant ones are shown to you later.
+    """Save a durable note for later sessions: a fact, a decision and why, a preference of the user's,
+    a snippet that works, or a summary of work done. Relevant ones are shown to you later.
 
     Args:
         text: Self-contained; one line for a fact, longer for a snippet (long texts are split).

@@ -159,8 +159,8 @@ def _preview(ctx, path: str, plan: Callable[[Path, str, Snapshot], tuple[Change,
 def notebook_read(ctx, path: str, cells: list[str] | None = None, include_outputs: bool = False) -> str:
     """Read a Jupyter notebook: each cell's id, type, version and source, and its outputs when asked.
 
-    An open notebook is read as it is now, unsaved typing included. Each cell's v= is its version;
-    the edit tools check it.
+    An open notebook is read as it is now, unsaved typing included; a cell's v= is the version the
+    edit tools check.
 
     Args:
         path: The .ipynb file.
@@ -203,7 +203,7 @@ def notebook_edit(ctx, path: str, cell_id: str, source: str, cell_type: CellType
         source: The cell's complete new source; with old_text, the text that replaces old_text.
         cell_type: Change the cell's type too.
         version: The cell's v= (default: the one you last read).
-        old_text: Replace only this exact text (once in the cell); the rest of the cell is kept as it is now.
+        old_text: Replace only this exact text (once in the cell), keeping the rest.
     """
     return _change(ctx, path, lambda p, n, s: plan_edit(ctx, p, n, s, cell_id, source, cell_type, version, old_text))
 
@@ -270,8 +270,8 @@ def notebook_move_preview(ctx, path: str, cell_id: str, after_cell_id: str | Non
 def notebook_run(ctx, path: str, cell_ids: list[str]) -> str:
     """Run cells of a notebook open in JupyterLab, in that notebook's own kernel, in the order given.
 
-    Outputs, execution counts and errors go into the open notebook as if the user ran the cells;
-    the result shows the outputs, shrunk. Needs the notebook open in JupyterLab, with a kernel.
+    Outputs go into the open notebook as if the user ran the cells; the result shows them, shrunk.
+    Needs the notebook open in JupyterLab, with a kernel.
 
     Args:
         path: The .ipynb file.

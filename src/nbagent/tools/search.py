@@ -55,7 +55,7 @@ async def grep(
     Args:
         pattern: Regular expression, e.g. "def \\w+_tool" or "TODO|FIXME". Escape regex characters for literal text.
         path: File or directory to search.
-        glob: Only search files matching this glob, e.g. "*.py" or "src/**/*.ts".
+        glob: Only files matching this glob, e.g. "*.py" or "src/**/*.ts".
         ignore_case: Match letters in either case.
         context: Lines to show before and after each match.
         max_results: Most matching lines to return.

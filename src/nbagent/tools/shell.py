@@ -35,16 +35,13 @@ async def bash(ctx: ToolContext, command: str, timeout: float | None = None,
 
     stdin is closed, so interactive programs fail fast. A command still running at the timeout is
     not killed: it becomes a background task (see task_wait) and the result gives its id and output so far.
-    Where a sandbox works, the command runs in it: it may write only in the workspace and /tmp, has no
-    network and sees no secrets.
+    Sandboxed where possible: writes only to the workspace and /tmp; no network.
 
     Args:
         command: The command (run with `bash -c`).
         timeout: Seconds before the command is handed over to a background task (default 120).
         description: A few words on what the command does, shown to the user.
-        outside_sandbox: Only when the command cannot work in the sandbox (it needs the network, or to
-            write outside the workspace): why, in a few words. The call then runs unconfined and always
-            asks the user first.
+        outside_sandbox: Why it must leave the sandbox (network, writing elsewhere); asks first.
     """
     if not command.strip():
         raise ToolError("command is empty")

@@ -397,12 +397,12 @@ def task_create(ctx: ToolContext, command: str, cwd: str | None = None, outside_
     """Start a long-running command (a server, a watcher, a long build) in the background and return at once.
 
     Its output goes to a log under .nbagent/tasks/; end it with task_stop.
-    The task outlives this turn. It runs in the sandbox, like bash.
+    The task outlives this turn.
 
     Args:
         command: The bash command to run.
         cwd: Directory to run in (default: the root).
-        outside_sandbox: As for bash: why the command cannot work in the sandbox; it then asks first.
+        outside_sandbox: As for bash.
     """
     if not command.strip():
         raise ToolError("command is empty")
@@ -427,10 +427,9 @@ async def task_wait(
 
     Args:
         id: The task id (from task_create, a handed-over bash call, or task_list).
-        timeout: Seconds to wait at most (default 30, at most 600). The task keeps running after a timeout.
+        timeout: Seconds to wait (default 30, at most 600); the task keeps running after.
         tail_lines: Lines of the log's end to show (default 20, at most 100).
-        done_pattern: A regular expression (Python syntax, multiline); return as soon as the log matches it,
-            e.g. "Listening on|ERROR".
+        done_pattern: A Python regex (multiline): return once the log matches it, e.g. "Listening on|ERROR".
     """
     manager = task_manager(ctx)
     wait_for = WAIT_DEFAULT if timeout is None else min(max(float(timeout), 0.0), WAIT_MAX)

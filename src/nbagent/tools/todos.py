@@ -22,8 +22,8 @@ class TodoItem(pydantic.BaseModel):
 
 
 def todo_write(ctx: ToolContext, todos: list[TodoItem]) -> str:
-    """Replace the whole task list. Keep exactly one item in_progress while you work; mark an item
-    completed as soon as it is done; a blocked item needs a note.
+    """Replace the whole task list. Keep exactly one item in_progress while you work; mark items
+    completed once done; a blocked item needs a note.
 
     Args:
         todos: The complete list, in order; items left out are dropped.

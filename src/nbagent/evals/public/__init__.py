@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 NAMES = ("dseval", "dabstep")
+__all__ = ["dseval", "dabstep"]
 
 
 def dseval(models: Any = None, repeat: int = 1, *, tasks: str | None = None, data: str | Path | None = None,
