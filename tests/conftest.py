@@ -56,6 +56,7 @@ def pytest_configure(config):
 def pytest_sessionfinish(session, exitstatus):
     """Fail the run if a test wrote into the checkout's own ``.nbagent/`` (it would show up in the
     developer's ``nbagent sessions list`` and ``nbagent stats``)."""
+    _forget_shells_at_exit()
     if _STATE["before"] is None:
         return
     after = _fingerprint(CHECKOUT / ".nbagent")
@@ -196,3 +197,20 @@ def _warm_caches() -> None:
         if _STARTED:
             pytest.fail(f"--fast: this test starts a process ({_STARTED[0]}); mark it @pytest.mark.process "
                         "(or kernel) so the fast run leaves it out")
+
+
+def _forget_shells_at_exit() -> None:
+    """Each InteractiveShell a test made registered its exit work with atexit (save the history, reset
+    the namespace, a full garbage collection): hundreds of them made the run wait 38 s after its last
+    test. Their homes are temporary, so that work is left undone."""
+    import sys
+
+    shell_module = sys.modules.get("IPython.core.interactiveshell")
+    if shell_module is None:
+        return
+    import atexit
+    import gc
+
+    for obj in gc.get_objects():
+        if isinstance(obj, shell_module.InteractiveShell):
+            atexit.unregister(obj.atexit_operations)
