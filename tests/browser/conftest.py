@@ -68,7 +68,9 @@ def lab(tmp_path_factory, lab_env, lab_args):
     data = _this_checkouts_labextension(base / "data")
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTER_CONFIG_DIR": str(base / "config"),
            "JUPYTER_PATH": os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")])),
-           "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "NBAGENT_MAX_RETRIES": "0", **lab_env}
+           "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "NBAGENT_MAX_RETRIES": "0",
+           # Written against "ask" (the server outlives the per-test environment of tests/conftest.py)
+           "NBAGENT_APPROVAL": "ask", **lab_env}
     log = open(base / "jupyter.log", "w")
     started = time.monotonic()
     proc = subprocess.Popen(
