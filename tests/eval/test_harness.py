@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from pty_run import run_on_a_terminal
 
 import nbagent
 from nbagent.evals import COLUMNS
@@ -211,31 +212,11 @@ def test_the_cli_on_a_terminal_shows_a_bar_per_task_and_a_summary_and_the_report
     """Issue 40, item 14: progress while it runs, one summary line with the report's path at the end; the
     report names the installed jupyter-nbagent's version, labels its token totals and says its interval
     in one sentence."""
-    import pty
-
     env = {**os.environ, "OPENAI_API_KEY": "sk-test", "NBAGENT_LOCAL": "off", "PYTHONPATH": os.pathsep.join(sys.path)}
     out = tmp_path / "tty"
-    import fcntl
-    import struct
-    import termios
-
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a terminal has a size
-    done = subprocess.run([sys.executable, "-m", "nbagent.cli", "eval", str(TASKS), "--model", "scripted-good",
-                           "--base-url", model_server.url, "--tasks", "writes-*", "--out", str(out)],
-                          env=env, stdout=subprocess.PIPE, stderr=slave, text=True, timeout=120)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
-    terminal = b"".join(chunks).decode(errors="replace")
+    done, terminal = run_on_a_terminal([sys.executable, "-m", "nbagent.cli", "eval", str(TASKS), "--model",
+                                        "scripted-good", "--base-url", model_server.url, "--tasks", "writes-*",
+                                        "--out", str(out)], env=env, timeout=120)
     assert done.returncode == 0, terminal
     assert "nbagent eval: 100%" in terminal and "1/1" in terminal and "passed 1, failed 0" in terminal, terminal
     assert "nbagent eval: 1 of 1 task run(s) passed in" in terminal and f"report: {out}/report.html" in terminal

@@ -11,6 +11,7 @@ import time
 import nbformat
 import psutil
 import pytest
+from pty_run import run_on_a_terminal
 
 from nbagent.testing import Call, Reply
 from nbagent.tools.nbcheck import check_notebook, notebook_check
@@ -162,24 +163,10 @@ def test_stop_interrupts_the_check_and_its_kernel_goes(tmp_path):
 def run_check_on_a_terminal(tmp_path, name: str) -> tuple[subprocess.CompletedProcess, str]:
     """``nbagent check`` with its stderr on a pseudo-terminal (as in a shell), stdout piped."""
     import os
-    import pty
 
-    master, slave = pty.openpty()
     env = {**os.environ, "NBAGENT_LOCAL": "off"}
-    out = subprocess.run([sys.executable, "-m", "nbagent.cli", "check", name], cwd=tmp_path, stdout=subprocess.PIPE,
-                         stderr=slave, text=True, timeout=180, env=env, stdin=subprocess.DEVNULL)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
-    return out, b"".join(chunks).decode(errors="replace")
+    return run_on_a_terminal([sys.executable, "-m", "nbagent.cli", "check", name], cwd=tmp_path, timeout=180,
+                             env=env, stdin=subprocess.DEVNULL)
 
 
 def test_agent_cells_are_left_out_of_a_check_and_the_report_says_so(tmp_path):
