@@ -24,13 +24,22 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
-def start_lab(tmp_path: Path, config_path: Path | None) -> tuple[subprocess.Popen, int]:
-    """`jupyter lab` as the README runs it (no --allow-root), with the given environment config dir."""
-    env = {k: v for k, v in os.environ.items() if k != "JUPYTER_CONFIG_PATH"}
-    if config_path is not None:
-        env["JUPYTER_CONFIG_PATH"] = str(config_path)
+def scratch_venv(folder: Path) -> Path:
+    """A virtual environment of its own prefix (so its own etc/jupyter, empty at first) that imports
+    this one's packages: the test's .venv already has the set-up's config, a fresh one has not."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    site = next((folder / "lib").glob("python3*/site-packages"))
+    ours = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    # addsitedir, not a bare path: the .pth files there (the editable install's) count too
+    (site / "this_checkouts_packages.pth").write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in ours))
+    return folder
+
+
+def start_lab(tmp_path: Path, venv: Path) -> tuple[subprocess.Popen, int]:
+    """`jupyter lab` as the README runs it (no --allow-root), from the environment ``venv``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_CONFIG_PATH", "JUPYTER_CONFIG_DIR")}
     port = _port()
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--ip", "127.0.0.1",
+    proc = subprocess.Popen([str(venv / "bin" / "python"), "-m", "jupyterlab", "--no-browser", "--ip", "127.0.0.1",
                              f"--port={port}", "--IdentityProvider.token=t", f"--ServerApp.root_dir={tmp_path}"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
     return proc, port
@@ -59,17 +68,16 @@ def stop(proc: subprocess.Popen) -> str:
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="the set-up as root: CI runs as root")
 def test_jupyter_lab_starts_as_root_after_the_setup_and_not_without_its_config(tmp_path):
-    venv = tmp_path / "venv"  # where setup.sh's step installs it (its .venv), here a scratch one
+    venv = scratch_venv(tmp_path / "venv")  # where setup.sh's step installs it (its .venv), here a scratch one
+    refused, _ = start_lab(tmp_path, venv)
+    refused.wait(60)
+    assert "Running as root is not recommended" in stop(refused)  # what the README's user saw before
+
     subprocess.run(["bash", str(CHECKOUT / "scripts" / "install_jupyter_config.sh"), str(venv)], check=True)
     installed = venv / "etc" / "jupyter" / "jupyter_server_config.py"
     assert installed.read_text() == (CHECKOUT / "scripts" / "jupyter_server_config.py").read_text()
     assert "install_jupyter_config.sh .venv" in (CHECKOUT / "scripts" / "setup.sh").read_text()
-
-    refused, _ = start_lab(tmp_path, None)
-    refused.wait(60)
-    assert "Running as root is not recommended" in stop(refused)  # what the README's user saw before
-
-    lab, port = start_lab(tmp_path, installed.parent)
+    lab, port = start_lab(tmp_path, venv)
     try:
         assert answers(lab, port), "jupyter lab did not start as root with the set-up's config"
     finally:
