@@ -228,11 +228,27 @@ def _routed_output() -> Iterator[tuple[io.StringIO, io.StringIO]]:
 
 
 @contextmanager
+def _instance_patch(obj: Any, name: str, replacement: Any) -> Iterator[None]:
+    """``obj.name`` is ``replacement`` for the block; put back after it only if still ours (another
+    run may have patched it since), as an own attribute only where there was one before."""
+    had_own = name in obj.__dict__
+    original = getattr(obj, name)
+    setattr(obj, name, replacement)
+    try:
+        yield
+    finally:
+        if obj.__dict__.get(name) is replacement:
+            if had_own:
+                setattr(obj, name, original)
+            else:
+                delattr(obj, name)
+
+
+@contextmanager
 def _routed_tracebacks(shell: "InteractiveShell") -> Iterator[list[str]]:
     """Catch the tracebacks this thread's run would show; other threads' still show as usual."""
     caught: list[str] = []
     me = threading.get_ident()
-    had_own = "_showtraceback" in shell.__dict__
     original = shell._showtraceback
 
     def routed(etype, evalue, stb):
@@ -240,15 +256,8 @@ def _routed_tracebacks(shell: "InteractiveShell") -> Iterator[list[str]]:
             return original(etype, evalue, stb)
         caught.append(strip_ansi(shell.InteractiveTB.stb2text(stb)))
 
-    shell._showtraceback = routed
-    try:
+    with _instance_patch(shell, "_showtraceback", routed):
         yield caught
-    finally:
-        if shell.__dict__.get("_showtraceback") is routed:
-            if had_own:
-                shell._showtraceback = original
-            else:
-                del shell._showtraceback
 
 
 @contextmanager
@@ -261,7 +270,6 @@ def _copied_displays(shell: "InteractiveShell") -> Iterator[list[dict]]:
         yield copied
         return
     me = threading.get_ident()
-    had_own = "publish" in publisher.__dict__
     original = publisher.publish
 
     def publish(data, *args, **kwargs):
@@ -269,15 +277,8 @@ def _copied_displays(shell: "InteractiveShell") -> Iterator[list[dict]]:
             copied.append(dict(data))
         return original(data, *args, **kwargs)
 
-    publisher.publish = publish
-    try:
+    with _instance_patch(publisher, "publish", publish):
         yield copied
-    finally:
-        if publisher.__dict__.get("publish") is publish:
-            if had_own:
-                publisher.publish = original
-            else:
-                del publisher.publish
 
 
 IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/svg+xml"})
