@@ -14,6 +14,7 @@ import { OpenContextTracker } from './openContext';
 import { PanelModel } from './model';
 import { AgentPanel, PANEL_ID } from './panel';
 import { RemoteImageSanitizer } from './remoteImages';
+import { ReviewCommandIDs, ReviewTracker } from './review';
 
 const PLUGIN_ID = 'nbagent-labextension:plugin';
 
@@ -54,7 +55,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
     restorer?.add(panel, PANEL_ID);
     void model.start();
     model.openContext = new OpenContextTracker(app); // the chip: active notebook, cell, selection
-    startLiveNotebooks(app); // the agent edits open notebooks through this tab when there is no RTC
+    // Keep or undo a turn's changes where they happened; refetched on the server's review events.
+    const review = new ReviewTracker(app);
+    const refresh = () => void review.refreshAll();
+    model.onReviewEvent = refresh;
+    startLiveNotebooks(app, refresh); // the agent edits open notebooks through this tab when there is no RTC
 
     const reveal = () => {
       app.shell.activateById(PANEL_ID);
@@ -76,7 +81,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'nbagent: Abort the Turn (and clear the queue)',
       execute: () => model.abort()
     });
-    for (const command of Object.values(CommandIDs)) {
+    for (const command of [...Object.values(CommandIDs), ...Object.values(ReviewCommandIDs)]) {
       palette?.addItem({ command, category: 'nbagent' });
     }
 

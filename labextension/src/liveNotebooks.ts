@@ -162,8 +162,12 @@ export function applyOps(nb: SharedNotebook, ops: Op[]): void {
   }, true, 'nbagent');
 }
 
-/** Keep a socket to the server for as long as the app runs; reconnect after a drop. */
-export function startLiveNotebooks(app: JupyterFrontEnd): void {
+/** Events the server sends on the views socket for the review (not requests: no reply). */
+export const REVIEW_EVENTS = ['changes', 'checkpoint', 'turn_end'];
+
+/** Keep a socket to the server for as long as the app runs; reconnect after a drop. ``onEvent`` gets
+ * the review's events (REVIEW_EVENTS). */
+export function startLiveNotebooks(app: JupyterFrontEnd, onEvent: (type: string) => void = () => undefined): void {
   let ws: WebSocket | null = null;
   let retry = 0;
   const opened = (): NotebookLike[] => {
@@ -216,7 +220,14 @@ export function startLiveNotebooks(app: JupyterFrontEnd): void {
       retry = 0;
       report();
     };
-    socket.onmessage = ev => void handle(JSON.parse(ev.data as string));
+    socket.onmessage = ev => {
+      const msg = JSON.parse(ev.data as string);
+      if (REVIEW_EVENTS.includes(msg.type)) {
+        onEvent(msg.type);
+      } else {
+        void handle(msg);
+      }
+    };
     socket.onclose = () => {
       ws = null;
       window.setTimeout(connect, Math.min(10_000, 500 * 2 ** retry++));

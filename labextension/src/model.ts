@@ -28,6 +28,8 @@ export class PanelModel {
   private pending = false;
   /** What the model picker offers (GET models); null until asked. */
   models: ModelChoices | null = null;
+  /** Told of the session's events that change what there is to review (review.ts). */
+  onReviewEvent: ((type: string) => void) | null = null;
   /** Writes the user's defaults (JupyterLab's settings registry); null without a registry. */
   saveDefaults: ((values: Partial<AgentSettings>) => Promise<void>) | null = null;
 
@@ -185,6 +187,9 @@ export class PanelModel {
       this.state = reduce(this.state, msg);
       if (msg.type === 'turn_start' || msg.type === 'turn_end') {
         void this.refreshSessions(); // a new title, turn counts
+      }
+      if (msg.type === 'turn_end' || msg.type === 'checkpoint' || (msg.type as string) === 'changes') {
+        this.onReviewEvent?.(msg.type);
       }
     }
     this.emit();
