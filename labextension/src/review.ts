@@ -82,7 +82,8 @@ class DocReview {
   private status = document.createElement('span');
   private buttons: Record<string, HTMLButtonElement> = {};
   private seen = '';
-  private redoable: ActionBody[] = [];
+  /** Each undo's bodies, naming the rows it took back: Redo re-applies the last one, then the one before. */
+  private redoable: ActionBody[][] = [];
   private diff: MainAreaWidget | null = null;
   private timer = 0;
 
@@ -144,6 +145,12 @@ class DocReview {
     return this.groups.flatMap(g => g.rows);
   }
 
+  /** The index of the first hunk of the block that holds the focus, or -1. */
+  private focusAt(): number {
+    const active = document.activeElement;
+    return this.hunks().findIndex(h => h.closest('.jp-nbagent-review-block')?.contains(active));
+  }
+
   /** The focusable hunks, in the order of the document. */
   hunks(): HTMLElement[] {
     const roots = [this.widget.node, this.diff?.node].filter(Boolean) as HTMLElement[];
@@ -151,7 +158,7 @@ class DocReview {
   }
 
   render(): void {
-    const focused = this.hunks().findIndex(h => h.contains(document.activeElement));
+    const focused = this.focusAt();
     for (const old of this.widget.node.querySelectorAll('.jp-nbagent-review-block')) {
       old.remove();
     }
@@ -261,20 +268,24 @@ class DocReview {
   }
 
   async actAll(action: 'keep' | 'undo'): Promise<void> {
+    if (action === 'keep') {
+      this.redoable = []; // "Keep all" closes the review
+    }
     await this.send(action, ordered(pathBodies(this.groups, this.path), action));
   }
 
   async redo(): Promise<void> {
-    const bodies = [...this.redoable].reverse();
-    this.redoable = [];
-    await this.send('redo', bodies);
+    const last = this.redoable.pop();
+    if (last) {
+      await this.send('redo', [...last].reverse());
+    }
   }
 
   private async send(action: ReviewAction, bodies: ActionBody[]): Promise<void> {
     if (!bodies.length) {
       return;
     }
-    const focused = this.hunks().findIndex(h => h.contains(document.activeElement));
+    const focused = this.focusAt();
     const refused: string[] = [];
     let done = 0;
     const undone: ActionBody[] = [];
@@ -291,10 +302,8 @@ class DocReview {
         refused.push((err as Error).message);
       }
     }
-    if (action === 'undo') {
-      this.redoable = undone;
-    } else if (action === 'keep' && this.redoable.length) {
-      this.redoable = this.redoable.filter(b => !bodies.some(k => k.session === b.session && k.turn === b.turn));
+    if (undone.length) {
+      this.redoable.push(undone);
     }
     const verb = { keep: 'Kept', undo: 'Undid', redo: 'Redid' }[action];
     this.status.textContent =
