@@ -188,7 +188,7 @@ export class PanelModel {
       if (msg.type === 'turn_start' || msg.type === 'turn_end') {
         void this.refreshSessions(); // a new title, turn counts
       }
-      if (msg.type === 'turn_end' || msg.type === 'checkpoint' || (msg.type as string) === 'changes') {
+      if (msg.type === 'turn_end' || msg.type === 'checkpoint' || msg.type === 'changes') {
         this.onReviewEvent?.(msg.type);
       }
     }

@@ -193,8 +193,9 @@ class DocReview {
         const input = cell.querySelector(':scope > .jp-Cell-inputWrapper');
         input ? input.after(block) : cell.append(block);
       } else if (cells.length) {
-        // A deleted cell has no place left: its block goes on top of the notebook.
-        cells[0].node.prepend(block);
+        // A deleted cell's block goes where it was (its place in the notebook before the turn).
+        const at = group.rows[0].kind === 'deleted' ? group.rows[0].start_before - 1 : 0;
+        at < cells.length ? cells[Math.max(at, 0)].node.prepend(block) : cells[cells.length - 1].node.append(block);
       }
     }
   }

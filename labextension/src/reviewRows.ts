@@ -116,10 +116,10 @@ export function lineDiff(before: string, after: string): DiffLine[] {
 
 /** The lines a row shows: a hunk's removed then added lines; a whole-cell row's line diff. */
 export function rowLines(row: ChangeRow): DiffLine[] {
-  if (row.kind === 'moved' || row.kind === 'outputs') {
+  if (row.kind === 'moved') {
     return [];
   }
-  if (row.hunk === null) {
+  if (row.hunk === null) { // whole cells, outputs (as text), a cell whose type changed
     return lineDiff(row.before, row.after);
   }
   return [
@@ -141,7 +141,7 @@ export function rowLabel(row: ChangeRow): string {
     case 'deleted':
       return 'cell deleted';
     case 'moved':
-      return 'cell moved';
+      return `cell moved from position ${row.start_before} to ${row.start_after}`;
     case 'outputs':
       return 'outputs and execution count changed';
     default: {

@@ -45,7 +45,7 @@ function diffPre(row: ChangeRow): HTMLElement {
   const pre = el('pre', 'jp-nbagent-review-diff');
   const lines = rowLines(row);
   if (lines.length === 0) {
-    pre.appendChild(el('span', 'jp-nbagent-review-line jp-mod-note', row.kind === 'moved' ? 'moved to here' : '(outputs)'));
+    pre.appendChild(el('span', 'jp-nbagent-review-line jp-mod-note', rowLabel(row)));
   }
   for (const line of lines) {
     const cls = line.sign === '-' ? 'jp-mod-removed' : line.sign === '+' ? 'jp-mod-added' : 'jp-mod-context';

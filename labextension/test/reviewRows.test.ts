@@ -54,6 +54,8 @@ describe('lines', () => {
     expect(rowLines(row({ before: 'a\nb\n', after: 'c\n' })).map(l => l.sign + l.text)).toEqual(['-a', '-b', '+c']);
     expect(rowLines(row({ kind: 'moved', hunk: null }))).toEqual([]);
     expect(rowLines(row({ kind: 'added', hunk: null, before: '', after: 'y\n' }))).toEqual([{ sign: '+', text: 'y' }]);
+    expect(rowLines(row({ kind: 'outputs', hunk: null, before: '[1]\n2', after: '[None]' })).map(l => l.sign + l.text))
+      .toEqual(['-[1]', '-2', '+[None]']);
   });
 });
 
@@ -63,6 +65,9 @@ describe('labels', () => {
     expect(rowLabel(row({ hunk: 0, start_before: 5, before: 'gone\n', after: '' }))).toBe('hunk 1, line 5');
     expect(rowLabel(row({ kind: 'deleted', hunk: null }))).toBe('cell deleted');
     expect(rowLabel(row({ kind: 'outputs', hunk: null }))).toBe('outputs and execution count changed');
+    expect(rowLabel(row({ kind: 'moved', hunk: null, start_before: 2, start_after: 4 }))).toBe(
+      'cell moved from position 2 to 4'
+    );
   });
 
   it('says Apply / Reject for suggestions only', () => {
