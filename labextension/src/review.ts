@@ -85,7 +85,7 @@ class DocReview {
   /** Each undo's bodies, naming the rows it took back: Redo re-applies the last one, then the one before. */
   private redoable: ActionBody[][] = [];
   private diff: MainAreaWidget | null = null;
-  private timer = 0;
+  private timers: number[] = [];
 
   constructor(
     readonly tracker: ReviewTracker,
@@ -119,10 +119,14 @@ class DocReview {
     return this.widget.context.path;
   }
 
-  /** Fetch again a little after the document changed (a burst of edits gives one request). */
+  /**
+   * Fetch again a little after the document changed (a burst of edits gives one request), and twice more
+   * later: a turn of %agent in a kernel edits the notebook through the server, but its rows exist only
+   * once that turn has ended, and no event of it reaches this page.
+   */
   soon(): void {
-    window.clearTimeout(this.timer);
-    this.timer = window.setTimeout(() => void this.refresh(), 600);
+    this.timers.forEach(t => window.clearTimeout(t));
+    this.timers = [600, 3000, 10000].map(ms => window.setTimeout(() => void this.refresh(), ms));
   }
 
   async refresh(): Promise<void> {
@@ -317,7 +321,7 @@ class DocReview {
   }
 
   dispose(): void {
-    window.clearTimeout(this.timer);
+    this.timers.forEach(t => window.clearTimeout(t));
     this.bar.dispose();
     this.diff?.dispose();
   }

@@ -5,7 +5,8 @@ A turn from the panel (the scripted model) edits three cells; the user keeps the
 second and undoes one hunk of the third, all from the review's blocks in the cells; the file and the
 open view hold exactly that; Redo puts back what was undone; axe-core finds nothing in the review.
 Then a turn of an agent that is not the panel's (as %agent in a kernel: it reaches the server through
-the runtime file) shows its change in the open notebook too, and "Keep all" closes the review.
+the runtime file) shows its change in the open notebook too, and "Keep all" closes the review. Last, a
+text file the panel's turn changed: its diff view beside it, one hunk undone by keyboard.
 """
 
 from __future__ import annotations
@@ -165,3 +166,44 @@ def other_agent_turn(page, lab, name: str, ids: list[str]) -> None:
     finally:
         agent.close()
         nbdoc.unregister_store(store)
+
+
+def run_file_review(page, lab, shot, axe, mode: str, model_server) -> None:
+    """A text file changed in two hunks: "Show diff" opens the review beside it; one hunk is undone."""
+    name = f"notes-{mode}.py"
+    (lab.root / name).write_text("a = 1\nb = 2\nc = 3\n")
+    model_server.enqueue(
+        Reply(tool_calls=[Call("read_file", {"path": name})]),
+        Reply(tool_calls=[Call("write_file", {"path": name, "content": "a = 10\nb = 2\nc = 30\n"})]),
+        Reply(text="Edited the notes."),
+    )
+    box = page.locator(".jp-nbagent-input textarea")
+    box.focus()
+    page.keyboard.type(f"Change a and c in {name}")
+    page.keyboard.press("Enter")
+    page.locator(".jp-nbagent-assistant", has_text="Edited the notes.").wait_for()
+    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", name)
+    bar = page.locator(f"{BAR}:visible", has_text="2 changes to review")
+    bar.wait_for()
+    bar.locator("button", has_text="Show diff").focus()
+    press(page, "Enter")
+    view = page.locator(".jp-nbagent-review-diffview")
+    view.wait_for()
+    page.wait_for_function("() => document.activeElement?.classList.contains('jp-nbagent-review-hunk')")
+    assert focused(page).startswith(f"hunk 1, line 1 of {name}"), focused(page)
+    axe(".jp-nbagent-review-diffview", f"[{mode}] the diff view of a text file")
+    doc_shot(page, shot, f"review-{mode}-file")
+    press(page, "Alt+n")
+    press(page, "Alt+u")
+    deadline = time.monotonic() + 15
+    while (lab.root / name).read_text() != "a = 10\nb = 2\nc = 3\n":
+        assert time.monotonic() < deadline, (lab.root / name).read_text()
+        time.sleep(0.1)
+    page.locator(f"{BAR}:visible", has_text="1 change to review").wait_for()
+    assert view.locator(".jp-nbagent-review-hunk").count() == 1
+    press(page, "Alt+r")
+    deadline = time.monotonic() + 15
+    while (lab.root / name).read_text() != "a = 10\nb = 2\nc = 30\n":
+        assert time.monotonic() < deadline, (lab.root / name).read_text()
+        time.sleep(0.1)
+    page.locator(f"{BAR}:visible", has_text="2 changes to review").wait_for()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from review_flow import run_review_flow
+from review_flow import run_file_review, run_review_flow
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -23,3 +23,7 @@ def lab_env(model_server):
 
 def test_keep_undo_and_redo_by_keyboard(page, lab, shot, axe, model_server):
     run_review_flow(page, lab, shot, axe, "rtc", model_server)
+
+
+def test_a_text_files_hunk_undone_in_its_diff_view(page, lab, shot, axe, model_server):
+    run_file_review(page, lab, shot, axe, "rtc", model_server)
