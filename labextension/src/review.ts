@@ -229,6 +229,7 @@ class DocReview {
       this.diff.id = `nbagent-review-${this.widget.id}`;
       this.diff.title.label = `Review: ${this.path.split('/').pop()}`;
       this.diff.title.closable = true;
+      this.diff.toolbar.hide(); // nothing to put there: the blocks carry the buttons
       this.tracker.app.shell.add(this.diff, 'main', { mode: 'split-right', ref: this.widget.id });
       this.render();
     }

@@ -60,8 +60,18 @@ def wait_both(page, lab, name: str, sources: list[str]) -> None:
     wait_disk(lab.root / name, sources)
 
 
+def keep_waiting(page) -> None:
+    """jupyter-collaboration asks "The document is taking some time to load" when its provider syncs slowly
+    (a loaded machine): the answer is to wait, as a user would."""
+    dialog = page.locator(".jp-Dialog", has_text="taking some time to load")
+    if dialog.count():
+        dialog.locator(".jp-mod-accept").click()
+        dialog.wait_for(state="detached")
+
+
 def panel_turn(page, model_server, name: str, ids: list[str]) -> None:
     """From the panel, by keyboard: a turn that edits cells 2, 3 and 4 (two hunks in the last)."""
+    keep_waiting(page)
     model_server.enqueue(
         Reply(tool_calls=[Call("notebook_read", {"path": name})]),
         Reply(tool_calls=[Call("notebook_edit", {"path": name, "cell_id": ids[1], "source": AFTER[1]}),
@@ -182,7 +192,7 @@ def run_file_review(page, lab, shot, axe, mode: str, model_server) -> None:
     page.keyboard.type(f"Change a and c in {name}")
     page.keyboard.press("Enter")
     page.locator(".jp-nbagent-assistant", has_text="Edited the notes.").wait_for()
-    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", name)
+    page.evaluate("async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", name)
     bar = page.locator(f"{BAR}:visible", has_text="2 changes to review")
     bar.wait_for()
     bar.locator("button", has_text="Show diff").focus()
