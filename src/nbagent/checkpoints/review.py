@@ -169,7 +169,8 @@ class Review:
     def _flip(self, turn: int, only: Iterable[Any] | None, undo: bool) -> Reviewed:
         rows, data, decisions = self._load(turn)
         chosen = select(rows, only)
-        wanted = ("pending", "kept") if undo else ("undone",)
+        # Every row (``only`` None) means those still pending; a kept row is undone only when named.
+        wanted = (("pending",) if only is None else ("pending", "kept")) if undo else ("undone",)
         done = Reviewed("undo" if undo else "redo", self.session_id, turn)
         rejected = [r for r in chosen if r.status == "suggested" and undo]  # a suggestion undone: discarded
         picked = [r for r in chosen if r.status in wanted and r.id in dict(data.specs)]
