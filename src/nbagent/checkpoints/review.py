@@ -304,3 +304,12 @@ def select(rows: list[ChangeRow], only: Iterable[Any] | None) -> list[ChangeRow]
                                   "id from agent.changes()")
         picked += [r for r in matched if r not in picked]
     return picked
+
+
+def matching(rows: Iterable[ChangeRow], path: str | None = None, cell: str | None = None) -> list[str]:
+    """The ids of the rows of ``path`` and/or cell ``cell`` (``/undo --path P --cell ID``, ``nbagent undo``)."""
+    picked = [r.id for r in rows if (path is None or r.path == path) and (cell is None or r.cell_id == cell)]
+    if not picked:
+        where = " ".join(x for x in (f"path {path}" if path else "", f"cell {cell}" if cell else "") if x)
+        raise CheckpointError(f"no change of the turn at {where}")
+    return picked
