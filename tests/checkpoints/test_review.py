@@ -176,3 +176,20 @@ def test_review_table_is_a_migration(tmp_path):
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"change_reviews", "change_review_turns"} <= names
     db.close()
+
+
+@pytest.mark.process
+def test_cli_undo_and_redo_of_one_cell(workspace, agent, capsys):
+    from nbagent.cli.app import main as cli_main
+
+    agent.run("edit three cells")
+    session = agent.session_id
+    agent.close()
+    assert cli_main(["undo", "-w", str(workspace), "-s", session, "--path", "nb.ipynb", "--cell", "b"]) == 0
+    assert "undid 1 change(s) of turn 1" in capsys.readouterr().out
+    assert sources_of(workspace / "nb.ipynb")["b"] == SOURCES["b"]
+    assert sources_of(workspace / "nb.ipynb")["a"] == "import math\nx = 2\n"
+    assert cli_main(["redo", "-w", str(workspace), "-s", session, "--cell", "b"]) == 0
+    assert sources_of(workspace / "nb.ipynb")["b"] == "def f(y):\n    return y * 2\n"
+    assert cli_main(["undo", "-w", str(workspace), "-s", session, "--cell", "nope"]) == 1
+    assert "no change of the turn at cell nope" in capsys.readouterr().err

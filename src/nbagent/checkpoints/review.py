@@ -169,7 +169,8 @@ class Review:
     def _flip(self, turn: int, only: Iterable[Any] | None, undo: bool) -> Reviewed:
         rows, data, decisions = self._load(turn)
         chosen = select(rows, only)
-        wanted = ("pending", "kept") if undo else ("undone",)
+        # Every row (``only`` None) means those still pending; a kept row is undone only when named.
+        wanted = (("pending",) if only is None else ("pending", "kept")) if undo else ("undone",)
         done = Reviewed("undo" if undo else "redo", self.session_id, turn)
         rejected = [r for r in chosen if r.status == "suggested" and undo]  # a suggestion undone: discarded
         picked = [r for r in chosen if r.status in wanted and r.id in dict(data.specs)]
@@ -302,4 +303,13 @@ def select(rows: list[ChangeRow], only: Iterable[Any] | None) -> list[ChangeRow]
             raise CheckpointError(f"no change of turn {rows[0].turn} is {name!r}: give a row id, a path or a cell "
                                   "id from agent.changes()")
         picked += [r for r in matched if r not in picked]
+    return picked
+
+
+def matching(rows: Iterable[ChangeRow], path: str | None = None, cell: str | None = None) -> list[str]:
+    """The ids of the rows of ``path`` and/or cell ``cell`` (``/undo --path P --cell ID``, ``nbagent undo``)."""
+    picked = [r.id for r in rows if (path is None or r.path == path) and (cell is None or r.cell_id == cell)]
+    if not picked:
+        where = " ".join(x for x in (f"path {path}" if path else "", f"cell {cell}" if cell else "") if x)
+        raise CheckpointError(f"no change of the turn at {where}")
     return picked

@@ -27,7 +27,7 @@ from traitlets import Bool, Callable, Dict, Float, Int, List, Unicode
 
 from ...config import DEFAULT
 from ...tools import nbdoc
-from . import check_route, context_routes, handlers
+from . import changes_routes, check_route, context_routes, handlers
 from .hub import SessionHub
 from .kernel_secret import KernelLink, KernelNotebooksHandler
 from .notebooks import InProcessStore, ServerNotebooks
@@ -140,6 +140,7 @@ class NbAgentServer(ExtensionApp):
         self.handlers.extend(MCP_ROUTES)
         self.handlers.extend(context_routes.ROUTES)
         self.handlers.extend(check_route.ROUTES)
+        self.handlers.extend(changes_routes.ROUTES)
         self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
         self.handlers.append((r"/nbagent/api/views/ws", ViewsSocket))
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .notebooks import ServerNotebooks
     from .services import WorkspaceServices
     from .settings import ServerSettings
+    from .views import OpenViews
 
 
 class ServerParts(Protocol):
@@ -29,6 +30,7 @@ class ServerParts(Protocol):
     services: "WorkspaceServices"
     notebooks: "ServerNotebooks"
     agent_settings: "ServerSettings"
+    views: "OpenViews"
 
     async def update_settings(self, changes: Any) -> "ServerSettings": ...
 
