@@ -102,12 +102,12 @@ class DocReview {
       this.buttons[key] = button(text, label, `jp-mod-${key}`, run);
       this.bar.node.append(this.buttons[key]);
     };
+    add('diff', 'Show diff', 'Show the changes to this file beside it', () => this.openDiff());
     add('previous', 'Previous', 'Previous change (Alt P)', () => this.move(-1));
     add('next', 'Next', 'Next change (Alt N)', () => this.move(1));
     add('keepAll', 'Keep all', 'Keep all the changes to this file', () => void this.actAll('keep'));
     add('undoAll', 'Undo all', 'Undo all the changes to this file', () => void this.actAll('undo'));
     add('redo', 'Redo', 'Redo what was undone last (Alt R)', () => void this.redo());
-    add('diff', 'Show diff', 'Show the changes to this file beside it', () => this.openDiff());
     this.bar.node.append(this.status);
     keepKeys(this.bar.node);
     this.bar.hide();
