@@ -14,17 +14,18 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from pathlib import Path
 
 import nbformat
 
-from live_flow import MODEL, agent_context, disk_sources, no_dialog, open_notebook, wait_disk, wait_sources
 from nbagent import Agent
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
 from nbagent.tools import nbdoc
+from tests.paths import CHECKOUT
 
-DOC_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+from .live_flow import MODEL, agent_context, disk_sources, no_dialog, open_notebook, wait_disk, wait_sources
+
+DOC_IMAGES = CHECKOUT / "docs" / "images"
 BLOCK = ".jp-Notebook .jp-nbagent-review-block"
 BAR = ".jp-nbagent-review-bar"
 BEFORE = ["# Title", "x = 1", "y = 1", "p = 1\nq = 2\nr = 3"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from review_flow import run_file_review, run_review_flow
+from .review_flow import run_file_review, run_review_flow
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
