@@ -69,9 +69,9 @@ class Review:
 
     # ----- reading ---------------------------------------------------------------------------
     def turns(self) -> list[int]:
-        """The turns with rows to review (a checkpoint not undone, or suggestions), oldest first."""
+        """The turns with rows (a checkpoint not undone, or suggestions), oldest first."""
         done = {e.turn for e in self.checkpoints.list() if not e.undone}
-        suggested = {t for s, t in self.log.suggested_turns() if s == self.session_id}
+        suggested = {t for s, t in self.log.suggested_turns(awaiting=False) if s == self.session_id}
         return sorted(done | suggested)
 
     def changes(self, turn: int | None = None) -> Changes:
