@@ -193,3 +193,28 @@ def test_cli_undo_and_redo_of_one_cell(workspace, agent, capsys):
     assert sources_of(workspace / "nb.ipynb")["b"] == "def f(y):\n    return y * 2\n"
     assert cli_main(["undo", "-w", str(workspace), "-s", session, "--cell", "nope"]) == 1
     assert "no change of the turn at cell nope" in capsys.readouterr().err
+
+
+@pytest.mark.process
+def test_review_before_writing_keep_applies_and_undo_rejects(workspace):
+    agent = Agent(model=ScriptedModel([read_first(), three_cell_edit(), "Suggested."]), workspace=workspace,
+                  approval="auto", review_before_writing=True)
+    try:
+        result = agent.run("edit three cells")
+        outputs = [e.output for e in result.events if isinstance(e, ev.ToolResult) and e.name == "notebook_edit"]
+        assert len(outputs) == 3 and all(o.startswith("Suggested, not written") for o in outputs)
+        assert sources_of(workspace / "nb.ipynb") == SOURCES  # nothing written
+        rows = agent.changes()
+        assert [(r.cell_id, r.kind, r.status) for r in rows] == [("a", "source", "suggested"),
+                                                               ("b", "source", "suggested"),
+                                                               ("c", "source", "suggested")]
+        assert rows[0].after == "import math\nx = 2\n"
+        assert agent.keep(only=["a", "c"]).done == [rows[0].id, rows[2].id]
+        assert agent.undo(only="b").done == [rows[1].id]  # rejected: discarded
+        assert sources_of(workspace / "nb.ipynb") == {"a": "import math\nx = 2\n", "b": SOURCES["b"],
+                                                      "c": "ONE\ntwo\nthree\nfour\nFIVE\n"}
+        assert [r.status for r in agent.changes()] == ["kept", "undone", "kept"]
+        agent.reconfigure(review_before_writing=False)
+        assert agent.runtime.settings()["review_before_writing"] is False
+    finally:
+        agent.close()

@@ -26,6 +26,8 @@ from .manifest import TurnCheckpoint
 from .restore import _inside
 
 AWAITING = ("pending", "suggested")
+CACHED_TURNS = 64
+"""Turns whose rows (and files' two sides) a process keeps computed, keyed by their two snapshots."""
 
 
 @dataclass
@@ -55,13 +57,16 @@ class _Turn:
     """Path -> its bytes before and after the turn."""
 
 
+_SPECS: dict[tuple[str, str, int], "_Turn"] = {}
+
+
 class Review:
     """The review of one session's turns (``checkpoints``: that session's; ``log``: the database's)."""
 
     def __init__(self, checkpoints: Checkpoints, log: ReviewLog):
         self.checkpoints = checkpoints
         self.log = log
-        self._cache: dict[tuple[str, str], _Turn] = {}
+        self._cache = _SPECS  # rows are a function of the two snapshots: shared by every Review of the process
 
     @property
     def session_id(self) -> str:
@@ -69,9 +74,9 @@ class Review:
 
     # ----- reading ---------------------------------------------------------------------------
     def turns(self) -> list[int]:
-        """The turns with rows to review (a checkpoint not undone, or suggestions), oldest first."""
+        """The turns with rows (a checkpoint not undone, or suggestions), oldest first."""
         done = {e.turn for e in self.checkpoints.list() if not e.undone}
-        suggested = {t for s, t in self.log.suggested_turns() if s == self.session_id}
+        suggested = {t for s, t in self.log.suggested_turns(awaiting=False) if s == self.session_id}
         return sorted(done | suggested)
 
     def changes(self, turn: int | None = None) -> Changes:
@@ -91,8 +96,10 @@ class Review:
         entry = self.checkpoints.manifest.find(turn)
         if entry is None or not entry.after:
             return _Turn(None, [], {})
-        key = (entry.before, entry.after)
+        key = (entry.before, entry.after, entry.turn)
         if key not in self._cache:
+            if len(self._cache) >= CACHED_TURNS:
+                self._cache.clear()
             self._cache[key] = self._read(entry)
         cached = self._cache[key]
         return _Turn(entry, cached.specs, cached.sides)

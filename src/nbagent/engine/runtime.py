@@ -244,6 +244,7 @@ class AgentRuntime:
         return {"model": self.session.model or c.model or "", "approval": c.approval, "toolsets": list(c.toolsets),
                 "max_steps": c.max_steps, "memory": c.memory, "workspace": str(c.workspace),
                 "enabled_toolsets": list(self.registry.enabled), "profile": self.profile.name,
+                "review_before_writing": c.review_before_writing,
                 "tools": self.registry.names(),
                 # The offline model answers (nbagent.model.local): every front end shows a badge for it.
                 "offline": bool(getattr(self.model, "offline", False)),

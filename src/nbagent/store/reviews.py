@@ -85,9 +85,11 @@ class ReviewLog:
                                "AND status = 'undone'", (session_id, row[0], row[1])).fetchall()
         return row[0], [r[0] for r in ids]
 
-    def suggested_turns(self, path: str | None = None) -> list[tuple[str, int]]:
-        """(session, turn) with suggested rows still awaiting review (for ``path``, or any)."""
-        query = "SELECT DISTINCT session_id, turn FROM change_reviews WHERE status = 'suggested'"
+    def suggested_turns(self, path: str | None = None, *, awaiting: bool = True) -> list[tuple[str, int]]:
+        """(session, turn) with suggested rows still awaiting review (for ``path``, or any); with
+        ``awaiting`` False, those with suggestions however they were decided."""
+        query = ("SELECT DISTINCT session_id, turn FROM change_reviews WHERE "
+                 + ("status = 'suggested'" if awaiting else "data IS NOT NULL"))
         args: tuple = ()
         if path is not None:
             query, args = query + " AND path = ?", (path,)

@@ -110,3 +110,43 @@ async def test_routes_need_a_login_and_a_valid_body(jp_serverapp, jp_fetch, api)
     with pytest.raises(HTTPClientError) as unknown:
         await api("POST", "changes", "undo", body={"session": "nosuch", "turn": 1, "only": None})
     assert unknown.value.code == 404
+
+
+@pytest.fixture
+def connect(jp_ws_fetch):
+    from conftest import Client
+
+    opened = []
+
+    async def open_(session_id: str):
+        client = Client(await jp_ws_fetch("nbagent", "api", "sessions", session_id, "ws"))
+        opened.append(client)
+        return client
+
+    yield open_
+    for client in opened:
+        client.ws.close()
+
+
+async def test_a_panel_session_is_reviewed_through_its_agent(jp_serverapp, jp_root_dir, api, connect, model):
+    (jp_root_dir / "notes.txt").write_text("red\ngreen\nblue\nwhite\n")
+    model.enqueue(Reply(tool_calls=[Call("write_file", {"path": "notes.txt", "content": "RED\ngreen\nblue\nWHITE\n"},
+                                         id="call_write")]), Reply(text="Shouted."))
+    sid = (await api("POST", "sessions", body={}))["id"]
+    client = await connect(sid)
+    await client.next()
+    await client.send(type="prompt", text="shout the edges")
+    await client.until("approval_request")
+    await client.send(type="approval", call_id="call_write", decision="approve")
+    await client.until("turn_end")
+    [turn] = (await api("GET", "changes", params={"path": "notes.txt"}))["turns"]
+    first = turn["rows"][0]
+    done = await api("POST", "changes", "undo", body={"session": sid, "turn": 1, "only": [first["id"]]})
+    assert done["undone"] == [first["id"]] and done["refused"] == []
+    assert (jp_root_dir / "notes.txt").read_text() == "red\ngreen\nblue\nWHITE\n"
+    mark = await client.until("checkpoint", action="undone")
+    assert (mark["turn"], mark["rows"], mark["files"]) == (1, [first["id"]], ["notes.txt"])
+    changes = await client.until("changes")
+    assert (changes["session"], changes["path"], changes["pending"]) == (sid, "notes.txt", 1)
+    history = await api("GET", "sessions", sid, "messages")
+    assert "undid part of turn 1" in json.dumps(history)
