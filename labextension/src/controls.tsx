@@ -17,6 +17,10 @@ export const APPROVAL_HELP: Record<ApprovalMode, string> = {
   'read-only': 'deny every change'
 };
 
+/** What "Review before writing" does, for its tooltip. */
+export const REVIEW_HELP =
+  "The agent's notebook edits arrive as suggestions in the notebook: Apply or Reject each, nothing is written before";
+
 /** The names to offer: the current model first if the lists lack it, then the listed ones. */
 /** What the offline badge says when hovered: the answers come from a tiny local model, not a real one. */
 export const OFFLINE_NOTE =
@@ -36,6 +40,7 @@ export function SessionControls({ model }: { model: PanelModel }): React.ReactEl
     offline?: boolean;
     sandbox?: string;
     sandbox_active?: boolean;
+    review_before_writing?: boolean;
   };
   const current = settings.model ?? '';
   const approval = settings.approval ?? 'ask';
@@ -80,6 +85,15 @@ export function SessionControls({ model }: { model: PanelModel }): React.ReactEl
         >
           {approvalOptions()}
         </select>
+      </label>
+      <label className="jp-nbagent-control" title={REVIEW_HELP}>
+        <input
+          type="checkbox"
+          className="jp-nbagent-review-first"
+          checked={!!settings.review_before_writing}
+          onChange={e => model.reconfigure({ review_before_writing: e.target.checked })}
+        />
+        <span className="jp-nbagent-control-label">Review before writing</span>
       </label>
       {settings.sandbox !== undefined && (
         <span

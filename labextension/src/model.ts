@@ -147,9 +147,15 @@ export class PanelModel {
     this.socket?.send({ type: 'abort' });
   }
 
-  /** Change this session's model, approval mode or tool sets now (Agent.reconfigure on the server, as
-   * the kernel's `%agent --model/--approval` does); its settings_changed event updates every tab. */
-  reconfigure(changes: { model?: string; approval?: ApprovalMode; toolsets?: string[] }): void {
+  /** Change this session's model, approval mode, tool sets or review before writing now (Agent.reconfigure
+   * on the server, as the kernel's `%agent --model/--approval/--review` does); its settings_changed event
+   * updates every tab. */
+  reconfigure(changes: {
+    model?: string;
+    approval?: ApprovalMode;
+    toolsets?: string[];
+    review_before_writing?: boolean;
+  }): void {
     this.socket?.send({ type: 'settings', ...changes });
   }
 

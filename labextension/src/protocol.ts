@@ -26,7 +26,7 @@ export type ClientMessage =
   | { type: 'undo'; turn?: number; force?: boolean }
   | { type: 'redo'; turn?: number; force?: boolean }
   | { type: 'replay'; turn: number }
-  | { type: 'settings'; model?: string; approval?: ApprovalMode; toolsets?: string[] };
+  | { type: 'settings'; model?: string; approval?: ApprovalMode; toolsets?: string[]; review_before_writing?: boolean };
 
 
 /** A stored message (docs/internals.md, "Messages"), as GET .../messages returns them. */

@@ -292,6 +292,8 @@ class DocReview {
       return;
     }
     const focused = this.focusAt();
+    // A rejected suggestion was never written: there is nothing to redo.
+    const suggested = new Set(this.rows().filter(r => r.status === 'suggested').map(r => r.id));
     const refused: string[] = [];
     let done = 0;
     const undone: ActionBody[] = [];
@@ -301,8 +303,9 @@ class DocReview {
         const ids = result.undone ?? result.redone ?? result.kept ?? [];
         done += ids.length;
         refused.push(...(result.refused ?? []).map(r => r.reason));
-        if (action === 'undo' && ids.length) {
-          undone.push({ ...body, only: ids });
+        const written = ids.filter(id => !suggested.has(id));
+        if (action === 'undo' && written.length) {
+          undone.push({ ...body, only: written });
         }
       } catch (err) {
         refused.push((err as Error).message);

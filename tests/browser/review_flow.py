@@ -6,7 +6,8 @@ second and undoes one hunk of the third, all from the review's blocks in the cel
 open view hold exactly that; Redo puts back what was undone; axe-core finds nothing in the review.
 Then a turn of an agent that is not the panel's (as %agent in a kernel: it reaches the server through
 the runtime file) shows its change in the open notebook too, and "Keep all" closes the review. Last, a
-text file the panel's turn changed: its diff view beside it, one hunk undone by keyboard.
+text file the panel's turn changed: its diff view beside it, one hunk undone by keyboard. Between the two,
+review before writing: the panel's turn suggests two edits, one is applied and one rejected.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ def run_review_flow(page, lab, shot, axe, mode: str, model_server) -> None:
     wait_blocks(page, 2)
     no_dialog(page, shot, mode)
 
-    other_agent_turn(page, lab, name, ids)
+    other_agent_turn(page, lab, shot, name, ids)
 
     # Keep all, by keyboard from the bar: the review closes, nothing of the turns is pending.
     page.locator(f"{BAR} button", has_text="Keep all").focus()
@@ -157,8 +158,52 @@ def run_review_flow(page, lab, shot, axe, mode: str, model_server) -> None:
     assert disk_sources(lab.root / name) == [*AFTER[:3], "p = 10\nq = 2\nr = 30  # agent"]
     no_dialog(page, shot, mode)
 
+    suggestion_turn(page, lab, shot, axe, mode, model_server, name, ids)
 
-def other_agent_turn(page, lab, name: str, ids: list[str]) -> None:
+
+def suggestion_turn(page, lab, shot, axe, mode: str, model_server, name: str, ids: list[str]) -> None:
+    """Review before writing (the panel's checkbox, by keyboard): the turn's edits are suggestions; Apply
+    (Alt K) writes one into the file and the view, Reject (Alt U) leaves the other cell as it was."""
+    toggle = page.locator(".jp-nbagent-review-first")
+    toggle.focus()
+    press(page, "Space")
+    page.wait_for_function("() => document.querySelector('.jp-nbagent-review-first').checked")
+    now = page.evaluate(f"() => {MODEL}.cells.map(c => c.source)")
+    model_server.enqueue(
+        Reply(tool_calls=[Call("notebook_read", {"path": name})]),
+        Reply(tool_calls=[Call("notebook_edit", {"path": name, "cell_id": ids[1], "source": "x = 3"}),
+                          Call("notebook_edit", {"path": name, "cell_id": ids[2], "source": "y = 3"})]),
+        Reply(text="Suggested two edits."),
+    )
+    page.locator(".jp-nbagent-input textarea").focus()
+    page.keyboard.type("Suggest x = 3 and y = 3")
+    page.keyboard.press("Enter")
+    page.locator(".jp-nbagent-assistant", has_text="Suggested two edits.").wait_for()
+    wait_blocks(page, 2)
+    page.locator(BAR, has_text="2 suggested changes to review").wait_for()
+    assert page.locator(f"{BLOCK} button", has_text="Apply cell").count() == 2
+    assert page.evaluate(f"() => {MODEL}.cells.map(c => c.source)") == now, "a suggestion was written"
+    assert disk_sources(lab.root / name) == now
+    axe(BLOCK, f"[{mode}] suggested changes")
+    doc_shot(page, shot, f"review-{mode}-suggested")
+    press(page, "Alt+n")
+    assert "of cell 2, turn 2, suggested" in focused(page), focused(page)
+    press(page, "Alt+k")
+    applied = [now[0], "x = 3", *now[2:]]
+    wait_both(page, lab, name, applied)
+    wait_blocks(page, 1)
+    page.wait_for_function("() => (document.activeElement?.getAttribute('aria-label') || '').includes('cell 3')")
+    press(page, "Alt+u")
+    wait_blocks(page, 0)
+    page.locator(BAR).wait_for(state="hidden")
+    assert page.evaluate(f"() => {MODEL}.cells.map(c => c.source)") == applied
+    assert disk_sources(lab.root / name) == applied
+    toggle.focus()
+    press(page, "Space")
+    page.wait_for_function("() => !document.querySelector('.jp-nbagent-review-first').checked")
+
+
+def other_agent_turn(page, lab, shot, name: str, ids: list[str]) -> None:
     """A turn of an agent outside the panel (as %agent in a kernel) shows in the open notebook too."""
     store = agent_context(lab).extras["notebook_stores"][0]
     nbdoc.register_store(store)
@@ -171,7 +216,10 @@ def other_agent_turn(page, lab, name: str, ids: list[str]) -> None:
         agent.run("comment r")
         deadline = time.monotonic() + 20
         while page.locator(BLOCK).count() != 3:
-            assert time.monotonic() < deadline, "the other agent's turn did not show in the open notebook"
+            if time.monotonic() > deadline:
+                shot("review-other-agent")
+                raise AssertionError(f"the other agent's turn did not show in the open notebook: "
+                                     f"{page.locator(BAR).inner_text()!r}")
             time.sleep(0.1)
         assert page.locator(BAR, has_text="from 2 turns").count() == 1
     finally:
