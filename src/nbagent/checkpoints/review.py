@@ -17,6 +17,7 @@ from typing import Any, Iterable
 from ..errors import ToolError
 from ..store.reviews import Decision, ReviewLog
 from ..workspace.atomic import atomic_write
+from ..workspace.safe_read import read_bytes
 from .cell_review import CHANGED, plan
 from .changes import ChangeRow, Changes, Spec, file_specs, notebook_cells, numbered
 from .engine import Checkpoints
@@ -248,7 +249,7 @@ class Review:
     def _flip_text(self, path: str, sides: tuple[bytes | None, bytes | None], picked: dict[str, Spec],
                    undone: dict[str, Spec], undo: bool) -> tuple[dict[str, str], bool]:
         full = _inside(self.checkpoints.root, path)
-        current = full.read_bytes() if full.is_file() else None
+        current = _current(full)
         src, dst = (sides[1], sides[0]) if undo else sides
         hunk_rows = {s.hunk: i for i, s in picked.items() if s.hunk is not None}
         if not hunk_rows:  # the whole file: added, deleted, binary or a notebook without cell ids
@@ -274,6 +275,14 @@ class Review:
             store.apply(self.checkpoints.root / row.path, row.path, ops)
         except (ToolError, CheckpointError, OSError) as exc:
             return str(exc)
+        return None
+
+
+def _current(path: Path) -> bytes | None:
+    """The file's bytes now (None: absent); a link or a special file is refused, never followed."""
+    try:
+        return read_bytes(path)[0]
+    except FileNotFoundError:
         return None
 
 

@@ -114,7 +114,7 @@ async def test_routes_need_a_login_and_a_valid_body(jp_serverapp, jp_fetch, api)
 
 @pytest.fixture
 def connect(jp_ws_fetch):
-    from conftest import Client
+    from .conftest import Client
 
     opened = []
 
