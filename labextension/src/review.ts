@@ -181,6 +181,9 @@ class DocReview {
     }
     this.buttons.redo.disabled = this.redoable.length === 0;
     this.buttons.diff.hidden = isNotebook(this.widget) || !open;
+    if (this.bar.isHidden && open) {
+      this.status.textContent = ''; // a new review: what the last one did is old news
+    }
     this.bar.setHidden(!open && this.redoable.length === 0);
     if (focused >= 0) {
       this.refocus(focused);

@@ -34,9 +34,10 @@ AFTER = ["# Title", "x = 2", "y = 2", "p = 10\nq = 2\nr = 30"]
 
 
 def doc_shot(page, shot, name: str) -> None:
-    """A screenshot for the test's artifacts; with NBAGENT_DOC_IMAGES=1 also into docs/images/."""
+    """A screenshot for the test's artifacts; with NBAGENT_DOC_IMAGES=1 the collaboration run's also into
+    docs/images/ (docs/notebooks.md shows them)."""
     path = shot(name)
-    if os.environ.get("NBAGENT_DOC_IMAGES") == "1":
+    if os.environ.get("NBAGENT_DOC_IMAGES") == "1" and name.startswith("review-rtc-"):
         DOC_IMAGES.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, DOC_IMAGES / f"{name}.png")
 
