@@ -70,8 +70,14 @@ class AgentConfig:
     default_mode). Modes and policies side by side: docs/tools.md, "Approvals". Env: NBAGENT_APPROVAL."""
 
     sandbox_network: bool = False
-    """Let sandboxed commands reach the network (off: they have none). Allowing single hosts is not
-    supported yet. Env: NBAGENT_SANDBOX_NETWORK."""
+    """Let sandboxed commands reach the whole network (off: they have none, or only ``sandbox_hosts``).
+    Env: NBAGENT_SANDBOX_NETWORK."""
+
+    sandbox_hosts: tuple[str, ...] = ()
+    """Hosts sandboxed commands may reach over HTTP and HTTPS, through nbagent's proxy: ``pypi.org``,
+    ``files.pythonhosted.org:443``, ``*.github.com`` (its subdomains). Any other host is refused and
+    reported, and asked about where the agent can ask. Read only from your own settings (arguments,
+    the environment), never from a workspace. Env: NBAGENT_SANDBOX_HOSTS (comma separated)."""
 
     sandbox_env: tuple[str, ...] = ()
     """Environment variables sandboxed commands keep although their names look secret (KEY, TOKEN,
@@ -311,6 +317,7 @@ _ENV = {
     "NBAGENT_TOOLSETS": "toolsets",
     "NBAGENT_APPROVAL": "approval",
     "NBAGENT_SANDBOX_NETWORK": "sandbox_network",
+    "NBAGENT_SANDBOX_HOSTS": "sandbox_hosts",
     "NBAGENT_SANDBOX_ENV": "sandbox_env",
     "NBAGENT_MAX_STEPS": "max_steps",
     "NBAGENT_OUTPUT_LIMIT": "output_limit",
