@@ -20,7 +20,11 @@ DEFAULT_TOOLSETS = ("core", "edit-plus", "git", "todos", "memory", "notebook", "
 APPROVAL_MODES: tuple[ApprovalMode, ...] = get_args(ApprovalMode)
 """The approval modes, in the order front ends offer them (the vocabulary is events.ApprovalMode)."""
 UNATTENDED_MODES: tuple[ApprovalMode, ...] = ("auto", "read-only")
-"""The modes that never wait on a person: what batches and evals accept."""
+"""The modes that never wait on a person: what evals accept."""
+BATCH_MODES: tuple[ApprovalMode, ...] = (*UNATTENDED_MODES, "sandboxed")
+"""What batches accept: "sandboxed" too, since a batch denies whatever would ask (nbagent.batching.task.
+deny_approval): commands run in the sandbox and file changes run; leaving the sandbox and code in a
+kernel are denied."""
 POLICIES: tuple[ApprovalPolicy, ...] = get_args(ApprovalPolicy)
 APIS = ("chat", "responses")
 PROFILES = ("auto", "full", "small")
