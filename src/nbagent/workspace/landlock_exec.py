@@ -35,6 +35,7 @@ TMP_PREFIX = "nbagent-sandbox-"
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
 _RULE_NET_PORT = 2
+_PR_SET_PDEATHSIG = 1
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 
 
@@ -124,10 +125,11 @@ def _allow(rules, path: Path, access) -> None:
         pass  # gone since it was listed, or not ours to open
 
 
-def sweep(folder: Path | None = None) -> None:
-    """Remove the private temporary folders whose launcher is gone (killed before it could)."""
-    for path in Path(folder or tempfile.gettempdir()).glob(f"{TMP_PREFIX}*"):
-        pid, dash, _ = path.name[len(TMP_PREFIX):].partition("-")
+def sweep(folder: Path | None = None, prefix: str = TMP_PREFIX) -> None:
+    """Remove the private temporary folders (``PREFIX<pid>-...``) whose launcher is gone (killed before
+    it could)."""
+    for path in Path(folder or tempfile.gettempdir()).glob(f"{prefix}*"):
+        pid, dash, _ = path.name[len(prefix):].partition("-")
         if path.is_symlink() or not path.is_dir() or path.stat().st_uid != os.getuid():
             continue
         if not dash:  # an older launcher's (no pid in the name, restricted when it ended): only if empty
@@ -151,6 +153,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -P -m nbagent.workspace.landlock_exec SPEC -- COMMAND...", file=sys.stderr)
         return 2
     spec = json.loads(argv[0])
+    _die_with_parent()  # as bubblewrap's --die-with-parent: nothing outlives the nbagent that started it
     sweep()
     private_tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-"))
     os.environ["TMPDIR"] = str(private_tmp)
@@ -165,6 +168,11 @@ def main(argv: list[str]) -> int:
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(status))
     return os.waitstatus_to_exitcode(status)
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _pass_on(pid: int, number: int) -> None:
@@ -191,6 +199,7 @@ def _run(spec: dict, private_tmp: Path, command: list[str]) -> int:
     pid = os.fork()
     if pid == 0:
         try:
+            _die_with_parent()
             restrict(spec, private_tmp)
             os.execvp(command[0], command)
         except BaseException as exc:  # never run the command unrestricted; say why, end
