@@ -100,7 +100,8 @@ def proxy_request(n: int) -> tuple[float, float]:
     times: dict[bool, list[float]] = {True: [], False: []}
     try:
         for _ in range(5):
-            get(True), get(False)
+            get(True)
+            get(False)
         for _ in range(n):
             for via in (True, False):
                 times[via].append(get(via))
