@@ -4,7 +4,8 @@ One policy, like Codex's workspace-write: the process may write only inside the 
 there, for read-only mode's check) and a private temporary folder; it may read the rest of the system
 except the secret stores (``SECRET_STORES`` under the home folder, browser profiles, nbagent's own
 config with ``trusted.json``, Jupyter's runtime folder with kernels' connection keys and the server's
-kernel-link file); it has no network unless the policy allows it; it sees a scrubbed environment (no
+kernel-link file); it has no network, but the hosts the user allowed (through the proxy's gate,
+nbagent.workspace.net_proxy) or all of it; it sees a scrubbed environment (no
 keys, tokens or passwords, unless their names are passed through); it cannot see or signal processes
 outside it.
 
@@ -14,8 +15,9 @@ The mechanism is a maintained one, chosen once per process (``current()``):
   allowed), every capability is dropped and no nested user namespace may be made, so root (CI runs as
   root) is confined as well: without ``--cap-drop ALL`` root inside could remount ``/`` writable.
 - ``landlock``: the kernel's Landlock (the PyPI ``landlock`` binding) applied by a small launcher
-  before it executes the command: the filesystem part of the policy only (no network, process or
-  environment confinement beyond the scrubbed environment), said so in ``describe()``.
+  (nbagent.workspace.landlock_exec) to the command: the filesystem part of the policy, TCP from ABI 4
+  (connect only to the proxy's port, no bind) and signals and abstract sockets from ABI 6; UDP and the
+  sight of other processes stay open, said so in ``describe()``.
 - ``none``: nothing confines; said plainly in every front end and in ``nbagent --version``.
 ``NBAGENT_SANDBOX`` picks one (``bubblewrap``, ``landlock``, ``off``; default ``auto``).
 """
