@@ -198,3 +198,24 @@ def test_a_killed_launchers_temporary_folder_is_swept_by_the_next(tmp_path):
     (old_full / "kept").write_text("x")
     sweep(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, old_full.name])
+
+
+def test_a_card_still_waiting_when_its_command_ends_is_closed(make_agent, tmp_path, servers):
+    if sb.current().mechanism != "bubblewrap":
+        pytest.skip("bubblewrap does not work here")
+    import asyncio
+
+    allowed, other = (s.server_address[1] for s in servers)
+
+    async def never_answers(request):
+        await asyncio.Event().wait()
+
+    quick = fetch(other, "/late").replace("timeout=10", "timeout=1")  # the client gives up first
+    agent = make_agent(calls(call("bash", command=quick)), text("done"), approval="sandboxed",
+                       approver=never_answers, sandbox_hosts=[f"127.0.0.1:{allowed}"])
+    result = agent.run("fetch it")
+    assert result.reason == "done"
+    cards = [e for e in result.events if e.type == "tool_result" and e.name == "sandbox_network"]
+    assert [c.status for c in cards] == ["interrupted"] and "stayed blocked" in cards[0].output
+    assert agent.snapshot().approvals == () and servers[1].hits == []
+    assert "BLOCKED network to 127.0.0.1:%d" % other in result.tool_calls[0]["output"]

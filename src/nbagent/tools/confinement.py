@@ -114,7 +114,12 @@ async def _ask_host(ctx: Any, approvals: Any, host: str, port: int, command: str
     arguments = {"host": where, "command": command,
                  "reason": f"the sandboxed command asks to reach {where}, which is not on your host allow-list "
                            "(sandbox_hosts)"}
-    decision = await approvals.confirm(NETWORK_CARD, call_id, ctx.turn_id, arguments)
+    try:
+        decision = await approvals.confirm(NETWORK_CARD, call_id, ctx.turn_id, arguments)
+    except asyncio.CancelledError:  # the command ended or was stopped while the card waited: close the card
+        ctx.emit(ev.ToolResult(name=NETWORK_CARD, call_id=call_id, output=f"not answered: the command ended; "
+                               f"{where} stayed blocked", is_error=True, status="interrupted", turn_id=ctx.turn_id))
+        raise
     approved = decision != "deny"
     if approved and NETWORK_CARD in approvals.always:  # "always": this host, for the session
         approvals.always.discard(NETWORK_CARD)

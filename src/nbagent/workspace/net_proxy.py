@@ -29,7 +29,6 @@ import shutil
 import socket
 import tempfile
 import threading
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Awaitable, Callable
@@ -80,6 +79,8 @@ class Gate:
     granted: set[tuple[str, int]] = field(default_factory=set)
     _holders: int = 0
     _claimed: bool = False
+    _asking: set = field(default_factory=set)
+    """The questions in flight: cancelled when the gate closes (the process ended, or was stopped)."""
     _server: asyncio.AbstractServer | None = None
     _folder: str = ""
 
@@ -99,10 +100,14 @@ class Gate:
         if host_allowed(self.hosts, host, port) or (host.lower(), port) in self.granted:
             return True
         if self.ask is not None:
+            question = asyncio.ensure_future(self.ask(host, port))
+            self._asking.add(question)
             try:
-                yes = await self.ask(host, port)
-            except Exception:  # the agent went away, the loop closed: refused like any unanswered request
+                yes = await question
+            except (Exception, asyncio.CancelledError):  # the agent went away, the process ended: refused
                 yes = False
+            finally:
+                self._asking.discard(question)
             if yes:
                 self.granted.add((host.lower(), port))
                 return True
@@ -123,11 +128,6 @@ class Proxy:
         """Start serving ``gate`` on a fresh Unix socket (bubblewrap) or 127.0.0.1 port (Landlock)."""
         return asyncio.run_coroutine_threadsafe(self._open(gate, unix), self.loop).result(10)
 
-    def close(self, gate: Gate) -> None:
-        if not self.loop.is_closed():
-            future: Future = asyncio.run_coroutine_threadsafe(self._close(gate), self.loop)
-            future.result(10)
-
     async def _open(self, gate: Gate, unix: bool) -> Gate:
         handler = lambda r, w: self._serve(gate, r, w)  # noqa: E731
         if unix:
@@ -145,6 +145,8 @@ class Proxy:
         server, gate._server = gate._server, None
         if server is not None:
             server.close()
+        for question in list(gate._asking):
+            question.cancel()
         if gate._folder:
             shutil.rmtree(gate._folder, ignore_errors=True)
 
