@@ -135,7 +135,8 @@ def test_a_host_not_on_the_list_is_asked_about_with_the_command_and_the_reason(m
     assert [c.status for c in cards] == ["denied", "done", "done"]  # each card ends with its result
 
 
-def test_hosts_come_from_the_users_settings_never_a_workspace(tmp_path, monkeypatch):
+def test_hosts_come_from_the_users_settings_never_a_workspace(tmp_path, monkeypatch, capsys):
+    from nbagent.cli.app import main
     from nbagent.config import AgentConfig
 
     (tmp_path / ".nbagent").mkdir()
@@ -143,6 +144,9 @@ def test_hosts_come_from_the_users_settings_never_a_workspace(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("NBAGENT_SANDBOX_HOSTS", "pypi.org, *.pythonhosted.org")
     assert AgentConfig.load(workspace=tmp_path).sandbox_hosts == ("pypi.org", "*.pythonhosted.org")
+    if sb.current().active:  # and `nbagent sandbox status` says so
+        main(["sandbox", "status"])
+        assert "network: only pypi.org, *.pythonhosted.org, through nbagent's proxy" in capsys.readouterr().out
     monkeypatch.delenv("NBAGENT_SANDBOX_HOSTS")
     assert AgentConfig.load(workspace=tmp_path).sandbox_hosts == ()
 
