@@ -1,7 +1,8 @@
 """ScriptedServer: a real OpenAI-compatible HTTP server that plays a script of replies.
 
 It serves POST /v1/chat/completions and POST /v1/responses (streamed as SSE over chunked HTTP/1.1,
-or as one JSON object) and GET /v1/models, so tests run the real `openai` client, its retries and
+or as one JSON object), the fill-in-the-middle endpoints POST /v1/completions (with ``suffix``) and
+llama.cpp's POST /infill (nbagent.testing.fim_wire), and GET /v1/models, so tests run the real `openai` client, its retries and
 its error types included. Like OpenAI it reports the cached part of each prompt (the byte-identical
 prefix it shares with an earlier request, see wire_common.prompt_text), and it can answer as Ollama
 (/api/show, /api/ps, /api/generate) or llama.cpp's server (/props) do about the context they serve. Each request takes the next scripted item (see nbagent.testing.replies)::
@@ -31,6 +32,7 @@ from typing import Any, Callable, Literal
 
 from nbagent.testing.chat_wire import chat_completion, chat_stream
 from nbagent.testing.error_wire import error_response
+from nbagent.testing.fim_wire import completions_object, completions_stream, infill_object, infill_stream
 from nbagent.testing.replies import BreakStream, Fail, Recorded, Reply, Scripted, Slow, Stall, as_scripted
 from nbagent.testing.responses_wire import responses_object, responses_stream
 from nbagent.testing.served import ServedContext
@@ -42,6 +44,8 @@ Completer = Callable[[Reply, dict[str, Any], WireOptions], dict[str, Any]]
 _ROUTES: dict[str, tuple[str, Streamer, Completer]] = {
     "/v1/chat/completions": ("chat", chat_stream, chat_completion),
     "/v1/responses": ("responses", responses_stream, responses_object),
+    "/v1/completions": ("completions", completions_stream, completions_object),
+    "/infill": ("infill", infill_stream, infill_object),
 }
 
 
@@ -55,7 +59,8 @@ class RecordedRequest:
     """Header names in lower case."""
     body: dict[str, Any] | None
     api: str | None = None
-    """"chat" or "responses" for the two model endpoints, else None."""
+    """"chat", "responses", "completions" (/v1/completions) or "infill" (llama.cpp's /infill) for the
+    model endpoints, else None."""
     raw: bytes = b""
     """The body's bytes as they came (for tests that compare requests byte for byte)."""
     peer: str = ""
@@ -144,6 +149,8 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._connections: set[socket.socket] = set()
+        self.max_connections = 0
+        """The most connections that were open at once."""
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.enqueue(*replies)
@@ -173,7 +180,8 @@ class ScriptedServer:
         return self.requests[-1]
 
     def model_requests(self, api: str | None = None) -> list[RecordedRequest]:
-        """The requests to the model endpoints (`api="chat"` or `"responses"` for one of them)."""
+        """The requests to the model endpoints (`api="chat"`, `"responses"`, `"completions"` or `"infill"`
+        for one of them)."""
         return [r for r in self.requests if r.api and (api is None or r.api == api)]
 
     def assert_complete(self) -> None:
@@ -248,6 +256,13 @@ class ScriptedServer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def open_connections(self) -> int:
+        """Connections open now: a client that hung up mid-stream is off this count once its answer's
+        next write failed."""
+        with self._lock:
+            return len(self._connections)
+
     def _pause(self, seconds: float) -> bool:
         """Sleep, but wake when the server closes; True if it is closing."""
         return self._stopping.wait(seconds) if seconds > 0 else self._stopping.is_set()
@@ -256,6 +271,7 @@ class ScriptedServer:
         with self._lock:
             if open_:
                 self._connections.add(conn)
+                self.max_connections = max(self.max_connections, len(self._connections))
             else:
                 self._connections.discard(conn)
 
