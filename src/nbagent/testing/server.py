@@ -25,6 +25,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -65,6 +66,10 @@ class RecordedRequest:
     """The body's bytes as they came (for tests that compare requests byte for byte)."""
     peer: str = ""
     """The client's address and port: requests sent over one kept-alive connection share it."""
+    at: float = 0.0
+    """``time.time()`` when the request had been read (benchmarks compare it with a client's clock)."""
+    first_sent: float | None = None
+    """``time.time()`` when the first chunk of a streamed answer had been written."""
 
 
 @dataclass
@@ -355,7 +360,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.owner.serves is not None:
             self.owner.serves.loaded = True
         if body.get("stream"):
-            self._send_stream(stream(reply, body, self.owner.options), plan)
+            self._send_stream(stream(reply, body, self.owner.options), plan, record)
         else:
             self._send_whole(complete(reply, body, self.owner.options), plan)
 
@@ -363,7 +368,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         body = body if isinstance(body, dict) else None
         peer = ":".join(str(part) for part in self.client_address[:2])
-        record = RecordedRequest(self.command, self.path, headers, body, api, raw, peer)
+        record = RecordedRequest(self.command, self.path, headers, body, api, raw, peer, time.time())
         self.owner.requests.append(record)
         return record
 
@@ -386,7 +391,7 @@ class _Handler(BaseHTTPRequestHandler):
             extra["x-should-retry"] = "true" if retry else "false"
         self._send_json(fail.status, payload, extra)
 
-    def _send_stream(self, events: list[SSE], plan: _Plan) -> None:
+    def _send_stream(self, events: list[SSE], plan: _Plan, record: RecordedRequest | None = None) -> None:
         if plan.stall_after == 0 and self.owner._pause(plan.stall_seconds):
             return self._drop()
         self.send_response(200)
@@ -403,6 +408,8 @@ class _Handler(BaseHTTPRequestHandler):
             if plan.delay and self.owner._pause(plan.delay):
                 return self._drop()
             self._write_chunk(event.encode())
+            if record is not None and record.first_sent is None:
+                record.first_sent = time.time()
         self._write_chunk(b"")  # the zero-length chunk that ends the body
 
     def _send_recorded(self, recorded: Recorded) -> None:

@@ -32,6 +32,7 @@ class CompletionService:
         self._completer: Completer | None = None
         self._options: dict[str, Any] | None = None
         self._names: dict[str, tuple[float, dict | None]] = {}
+        """Per notebook path: when its kernel's names were read, and the names (None: no kernel)."""
         self._refreshing: dict[str, asyncio.Task] = {}
 
     def completer(self) -> Completer:
@@ -68,26 +69,35 @@ class CompletionService:
         return cells[:at], cells[at + 1:]
 
     async def _kernel_names(self, path: str) -> dict | None:
-        """The names of the kernel running ``path``: fresh ones at once; stale ones while a refresh runs."""
-        from ..remote.kernel import LocalKernel
-
-        try:
-            kernel = await LocalKernel.find(self.app.serverapp, path)
-        except ToolError:
-            return None  # no kernel runs this notebook
-        seen = self._names.get(kernel.kernel_id)
+        """The names of the kernel running ``path``: fresh ones at once (no lookup of the kernel either);
+        stale ones while a refresh runs in the background; the first ones waited for, briefly."""
+        seen = self._names.get(path)
         if seen is not None and time.monotonic() - seen[0] < NAMES_FRESH:
             return seen[1]
-        task = self._refreshing.get(kernel.kernel_id)
+        task = self._refreshing.get(path)
         if task is None or task.done():
-            task = asyncio.ensure_future(self._probe(kernel))
-            self._refreshing[kernel.kernel_id] = task
+            task = asyncio.ensure_future(self._refresh(path))
+            self._refreshing[path] = task
         if seen is not None:
             return seen[1]
         try:
             return await asyncio.wait_for(asyncio.shield(task), NAMES_TIMEOUT)
         except asyncio.TimeoutError:
             return None
+
+    async def _refresh(self, path: str) -> dict | None:
+        from ..remote.kernel import LocalKernel
+
+        try:
+            kernel = await LocalKernel.find(self.app.serverapp, path)
+        except ToolError:
+            names = None  # no kernel runs this notebook (now): no names
+        else:
+            names = await self._probe(kernel)
+            if names is None and path in self._names:
+                names = self._names[path][1]  # a busy kernel: keep the last names rather than none
+        self._names[path] = (time.monotonic(), names)
+        return names
 
     async def _probe(self, kernel: Any) -> dict | None:
         from ..kernel.probe import answer_of, probe_code
@@ -100,7 +110,4 @@ class CompletionService:
                 names = answer.get("names") if isinstance(answer.get("names"), dict) else None
         except (ToolError, asyncio.TimeoutError) as exc:
             log.info("nbagent: kernel names not read for a completion: %s", exc)
-        if names is None and kernel.kernel_id in self._names:
-            names = self._names[kernel.kernel_id][1]  # keep the last names rather than none
-        self._names[kernel.kernel_id] = (time.monotonic(), names)
         return names
