@@ -6,12 +6,13 @@ names the server sends. The screenshot goes to docs/images/inline-completion.png
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from nbagent.testing import Reply, ScriptedServer
+from nbagent.testing import Reply, ScriptedServer, Slow
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -99,3 +100,25 @@ def test_typing_shows_a_kernel_column_as_ghost_text_and_tab_accepts_it(page, lab
     assert len(completions) <= 3, [r.body["messages"][-1]["content"][-40:] for r in completions if r.body]
     page.keyboard.press("Shift+Enter")
     page.locator(".jp-OutputArea-output", has_text="1.5").first.wait_for(timeout=20_000)
+
+
+def test_the_next_keystroke_aborts_the_request_in_flight_and_the_model_request_with_it(page, lab, model_server):
+    """A slow answer is streaming into the ghost text; one more keystroke aborts its HTTP request in the
+    page, and the server hangs up on the model (the scripted server sees its write fail)."""
+    aborted: list[str] = []
+    page.on("requestfailed", lambda r: aborted.append(r.failure or "") if "nbagent/api/complete" in r.url else None)
+    model_server.responder = lambda body: Slow(0.1, Reply("_total" * 20))  # 30 chunks: three seconds
+    before = len(model_server.model_requests())
+    page.locator(".jp-NotebookPanel .jp-Cell .cm-content").last.click()
+    page.keyboard.type("units", delay=30)
+    page.wait_for_function(
+        "() => (document.querySelector('.jp-GhostText')?.textContent || '').includes('_total')", timeout=15_000)
+    streaming = model_server.model_requests()[before:][-1:]  # the one whose answer the ghost text shows
+    assert streaming and streaming[0].hung_up is None
+    page.keyboard.type("X")  # the next keystroke, while the answer still streams
+    deadline = time.monotonic() + 5
+    while streaming[0].hung_up is None and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert aborted and "ABORTED" in aborted[0].upper(), aborted
+    assert streaming[0].hung_up is not None, "the model's request outlived the editor's"
+    model_server.responder = complete_from_the_prompt

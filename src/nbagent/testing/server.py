@@ -70,6 +70,8 @@ class RecordedRequest:
     """``time.time()`` when the request had been read (benchmarks compare it with a client's clock)."""
     first_sent: float | None = None
     """``time.time()`` when the first chunk of a streamed answer had been written."""
+    hung_up: float | None = None
+    """``time.time()`` when writing the answer failed because the client had closed the connection."""
 
 
 @dataclass
@@ -319,10 +321,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(Fail(404, f"Invalid URL (GET {path})", code="unknown_url"), None)
 
     def do_POST(self) -> None:
+        self._current: RecordedRequest | None = None
         try:
             self._answer_post()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away (a timeout, an abort): fine
+            if self._current is not None:
+                self._current.hung_up = time.time()
         except Exception as exc:  # a bug here must fail the test, not hang it
             self.owner.errors.append(f"{type(exc).__name__}: {exc}")
             self.close_connection = True
@@ -336,6 +341,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         record = self._record(body, route[0] if route else None, raw)
+        self._current = record
         served = self.owner.serves.answer("POST", path, body) if self.owner.serves else None
         if served is not None:
             return self._send_json(*served)
