@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from nbagent.testing import Reply, ScriptedServer, Slow
+from tests.paths import CHECKOUT
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-DOCS_IMAGE = Path(__file__).resolve().parents[2] / "docs" / "images" / "inline-completion.png"
+DOCS_IMAGE = CHECKOUT / "docs" / "images" / "inline-completion.png"
 COLUMN = re.compile(r"'(\w+)' \w+")
 
 
