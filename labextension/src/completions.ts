@@ -34,7 +34,7 @@ export const DEFAULT_SETTINGS: CompletionSettings = { enabled: 'auto', debounceM
 /** What one editor has in flight: the debounce timer or the request, and its abort. */
 interface Flight {
   controller: AbortController;
-  timer: number | null;
+  timer: ReturnType<typeof setTimeout> | null;
   wake: (() => void) | null;
 }
 
@@ -152,12 +152,12 @@ function debounce(flight: Flight, ms: number): Promise<boolean> {
     const signal = flight.controller.signal;
     const onAbort = () => {
       if (flight.timer !== null) {
-        window.clearTimeout(flight.timer);
+        clearTimeout(flight.timer);
       }
       resolve(false);
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    flight.timer = window.setTimeout(() => {
+    flight.timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       flight.timer = null;
       resolve(!signal.aborted);
