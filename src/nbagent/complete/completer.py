@@ -10,6 +10,7 @@ counts as their own kind.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from contextlib import aclosing
 from collections import OrderedDict
@@ -50,11 +51,20 @@ class Completer:
         self._cache: OrderedDict[str, str] = OrderedDict()
         self._client: Any = None
         self._client_for_where: tuple[str | None, str | None] | None = None
+        self._choices: dict[tuple[str | None, bool], Choice] = {}
         self._mode: str | None = None
         self.requests = 0
         """Model requests sent (cache hits are not requests)."""
         self.in_flight = 0
         """Model requests open now: one that is cancelled leaves at once."""
+
+    async def achoice(self, model: str | None = None, force_on: bool = False) -> Choice:
+        """``choice`` for an event loop: the first call per setting runs on a thread (for the offline
+        model it starts the llama.cpp server), later ones come from memory."""
+        key = (model, force_on)
+        if key not in self._choices:
+            self._choices[key] = await asyncio.to_thread(self.choice, model, force_on)
+        return self._choices[key]
 
     def choice(self, model: str | None = None, force_on: bool = False) -> Choice:
         """The endpoint and model; CompletionsOff when completions are off for this configuration."""

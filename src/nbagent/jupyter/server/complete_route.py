@@ -40,7 +40,7 @@ class CompleteHandler(BaseHandler):
         service: CompletionService = self.app.completions
         try:
             completer = service.completer()
-            choice = completer.choice(model=body.get("model") or None, force_on=body.get("enabled") == "on")
+            choice = await completer.achoice(model=body.get("model") or None, force_on=body.get("enabled") == "on")
         except CompletionsOff as exc:
             return self.reply({"off": str(exc)}, status=409)
         except ConfigError as exc:
