@@ -87,11 +87,13 @@ class CallCounter:
 
 
 def _resumed_coroutine(frame) -> bool:
-    """A coroutine taken up again after an await: how often it waits depends on how the bytes of a request
-    come and go (a longer request is read in more pieces), not on work done in Python. A generator's
-    resumptions are counted: a generator expression over the history is work per message."""
+    """A coroutine or an async generator taken up again after an await: how often it waits depends on how
+    the bytes of a request come and go (a longer request is read in more pieces, a loaded machine splits
+    them otherwise), not on work done in Python. A generator's resumptions are counted: a generator
+    expression over the history is work per message."""
     code = frame.f_code
-    return bool(code.co_flags & inspect.CO_COROUTINE) and frame.f_lasti > _first_resume(code)
+    waits = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+    return bool(code.co_flags & waits) and frame.f_lasti > _first_resume(code)
 
 
 @functools.lru_cache(maxsize=None)
