@@ -10,17 +10,21 @@ mini-swe-agent, each with its own scripted model; `pip install -e '.[bench]'`).
 Goal: at most 1 ms per step, flat as history grows.
 
 Part 2: time from request to the first streamed text, through nbagent vs a bare `openai` client
-call, both against the same scripted HTTP server, interleaved in one run. Goal: under 5 ms added.
+call, both against the same scripted HTTP server (in a process of its own, as a provider is),
+interleaved in one run. Goal: at most 1.5 ms added.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/peers.py
 
@@ -28,7 +32,6 @@ from nbagent import Agent, function_tool
 from nbagent import events as ev
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
-from nbagent.testing.server import ScriptedServer
 
 from peers import TOOL_TIME, history, noop, now  # the same tool, history and clock as the peers get
 
@@ -113,16 +116,39 @@ def first_text_agent(agent: Agent) -> float:
     return first * 1000
 
 
+SERVE = """
+import sys
+from nbagent.testing.server import ScriptedServer
+server = ScriptedServer(*["Hello there, a short answer."] * int(sys.argv[1])).start()
+print(server.url, flush=True)
+sys.stdin.read()  # until the bench closes it
+server.close()
+"""
+
+
+@contextlib.contextmanager
+def server_process(replies: int) -> Iterator[str]:
+    """The scripted server in a process of its own, as a provider is: its work on a request (reading
+    nbagent's longer one, the prompt cache, the usage) is neither on our threads nor on our CPU clock."""
+    proc = subprocess.Popen([sys.executable, "-c", SERVE, str(replies)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(10)
+
+
 def part_two(runs: int) -> tuple[float, float]:
     import openai
 
     bare, ours = [], []
-    with ScriptedServer() as server, tempfile.TemporaryDirectory() as ws:
-        server.enqueue(*["Hello there, a short answer." for _ in range(2 * runs + 4)])
-        agent = Agent(workspace=ws, model="scripted-model", base_url=server.url, api_key="sk-bench",
-                      memory=False)
+    with server_process(2 * runs + 4) as url, tempfile.TemporaryDirectory() as ws:
+        agent = Agent(workspace=ws, model="scripted-model", base_url=url, api_key="sk-bench", memory=False)
         loop = asyncio.new_event_loop()
-        client = openai.AsyncOpenAI(base_url=server.url, api_key="sk-bench", max_retries=0)
+        client = openai.AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0)
         try:
             loop.run_until_complete(first_text_bare(client, "scripted-model"))  # warm both paths
             first_text_agent(agent)
@@ -166,7 +192,7 @@ def main() -> int:
     bare, ours = part_two(args.first_text_runs)
     print(f"\nTime to first text, median of {args.first_text_runs} interleaved runs (ms)")
     print(f"bare openai client: {bare:.2f}   nbagent: {ours:.2f}   added: {ours - bare:.2f}   "
-          f"ratio: {ours / bare:.2f}x   goal: < 5 ms added")
+          f"ratio: {ours / bare:.2f}x   goal: <= 1.5 ms added")
     return 0
 
 

@@ -10,6 +10,9 @@ seen yet, which the difference of two runs of different lengths takes out.
 
 from __future__ import annotations
 
+import dis
+import functools
+import inspect
 import sys
 import threading
 from collections import Counter
@@ -66,7 +69,7 @@ class CallCounter:
     def _hook(self, frame, event, arg):
         if not self.counting or threading.current_thread().name.startswith("nbagent-worker"):
             sys.setprofile(None)  # this thread is done with (or not for) counting
-        elif event == "call":
+        elif event == "call" and not _resumed_coroutine(frame):
             path = frame.f_code.co_filename
             if path.startswith(PACKAGE) and not path.startswith(TESTING):
                 self.calls[(path[len(PACKAGE) + 1:], frame.f_code.co_name)] += 1
@@ -81,6 +84,21 @@ class CallCounter:
         self.counting = False
         sys.setprofile(None)
         threading.setprofile(None)  # type: ignore[arg-type]
+
+
+def _resumed_coroutine(frame) -> bool:
+    """A coroutine or an async generator taken up again after an await: how often it waits depends on how
+    the bytes of a request come and go (a longer request is read in more pieces, a loaded machine splits
+    them otherwise), not on work done in Python. A generator's resumptions are counted: a generator
+    expression over the history is work per message."""
+    code = frame.f_code
+    waits = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+    return bool(code.co_flags & waits) and frame.f_lasti > _first_resume(code)
+
+
+@functools.lru_cache(maxsize=None)
+def _first_resume(code) -> int:
+    return next(i.offset for i in dis.get_instructions(code) if i.opname == "RESUME")
 
 
 def counted_run(make_agent, prior: list[dict], steps: int, **options) -> Counter:
@@ -119,4 +137,21 @@ def test_a_step_after_a_kept_pruning_cut_does_not_prune_the_history_again(make_a
     small = per_step(make_agent, tool_traffic(10), compact_threshold=2_000)
     large = per_step(make_agent, tool_traffic(400), compact_threshold=2_000)
     assert large[("engine/compaction.py", "_strip")] == small[("engine/compaction.py", "_strip")]
+    assert grown(small, large) == {}
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_step_through_the_openai_adapters_does_not_convert_the_whole_history_again(make_agent, api):
+    """The adapters' wire form of the history (nbagent.model.wire_prefix): the real ``openai`` client against
+    the scripted HTTP server; only the new messages of a step are converted (every message was, at every
+    step, through Chat Completions' image check and the Responses adapter's conversion)."""
+    from nbagent.testing.server import ScriptedServer
+
+    with ScriptedServer() as server:
+        def make(*replies, **options):
+            server.enqueue(*replies)
+            return make_agent(model="scripted-model", base_url=server.url, api_key="sk-test", api=api, **options)
+
+        small = per_step(make, talk(10))
+        large = per_step(make, talk(400))
     assert grown(small, large) == {}

@@ -260,3 +260,18 @@ def test_an_entry_the_system_prompt_shows_is_not_sent_again_as_relevant_memory(w
     request = model.requests[-1]
     assert "Deploys go out from the release branch" in request.system
     assert "release branch" not in request.messages[-1]["content"]
+
+
+def test_traces_written_by_two_recorders_rotate_at_the_cap_all_the_same(tmp_path):
+    """A recorder counts the file's lines again only when someone else wrote to it (issue 41: it read the
+    whole file at every turn's end); what two kernels of one workspace write together still rotates at the cap."""
+    path = tmp_path / ".nbagent" / "traces.jsonl"
+    first, second = TraceRecorder(path), TraceRecorder(path)
+    for n in range(MAX_LINES + 5):
+        (first if n % 3 else second).write({"n": n})
+    rotated = tmp_path / ".nbagent" / "traces.jsonl.1"
+    assert [json.loads(x)["n"] for x in rotated.read_text().splitlines()] == list(range(MAX_LINES))
+    assert [json.loads(x)["n"] for x in path.read_text().splitlines()] == list(range(MAX_LINES, MAX_LINES + 5))
+    path.write_text("")  # emptied by hand: counted anew, not taken for what the recorder left
+    first.write({"n": "after"})
+    assert len(path.read_text().splitlines()) == 1 and not (tmp_path / ".nbagent" / "traces.jsonl.2").exists()

@@ -94,3 +94,24 @@ def test_scrubbing_hostile_text_takes_linear_time():
     for run in runs:
         scrub(run)
     assert time.monotonic() - started < 5.0
+
+
+LOOKALIKES = [
+    "hi", "please look at data.csv and plot the sales per month", "the password is in the vault",
+    "Authorization: Bearer", "https://host/v1?x=1", "key = ", "-----BEGIN PUBLIC KEY-----", "x" * 5_000,
+    "sk-short", "AKIA is a prefix", "eyJhbGciOi", "a://b@c", "GITHUB_TOKEN is unset",
+]
+
+
+@pytest.mark.parametrize("text", [*LOOKALIKES, *(f"TOKEN={t} and {t}" for t in TOKENS.values()),
+                                  "password = hunter22", "https://me:pw@host/x", "Authorization: Bearer abcdefghijkl1234",
+                                  "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"])
+def test_the_one_pass_check_first_changes_nothing_scrub_finds(text):
+    """scrub first asks all the patterns at once whether any matches; the answer it gives is always the one
+    running each pattern in turn gives (issue 41: a two-word prompt cost a third of a millisecond)."""
+    from nbagent.render import redaction
+
+    assert redaction._load_patterns().any is not None, "RE2 holds the patterns as one alternation"
+    assert scrub(text) == redaction._each_pattern(redact(text))
+    if text in LOOKALIKES:
+        assert redaction._load_patterns().any.search(text) is None and scrub(text) == text

@@ -12,6 +12,8 @@ def main(argv: list[str] | None = None) -> int:
         from .acp import run_acp
 
         return run_acp()
+    from ..workspace.lean_imports import without_iri_format_check
     from .app import main as run
 
+    without_iri_format_check()  # the first notebook tool or check imports nbformat: not 1.5-5 s of it
     return run(argv)

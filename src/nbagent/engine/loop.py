@@ -195,7 +195,7 @@ class Loop:
         elif self._cut is not None:
             messages = self._cut_request()
         else:
-            messages = list(self.session.wire_messages())
+            messages = self.session.wire_messages()  # the log's own list: window() hands on a copy
         messages = self.vision.window(self.config, self.model, messages, self.served)
         self._check_fit(fixed + self._sent_chars() // 4, turn_id)
         return ModelRequest(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..tools.confinement import confinement_at
+from ..workspace.lean_imports import without_iri_format_check
 from ..workspace.procs import ProcessRef, kill_tree
 from ..workspace.sandbox import scrub_environment
 from .checks import ANSWER_ENV, TASK_ENV
@@ -113,10 +114,7 @@ def _why(exc: BaseException, path: Path, where: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     check, out = (argv if argv is not None else sys.argv[1:])[:2]
-    # nbformat imports jsonschema, whose optional IRI format checker (rfc3987_syntax) builds a parser
-    # at import: over a second of CPU per check, for a format no notebook schema check uses. Without
-    # it jsonschema leaves that one format unchecked (it suppresses the ImportError).
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    without_iri_format_check()  # a check reads notebooks with nbformat: over a second of CPU per check
     sys.path.append(os.getcwd())  # the workspace's own modules, after everything else
     result = check_file(Path(check).resolve())
     Path(out).write_text(json.dumps(result), encoding="utf-8")

@@ -44,6 +44,9 @@ class TraceRecorder:
         self._lock = threading.Lock()
         self._turns: dict[str, dict[str, Any]] = {}
         self._cost_seen: float | None = None
+        self._known: tuple[int, int, int] | None = None
+        """(inode, size, lines) of the file after this recorder's last write: while the file is still that,
+        its lines need not be counted again (a read of up to 1,000 lines at every turn's end)."""
 
     @classmethod
     def for_workspace(cls, root: Path, config) -> "TraceRecorder | None":
@@ -102,17 +105,29 @@ class TraceRecorder:
             except OSError:
                 return  # a read-only workspace or a planted link or FIFO: no trace rather than a hang
             try:
-                if _line_count(fd) >= MAX_LINES:
+                lines = self._lines(fd)
+                if lines >= MAX_LINES:
                     os.close(fd)
                     fd = -1
                     os.replace(path, path.with_name(path.name + ".1"))
-                    fd = open_append(path)
+                    fd, lines = open_append(path), 0
                 os.write(fd, line)
+                info = os.fstat(fd)
+                self._known = (info.st_ino, info.st_size, lines + 1)
             except OSError:
+                self._known = None
                 return
             finally:
                 if fd >= 0:
                     os.close(fd)
+
+
+    def _lines(self, fd: int) -> int:
+        """The file's lines: as this recorder left them, unless another writer or a rotation changed it."""
+        info = os.fstat(fd)
+        if self._known is not None and self._known[:2] == (info.st_ino, info.st_size):
+            return self._known[2]
+        return _line_count(fd)
 
 
 def _line_count(fd: int) -> int:
@@ -123,10 +138,11 @@ def _line_count(fd: int) -> int:
     return lines
 
 
-def read_traces(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every turn recorded in the workspace (the rotated file first); broken lines are skipped."""
+def read_traces(root: str | os.PathLike[str], file_name: str = TRACES) -> list[dict[str, Any]]:
+    """Every turn recorded in the workspace (the rotated file first); broken lines are skipped.
+    ``file_name=COMPLETIONS``: every inline completion's request instead (nbagent.complete.usage)."""
     records: list[dict[str, Any]] = []
-    for name in (TRACES + ".1", TRACES):
+    for name in (file_name + ".1", file_name):
         try:
             path = find_state_file(Path(root).expanduser(), name)
             lines = read_text(path).splitlines() if path is not None else []

@@ -24,10 +24,12 @@ from .base import (
 from .openai_common import (
     guarded, make_client, open_chunk_stream, split_heavy, takes_cache_key, tool_param, with_retries,
 )
+from ..images.image import images_of
 from .image_wire import chat_user_content, with_tool_images
 from .parts import split_content
 from .served_context import ServedContext, served_context
 from .provider_data import attach, call_fields, merge_delta, message_fields, origin_of
+from .wire_prefix import WirePrefix
 
 _fallback_ids = itertools.count(1)
 
@@ -60,11 +62,10 @@ class ChatModel:
         (llama-cpp-python's answers 500 to null beside tool_calls): "" is sent then."""
         self.offline = offline
         """The offline model (nbagent.model.local): the "auto" profile gives it the small one."""
-        self._wire_cache: dict[int, tuple[dict, dict]] = {}
+        self._wire_prefix = WirePrefix()
 
     def set_name(self, name: str) -> None:
-        self.name = name
-        self._wire_cache = {}  # provider fields are sent back to their own model only
+        self.name = name  # the wire form is keyed by the origin: provider fields go back to their own model only
 
     @property
     def origin(self) -> str:
@@ -116,20 +117,16 @@ class ChatModel:
         return params
 
     def _wire(self, request: ModelRequest) -> list[dict[str, Any]]:
-        out = [{"role": "system", "content": request.system}] if request.system else []
-        # Converted messages are reused across steps; the cache keeps only this request's
-        # messages, so pruned copies made on earlier steps do not pile up.
-        old, cache, origin = self._wire_cache, {}, self.origin
-        for m in request.messages:
-            hit = old.get(id(m))
-            if hit is None or hit[0] is not m:
-                hit = (m, to_chat_message(m, origin, text_content=self.text_content))
-            cache[id(m)] = hit
-            out.append(hit[1])
-        self._wire_cache = cache
-        if request.system:
-            return [out[0], *with_tool_images(request.messages, out[1:])]
-        return with_tool_images(request.messages, out)
+        origin, text_content = self.origin, self.text_content
+        wire = self._wire_prefix.convert(request.messages, lambda m: [to_chat_message(m, origin, text_content=text_content)],
+                                         key=(origin, text_content), mark=_shows_images)
+        if self._wire_prefix.marked:  # only a history with a tool result that showed images is walked again
+            wire = with_tool_images(request.messages, wire)
+        return [{"role": "system", "content": request.system}, *wire] if request.system else wire
+
+
+def _shows_images(m: dict[str, Any]) -> bool:
+    return m.get("role") == "tool" and bool(images_of(m))
 
 
 def to_chat_message(m: dict[str, Any], origin: str = "", *, text_content: bool = False) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from .base import (
 from .image_wire import responses_tool_output, responses_user_content
 from .openai_common import guarded, make_client, split_heavy, takes_cache_key, with_retries
 from .provider_data import mark_origin, origin_of, same_origin
+from .wire_prefix import WirePrefix
 
 
 class ResponsesModel:
@@ -28,6 +29,7 @@ class ResponsesModel:
         self.name = config.model
         self.base_url = config.base_url
         self.client = client or make_client(config)
+        self._wire_prefix = WirePrefix()
 
     def set_name(self, name: str) -> None:
         self.name = name
@@ -51,7 +53,7 @@ class ResponsesModel:
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
-            "model": self.name, "input": to_input_items(request.messages, origin_of(self.base_url, self.name)), "stream": True, "store": False,
+            "model": self.name, "input": self._input(request), "stream": True, "store": False,
             "include": ["reasoning.encrypted_content"],
         }
         if request.system:
@@ -74,20 +76,25 @@ class ResponsesModel:
         return params
 
 
+    def _input(self, request: ModelRequest) -> list[dict[str, Any]]:
+        origin = origin_of(self.base_url, self.name)
+        return self._wire_prefix.convert(request.messages, lambda m: _items(m, origin), key=origin)
+
+
 def to_input_items(messages: list[dict[str, Any]], origin: str = "") -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    for m in messages:
-        role = m["role"]
-        if role == "tool":
-            items.append({"type": "function_call_output", "call_id": m["tool_call_id"],
-                          "output": responses_tool_output(m)})
-        elif role == "assistant":
-            items.extend(_assistant_items(m, origin))
-        elif role == "user":
-            items.append({"role": role, "content": responses_user_content(m)})
-        else:
-            items.append({"role": role, "content": m.get("content") or ""})
-    return items
+    return [item for m in messages for item in _items(m, origin)]
+
+
+def _items(m: dict[str, Any], origin: str) -> list[dict[str, Any]]:
+    """One message's input items."""
+    role = m["role"]
+    if role == "tool":
+        return [{"type": "function_call_output", "call_id": m["tool_call_id"], "output": responses_tool_output(m)}]
+    if role == "assistant":
+        return _assistant_items(m, origin)
+    if role == "user":
+        return [{"role": role, "content": responses_user_content(m)}]
+    return [{"role": role, "content": m.get("content") or ""}]
 
 
 def _assistant_items(m: dict[str, Any], origin: str = "") -> list[dict[str, Any]]:

@@ -232,7 +232,8 @@ def _with_turn(s: AgentState, e: ev.Event, change) -> AgentState:
 def _swap(obj: Any, **changes: Any) -> Any:
     """``dataclasses.replace`` for these frozen classes (no __post_init__, no slots) at a fifth of its cost:
     every streamed delta is reduced twice (the agent's state, the server hub's), and replace's field
-    walk was most of the per-delta work on the server's loop (bench/server.py, issue 41)."""
+    walk was most of the per-delta work on the server's loop (bench/server.py, issue 41); a step's tool
+    item and usage take it too (eleven replace calls a step were a tenth of the loop's own work)."""
     new = object.__new__(type(obj))
     fields = new.__dict__
     fields.update(obj.__dict__)
@@ -259,9 +260,9 @@ def _update_tool(turn: Turn, call_id: str, name: str, **changes: Any) -> Turn:
     for index in range(len(turn.items) - 1, -1, -1):
         item = turn.items[index]
         if isinstance(item, ToolItem) and item.call_id == call_id:
-            changed = replace(item, **changes)
-            return replace(turn, items=(*turn.items[:index], changed, *turn.items[index + 1:]))
-    return replace(turn, items=(*turn.items, ToolItem(call_id=call_id, name=name, **changes)))
+            changed = _swap(item, **changes)
+            return _swap(turn, items=(*turn.items[:index], changed, *turn.items[index + 1:]))
+    return _swap(turn, items=(*turn.items, ToolItem(call_id=call_id, name=name, **changes)))
 
 
 def _tool_input_start(s: AgentState, e: ev.ToolInputStart) -> AgentState:
@@ -299,7 +300,8 @@ def _approval_decision(s: AgentState, e: ev.ApprovalDecision) -> AgentState:
 
 
 def _tool_result(s: AgentState, e: ev.ToolResult) -> AgentState:
-    s = replace(s, approvals=tuple(a for a in s.approvals if a.call_id != e.call_id))
+    if any(a.call_id == e.call_id for a in s.approvals):
+        s = _swap(s, approvals=tuple(a for a in s.approvals if a.call_id != e.call_id))
     return _with_turn(s, e, lambda t: _update_tool(t, e.call_id, e.name, status=e.status, output=e.output,
                                                    is_error=e.is_error, duration_ms=e.duration_ms))
 
@@ -350,10 +352,10 @@ def _session_changed(s: AgentState, e: ev.SessionChanged) -> AgentState:
 
 
 def _usage(s: AgentState, e: ev.Usage) -> AgentState:
-    s = replace(s, counters=Counters(input_tokens=e.total_input_tokens, output_tokens=e.total_output_tokens,
-                                     cost=e.cost, cached_tokens=e.total_cached_tokens))
-    return _with_turn(s, e, lambda t: replace(t, input_tokens=t.input_tokens + e.input_tokens,
-                                              output_tokens=t.output_tokens + e.output_tokens))
+    s = _swap(s, counters=Counters(input_tokens=e.total_input_tokens, output_tokens=e.total_output_tokens,
+                                   cost=e.cost, cached_tokens=e.total_cached_tokens))
+    return _with_turn(s, e, lambda t: _swap(t, input_tokens=t.input_tokens + e.input_tokens,
+                                            output_tokens=t.output_tokens + e.output_tokens))
 
 
 def _compacted(s: AgentState, e: ev.Compacted) -> AgentState:

@@ -29,7 +29,7 @@ import functools
 import logging
 import re
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 PLACEHOLDER = "[secret redacted by nbagent]"
@@ -103,50 +103,73 @@ _AFTER: tuple[tuple[str, str], ...] = (
 """Rules about text rather than a provider's token format: applied after the detectors."""
 
 _Pattern = Any  # a compiled re2 or re pattern: both have .sub(repl, text)
-_patterns: tuple[_Pattern, list[tuple[_Pattern, str]], list[tuple[_Pattern, str]]] | None = None
+
+
+class _Patterns(NamedTuple):
+    private_key: _Pattern
+    markers: list[tuple[_Pattern, str]]
+    """(pattern, marker) for ``_EXTRA`` then every regex of detect-secrets' detectors."""
+    after: list[tuple[_Pattern, str]]
+    """(pattern, replacement) for ``_AFTER``."""
+    any: _Pattern | None
+    """All of them as one alternation: a text it finds nothing in is left as it is without running
+    them one by one (each is a call into RE2; some forty of them cost a third of a millisecond on a
+    two-word prompt, and a turn's end and every log record scrub). None if RE2 cannot hold them as one."""
+
+
+_patterns: _Patterns | None = None
 _patterns_lock = threading.Lock()
 
 
-def _load_patterns() -> tuple[_Pattern, list[tuple[_Pattern, str]], list[tuple[_Pattern, str]]]:
-    """The PEM pattern; (pattern, marker) for ``_EXTRA`` then every regex of detect-secrets' detectors;
-    (pattern, replacement) for ``_AFTER``. Compiled once, on RE2 (see ``_compile``)."""
+def _load_patterns() -> _Patterns:
+    """Every pattern, compiled once, on RE2 (see ``_compile``)."""
     global _patterns
     with _patterns_lock:
         if _patterns is None:
-            found: list[tuple[_Pattern | None, str]] = [
-                (_own(p), marker) for _, marker, patterns in _EXTRA for p in patterns]
+            sources = [(_source(p), marker) for _, marker, patterns in _EXTRA for p in patterns]
             for detector in _detect_secrets_detectors():
                 if detector.secret_type not in _SKIPPED_TYPES:
                     marker = _MARKERS.get(detector.secret_type, "[token]")
-                    found += [(_compile(p.pattern, p.flags), marker) for p in detector.denylist]
-            _patterns = (_own(_PRIVATE_KEY), [(p, m) for p, m in found if p is not None],
-                         [(_own(p), r) for p, r in _AFTER])
+                    sources += [(_source(p.pattern, p.flags), marker) for p in detector.denylist]
+            compiled = [(_compile(source), source, marker) for source, marker in sources]
+            kept = [(p, source, m) for p, source, m in compiled if p is not None]
+            after = [(_source(p), r) for p, r in _AFTER]
+            every = [_source(_PRIVATE_KEY)] + [source for _, source, _ in kept] + [source for source, _ in after]
+            _patterns = _Patterns(_own(_PRIVATE_KEY), [(p, m) for p, _, m in kept], [(_own(p), r) for p, r in after],
+                                  _compile("|".join(f"(?:{source})" for source in every), max_mem=64 << 20))
         return _patterns
 
 
-def _compile(pattern: str, flags: int = 0) -> _Pattern | None:
-    """``pattern`` on RE2, which matches in linear time: a log line or a prompt can hold anything, and
-    detect-secrets' patterns were written for lines of source files (``//.+/:_authToken`` takes 10 s on
-    20,000 slashes with Python's re, its IBM keyword pattern 13 s on "password" and 1,000 spaces).
-    A trailing ``(?!\\w)`` becomes ``\\b`` and a repetition over RE2's 1,000 is capped; a pattern RE2
-    still cannot run (a look-behind: the keyword patterns of Cloudant, IBM and SoftLayer) is left
-    out, None, and ``_AFTER``'s keyword rule covers what they found (``password = ...``)."""
-    import re2
-
+def _source(pattern: str, flags: int = 0) -> str:
+    """``pattern`` as RE2 takes it: a trailing ``(?!\\w)`` becomes ``\\b``, a repetition over RE2's
+    1,000 is capped, and Python's flags go inline."""
     pattern = pattern.replace("(?!\\w)", "\\b")
     pattern = re.sub(r"\{(\d+),(\d+)\}", lambda m: f"{{{m[1]},{min(int(m[2]), 1000)}}}", pattern)
     inline = "".join(letter for flag, letter in ((re.I, "i"), (re.S, "s"), (re.M, "m")) if flags & flag)
+    return f"(?{inline}){pattern}" if inline else pattern
+
+
+def _compile(pattern: str, *, max_mem: int = 0) -> _Pattern | None:
+    """``pattern`` (see ``_source``) on RE2, which matches in linear time: a log line or a prompt can hold
+    anything, and detect-secrets' patterns were written for lines of source files (``//.+/:_authToken``
+    takes 10 s on 20,000 slashes with Python's re, its IBM keyword pattern 13 s on "password" and 1,000
+    spaces). A pattern RE2 cannot run (a look-behind: the keyword patterns of Cloudant, IBM and
+    SoftLayer) is left out, None, and ``_AFTER``'s keyword rule covers what they found (``password = ...``)."""
+    import re2
+
     options = re2.Options()
     options.log_errors = False  # a pattern RE2 refuses is expected here: nothing on stderr
+    if max_mem:
+        options.max_mem = max_mem
     try:
-        return re2.compile(f"(?{inline}){pattern}" if inline else pattern, options)
+        return re2.compile(pattern, options)
     except re2.error:
         return None
 
 
 def _own(pattern: str) -> _Pattern:
     """One of nbagent's own patterns, which RE2 runs (a test keeps them so)."""
-    compiled = _compile(pattern)
+    compiled = _compile(_source(pattern))
     if compiled is None:
         raise ValueError(f"not a pattern RE2 can run: {pattern}")
     return compiled
@@ -180,8 +203,17 @@ def preload() -> None:
 
 def scrub(text: str) -> str:
     """``text`` with registered secrets and every recognised kind of secret replaced by a marker."""
-    private_key, markers, after = _load_patterns()
-    text = private_key.sub("[private key]", redact(text))
+    text = redact(text)
+    anything = _load_patterns().any
+    if anything is not None and not anything.search(text):
+        return text  # none of them matches anywhere: running each in turn would change nothing
+    return _each_pattern(text)
+
+
+def _each_pattern(text: str) -> str:
+    """Every pattern in turn, each on what the ones before it left."""
+    private_key, markers, after, _ = _load_patterns()
+    text = private_key.sub("[private key]", text)
     for pattern, marker in markers:
         text = pattern.sub(functools.partial(_mark, marker), text)
     for pattern, replacement in after:

@@ -57,7 +57,10 @@ class MessageLog:
         return len(self._items)
 
     def extend(self, messages: list[Message]) -> None:
+        counted = len(self._sizes) == len(self._items)
         self._items.extend(messages)
+        if counted:  # sized as they join (once each), not all at the next request; heads wait for that
+            self._count()
 
     @property
     def unread(self) -> int:

@@ -45,7 +45,9 @@ def check(notebook: Path, expected: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     notebook, expected, out = (argv if argv is not None else sys.argv[1:])[:3]
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # as nbagent.evals.runner
+    from ...workspace.lean_imports import without_iri_format_check
+
+    without_iri_format_check()  # as nbagent.evals.runner
     try:
         result = check(Path(notebook), expected)
     except Exception as exc:  # noqa: BLE001 - a check that cannot run fails, saying why

@@ -287,7 +287,9 @@ def _judge(number: int, section: Section, ref: Run, code: str | None, fork: dict
 
 def main(argv: list[str] | None = None) -> int:
     set_file, notebook, out = (argv if argv is not None else sys.argv[1:])[:3]
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # as nbagent.evals.runner
+    from ...workspace.lean_imports import without_iri_format_check
+
+    without_iri_format_check()  # as nbagent.evals.runner
     problems = read_problem_set(Path(set_file))
     try:
         given = answers(Path(notebook)) if Path(notebook).is_file() else {}

@@ -16,6 +16,7 @@ from tornado import web
 from ...errors import StoreError
 
 if TYPE_CHECKING:
+    from .completions import CompletionService
     from .hub import SessionHub
     from .notebooks import ServerNotebooks
     from .services import WorkspaceServices
@@ -31,6 +32,7 @@ class ServerParts(Protocol):
     notebooks: "ServerNotebooks"
     agent_settings: "ServerSettings"
     views: "OpenViews"
+    completions: "CompletionService"
 
     async def update_settings(self, changes: Any) -> "ServerSettings": ...
 
