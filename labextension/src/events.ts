@@ -27,6 +27,7 @@ export type AgentEvent =
   | Compacted
   | ContextNote
   | Checkpoint
+  | ChangesReviewed
   | KernelChanged
   | KernelReplayed
   | TurnEnd
@@ -371,6 +372,24 @@ export interface Checkpoint {
   replay: {
     [k: string]: unknown;
   }[];
+  rows: string[];
+  turn_id: string;
+}
+/**
+ * Rows of a turn's changes were kept, undone or redone (docs/notebooks.md, "Reviewing a turn"), or a
+ * suggestion was recorded: one event per path touched. ``session`` and ``turn`` name the turn, ``path``
+ * the workspace-relative file, ``pending`` how many of that turn's rows for the path still await review
+ * (pending or suggested). A front end re-reads ``GET /nbagent/api/changes`` on it.
+ *
+ * This interface was referenced by `NbagentTypes`'s JSON-Schema
+ * via the `definition` "ChangesReviewed".
+ */
+export interface ChangesReviewed {
+  type: 'changes';
+  session: string;
+  turn: number;
+  path: string;
+  pending: number;
   turn_id: string;
 }
 /**

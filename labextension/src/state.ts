@@ -167,7 +167,7 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
       const mark = {
         turn: e.turn,
         files: [...e.files],
-        undone: e.action === 'undone',
+        undone: e.action === 'undone' && !(e.rows ?? []).length, // rows: part of the turn (a review)
         names: [...e.names],
         not_restored: [...e.not_restored],
         replay: (e.replay ?? []).map(c => ({ ...c })), // absent in sequences recorded before it existed

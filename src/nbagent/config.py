@@ -209,6 +209,11 @@ class AgentConfig:
     """Checkpoint each turn that changes the workspace, for undo and redo (docs/checkpoints.md).
     Env: NBAGENT_CHECKPOINTS=0 switches them off."""
 
+    review_before_writing: bool = False
+    """Review before writing: the agent's notebook edits are recorded as suggestions the user keeps
+    (applies) or undoes (discards) in the turn's review, instead of being written (docs/notebooks.md,
+    "Reviewing a turn"). Env: NBAGENT_REVIEW_BEFORE_WRITING=1."""
+
     checkpoint_max_bytes: int = 256 * 1024 * 1024
     """Outside a git repository, a workspace holding more bytes of files than this gets no checkpoint
     (a clear error, never a partial copy). Env: NBAGENT_CHECKPOINT_MAX_BYTES."""
@@ -372,6 +377,7 @@ _ENV = {
     "NBAGENT_CONTEXT_WAKE": "context_wake",
     "NBAGENT_MCP_TIMEOUT": "mcp_timeout",
     "NBAGENT_CHECKPOINTS": "checkpoints",
+    "NBAGENT_REVIEW_BEFORE_WRITING": "review_before_writing",
     "NBAGENT_CHECKPOINT_MAX_BYTES": "checkpoint_max_bytes",
     "NBAGENT_KERNEL_UNDO_MAX_BYTES": "kernel_undo_max_bytes",
     "NBAGENT_KERNEL_FINGERPRINT_MS": "kernel_fingerprint_ms",

@@ -256,6 +256,23 @@ class Checkpoint(Event):
     names: list[str] = field(default_factory=list)
     not_restored: list[str] = field(default_factory=list)
     replay: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[str] = field(default_factory=list)
+    """For an "undone" or "redone" of part of a turn (its review, docs/notebooks.md "Reviewing a turn"):
+    the ids of the change rows taken back or re-applied; empty for the whole turn."""
+
+
+@_event
+class ChangesReviewed(Event):
+    """Rows of a turn's changes were kept, undone or redone (docs/notebooks.md, "Reviewing a turn"), or a
+    suggestion was recorded: one event per path touched. ``session`` and ``turn`` name the turn, ``path``
+    the workspace-relative file, ``pending`` how many of that turn's rows for the path still await review
+    (pending or suggested). A front end re-reads ``GET /nbagent/api/changes`` on it."""
+
+    type: Literal["changes"] = field(init=False, default="changes")
+    session: str = ""
+    turn: int = 0
+    path: str = ""
+    pending: int = 0
 
 
 @_event
@@ -319,7 +336,7 @@ class Error(Event):
 AnyEvent = Union[
     TurnStart, PromptQueued, ReasoningDelta, TextDelta, ToolInputStart, ToolInputDelta, ToolCall,
     ApprovalRequest, ApprovalDecision, ToolResult, TodosChanged, MemoryChanged, MemoryInjected,
-    SettingsChanged, SessionChanged, Usage, Compacted, ContextNote, Checkpoint, KernelChanged,
+    SettingsChanged, SessionChanged, Usage, Compacted, ContextNote, Checkpoint, ChangesReviewed, KernelChanged,
     KernelReplayed, TurnEnd, Error,
 ]
 """Every event: what front ends render and what the generated TypeScript calls ``AgentEvent``.
@@ -329,7 +346,7 @@ EVENT_TYPES: dict[str, type[AnyEvent]] = {cls.type: cls for cls in get_args(AnyE
 """Each event class by its ``type``, in the union's order."""
 
 
-__all__ = ["ApprovalDecision", "ApprovalRequest", "Checkpoint", "Compacted", "ContextNote", "Error", "Event",
+__all__ = ["ApprovalDecision", "ApprovalRequest", "ChangesReviewed", "Checkpoint", "Compacted", "ContextNote", "Error", "Event",
            "KernelChanged", "KernelReplayed", "MemoryChanged", "MemoryInjected", "PromptQueued", "ReasoningDelta",
            "SessionChanged", "SettingsChanged", "TextDelta", "TodosChanged", "ToolCall", "ToolInputDelta",
            "ToolInputStart", "ToolResult", "TurnEnd", "TurnStart", "Usage", "event_from_dict",

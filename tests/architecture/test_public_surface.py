@@ -102,10 +102,13 @@ def test_the_checkpoint_and_session_calls_keep_their_signatures():
     from nbagent.engine.agent import Agent
 
     shapes = {name: str(inspect.signature(getattr(Agent, name))) for name in (
-        "undo", "redo", "checkpoints", "kernel_changes", "replay", "diff", "new_session", "resume", "fork")}
+        "undo", "redo", "checkpoints", "kernel_changes", "replay", "diff", "new_session", "resume", "fork",
+        "changes", "keep")}
     assert shapes == {
-        "undo": "(self, force: 'bool' = False, turn: 'int | None' = None)",
-        "redo": "(self, force: 'bool' = False, turn: 'int | None' = None)",
+        "undo": "(self, force: 'bool' = False, turn: 'int | None' = None, only=None)",
+        "redo": "(self, force: 'bool' = False, turn: 'int | None' = None, only=None)",
+        "changes": "(self, turn: 'int | None' = None)",
+        "keep": "(self, only=None, turn: 'int | None' = None)",
         "checkpoints": "(self)",
         "kernel_changes": "(self, turn: 'int | None' = None)",
         "replay": "(self, cells=None)",

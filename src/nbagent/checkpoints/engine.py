@@ -79,6 +79,9 @@ class Checkpoints:
         self.notebook_stores: Callable[[], list[Any]] | None = None
         """The notebook stores to ask (nbagent.tools.nbstores.stores): an open notebook is restored
         through its live document. None: every notebook is restored as a file."""
+        self.reviewed: Callable[[int], str | None] | None = None
+        """The workspace's snapshot after a turn's last partial undo or redo (nbagent.checkpoints.review),
+        or None: a whole-turn undo starts from there rather than from the turn's "after"."""
 
     @property
     def store(self) -> Store:
@@ -183,7 +186,7 @@ class Checkpoints:
             raise CheckpointError("nothing to undo: no turn of this session changed the workspace "
                                   "(or its checkpoints were dropped)")
         _check_turn("undo", turn, entry)
-        files = self._move(entry, entry.after, entry.before, "undo", force)
+        files = self._move(entry, self.left(entry), entry.before, "undo", force)
         entry.undone = True
         self.manifest.save()
         return Restored("undo", entry.turn, files)
@@ -193,13 +196,20 @@ class Checkpoints:
         if entry is None:
             raise CheckpointError("nothing to redo: no undone turn")
         _check_turn("redo", turn, entry)
-        files = self._move(entry, entry.before, entry.after, "redo", force)
+        files = self._move(entry, entry.before, self.left(entry), "redo", force)
         entry.undone = False
         self.manifest.save()
         return Restored("redo", entry.turn, files)
 
+    def left(self, entry: TurnCheckpoint) -> str:
+        """The snapshot the turn left: its "after", or where its review's partial undos left it."""
+        reviewed = self.reviewed(entry.turn) if self.reviewed is not None else None
+        return reviewed or entry.after
+
     def _move(self, entry: TurnCheckpoint, expected: str, target: str, action: str, force: bool) -> list[str]:
-        turn_changes = self.store.changes(expected, target)
+        # Only the turn's own files: a review's snapshot holds whatever else changed in the workspace by then.
+        files = set(entry.files)
+        turn_changes = {p: c for p, c in self.store.changes(expected, target).items() if p in files}
         current = self.store.snapshot()
         drifted = self.store.changes(expected, current)
         conflicts = self._real_conflicts(sorted(p for p in turn_changes if p in drifted), drifted)
@@ -268,7 +278,7 @@ class Checkpoints:
         if not entries:
             return []
         last = entries[-1]
-        expected = last.before if last.undone else last.after
+        expected = last.before if last.undone else self.left(last)
         return sorted(self.store.changes(expected, self.store.snapshot()))
 
     def delete(self) -> None:

@@ -263,8 +263,34 @@ class TurnGuard:
             turn_id = next((r.turn_id for r in self.kernel.of_turn(turn)), "")
         return turn_id
 
+    # ----- the review of a turn's rows (nbagent.checkpoints.review) -------------------------------
+    def attach_review(self, log: Any) -> None:
+        """Review this session's turns with the database's ``log`` (a ReviewLog); a whole-turn undo then
+        starts from where a partial undo left the turn."""
+        from .review import Review
+
+        self.review = Review(self.checkpoints, log)
+        self.checkpoints.reviewed = lambda turn: log.snapshot(self.checkpoints.session_id, turn)
+
+    review: Any = None
+
+    def review_rows(self, action: str, turn: int | None, only: Any = None) -> Any:
+        """Keep, undo or redo rows of a turn (``action``: "keep", "undo", "redo"); returns a Reviewed.
+        An undo or redo is a ``checkpoint`` event with the rows; every path gets a ``changes`` event."""
+        if not self.enabled or self.review is None:
+            raise CheckpointError(f"nothing to review: {self.off_reason}")
+        done = getattr(self.review, action)(turn, only)
+        turn_id = self._turn_id_of(done.turn)
+        if action != "keep" and done.done:
+            self._emit_state("undone" if action == "undo" else "redone", done.turn, done.files, turn_id,
+                             rows=done.done)
+        for path, pending in done.pending.items():
+            self.emit(ev.ChangesReviewed(session=done.session, turn=done.turn, path=path, pending=pending,
+                                         turn_id=turn_id))
+        return done
+
     def _emit_state(self, action: ev.CheckpointAction, turn: int, files: list[str], turn_id: str,
-                    restored: Restored | None = None) -> None:
+                    restored: Restored | None = None, rows: list[str] | None = None) -> None:
         undo = [t for t in self._targets("undo") if t is not None]
         redo = [t for t in self._targets("redo") if t is not None]
         self.emit(ev.Checkpoint(action=action, turn=turn, files=list(files),
@@ -272,7 +298,7 @@ class TurnGuard:
                                 names=list(restored.names) if restored else [],
                                 not_restored=list(restored.not_restored) if restored else [],
                                 replay=[plan_entry(c) for c in restored.replay] if restored else [],
-                                turn_id=turn_id))
+                                rows=list(rows or []), turn_id=turn_id))
 
     # ----- resume ------------------------------------------------------------------------
     def recover(self) -> tuple[str, list[str]]:
@@ -315,6 +341,15 @@ def undo_note(restored: Restored) -> str:
         return f"[nbagent] The user undid turn {restored.turn}: {what}. Its edits are no longer in the workspace.{kernel}"
     what = f"its changes to {files} are in the workspace again" if files else "its changes are back"
     return f"[nbagent] The user redid turn {restored.turn}: {what}.{kernel}"
+
+
+def review_note(done: Any) -> str:
+    """The history note after a partial undo or redo (a Reviewed): which of its changes are (not) there."""
+    verb = "undid" if done.action == "undo" else "redid"
+    where = first_of(done.files, 30) or "no file needed changing"
+    state = "are no longer in the workspace" if done.action == "undo" else "are in the workspace again"
+    return (f"[nbagent] The user {verb} part of turn {done.turn} (changes {', '.join(done.done[:30])}; files: "
+            f"{where}): those edits {state}; the turn's other changes stay. Read the files before editing them.")
 
 
 def diverged_note(files: list[str]) -> str:

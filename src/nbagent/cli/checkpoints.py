@@ -29,6 +29,9 @@ def add_checkpoint_parsers(subparsers: Any, parents: Sequence[argparse.ArgumentP
         p.add_argument("--session", "-s", help="session id or unique prefix (default: the newest session)")
         p.add_argument("--force", action="store_true",
                        help="overwrite files changed since the checkpoint instead of refusing")
+        p.add_argument("--path", help="only the changes to this file (workspace-relative), as a review would")
+        p.add_argument("--cell", help="only the changes to this notebook cell (by id)")
+        p.add_argument("--turn", type=int, help="with --path/--cell: the turn (default: the newest with changes)")
         p.set_defaults(handler=run_checkpoint_command, checkpoint_action=action)
 
 
@@ -37,6 +40,8 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
     try:
         with SessionStore(root) as store:
             session_id = _session_id(store, args.session)
+            if args.path or args.cell:
+                return _partial(root, store, session_id, args)
             checkpoints = Checkpoints(root, state_dir(root), session_id)
             checkpoints.notebook_stores = _server_stores(root)
             move = checkpoints.undo if args.checkpoint_action == "undo" else checkpoints.redo
@@ -51,6 +56,31 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
     for path in restored.files:
         print(f"  {_printable(path)}")
     return 0
+
+
+def _partial(root: Path, store: SessionStore, session_id: str, args: argparse.Namespace) -> int:
+    """``--path``/``--cell``: only those rows of the turn (nbagent.checkpoints.review), refused where changed since."""
+    from ..checkpoints.review import matching
+    from ..checkpoints.review_index import review_for
+    from ..checkpoints.turn_guard import review_note
+    from ..store.reviews import ReviewLog
+
+    if store.db is None:
+        raise StoreError("the workspace's database is not open")
+    review = review_for(root, state_dir(root), session_id, ReviewLog(store.db), _server_stores(root))
+    path = args.path and Path(args.path).as_posix().removeprefix("./")
+    ids = matching(review.changes(args.turn), path, args.cell)
+    done = getattr(review, args.checkpoint_action)(args.turn, ids)
+    if done.files:
+        store.load(session_id).append([{"role": "user", "content": review_note(done), "note": done.action}])
+    verb = "undid" if done.action == "undo" else "redid"
+    print(f"{verb} {len(done.done)} change(s) of turn {done.turn} of session {session_id}: "
+          f"{len(done.files)} file(s) changed")
+    for path in done.files:
+        print(f"  {_printable(path)}")
+    for row_id, reason in done.refused:
+        print(f"  refused {row_id}: {_printable(reason)}", file=sys.stderr)
+    return 1 if done.refused else 0
 
 
 def _server_stores(root: Path) -> Callable[[], list[Any]] | None:

@@ -318,9 +318,25 @@ class Agent:
         return self.runtime.knowledge.repo_map_block()
 
     # ----- checkpoints (docs/checkpoints.md; nbagent.engine.agent_checkpoints) --------------
-    def undo(self, force: bool = False, turn: int | None = None):
+    def changes(self, turn: int | None = None):
+        """The changes of ``turn`` (default: the newest turn with changes to review) as rows: a ``Changes``
+        sequence of ``ChangeRow`` (id, path, cell_id, kind, hunk, before, after, status...), with
+        ``.frame()`` for a DataFrame. Notebooks cell by cell, text files hunk by hunk
+        (docs/notebooks.md, "Reviewing a turn")."""
+        return self._checkpoints.changes(turn)
+
+    def keep(self, only=None, turn: int | None = None):
+        """Mark rows of a turn kept (``only``: rows, row ids, paths or cell ids; None: every row still
+        awaiting review). A suggested edit (review before writing) is written then. Returns a Reviewed."""
+        return self._checkpoints.keep(only, turn)
+
+    def undo(self, force: bool = False, turn: int | None = None, only=None):
         """Put the files the last (not yet undone) turn changed back as they were before it, and the
         kernel variables its kernel_run and notebook_run calls rebound, added or deleted.
+
+        With ``only`` (rows of ``agent.changes()``, their ids, paths or cell ids) only those changes of
+        ``turn`` (default: the newest turn with changes) are taken back, each refused (in the returned
+        Reviewed's ``refused``, with why) where its cell or lines were changed since.
 
         Refuses with CheckpointConflict (listing the paths) when one of them changed since the
         turn, and with KernelConflict when the user rebound one of its variables since, unless
@@ -328,11 +344,12 @@ class Agent:
         a note tells the model. Returns a Restored (action, turn, files, names, not_restored, and
         ``replay``: the cells restart-and-replay would run when something could not be restored).
         """
-        return self._checkpoints.undo(force, turn)
+        return self._checkpoints.undo(force, turn, only)
 
-    def redo(self, force: bool = False, turn: int | None = None):
-        """Re-apply the turn the last undo reverted (same rules as ``undo``)."""
-        return self._checkpoints.redo(force, turn)
+    def redo(self, force: bool = False, turn: int | None = None, only=None):
+        """Re-apply the turn the last undo reverted (same rules as ``undo``); after a partial undo (and no
+        whole one), the rows it took back. ``only``: re-apply those rows of ``turn``."""
+        return self._checkpoints.redo(force, turn, only)
 
     def checkpoints(self):
         """This session's checkpoints, oldest first: a pandas DataFrame with the columns turn, time,

@@ -24,10 +24,23 @@ class AgentCheckpoints:
         self._call_idle = call_idle
         """Runs a function on the agent's thread once no turn runs (refuses while one does)."""
 
-    def undo(self, force: bool = False, turn: int | None = None):
+    def undo(self, force: bool = False, turn: int | None = None, only=None):
+        if only is not None:  # rows of a turn (its review), not the whole turn
+            return self._call_idle(self._runtime.review, "undo", turn, _listed(only))
         return self._call_idle(self._runtime.undo, force, turn)
 
-    def redo(self, force: bool = False, turn: int | None = None):
+    def keep(self, only=None, turn: int | None = None):
+        return self._call_idle(self._runtime.review, "keep", turn, None if only is None else _listed(only))
+
+    def changes(self, turn: int | None = None):
+        from ..checkpoints.changes import Changes
+
+        review = self._runtime.guard.review
+        return review.changes(turn) if review is not None else Changes([])
+
+    def redo(self, force: bool = False, turn: int | None = None, only=None):
+        if only is not None:
+            return self._call_idle(self._runtime.review, "redo", turn, _listed(only))
         return self._call_idle(self._runtime.redo, force, turn)
 
     def table(self):
@@ -64,6 +77,13 @@ class AgentCheckpoints:
 
     def diff(self, turn: int) -> str:
         return self._runtime.guard.checkpoints.diff(turn)
+
+
+def _listed(only) -> list:
+    """``only`` as a list: one row, id, path or cell id alone, or several (a Changes, a list)."""
+    from ..checkpoints.changes import ChangeRow
+
+    return [only] if isinstance(only, (str, ChangeRow)) else list(only)
 
 
 def _change_rows(record) -> list[dict[str, Any]]:

@@ -112,6 +112,10 @@ class AgentRuntime:
                                kernel_budget_seconds=self.config.kernel_fingerprint_ms / 1000,
                                remote_kernels=remote)
         self.guard.checkpoints.notebook_stores = lambda: _notebook_stores(context)
+        if self.state.database is not None:  # the review of turns' rows is kept beside the sessions
+            from ..store.reviews import ReviewLog
+
+            self.guard.attach_review(ReviewLog(self.state.database))
         self.runner = ToolRunner(registry=self.registry, base_context=context, approvals=self.approvals,
                                  emit=self.emit, session=self.session, output_limit=self._limit,
                                  guard=self.guard)
@@ -241,6 +245,7 @@ class AgentRuntime:
         return {"model": self.session.model or c.model or "", "approval": c.approval, "toolsets": list(c.toolsets),
                 "max_steps": c.max_steps, "memory": c.memory, "workspace": str(c.workspace),
                 "enabled_toolsets": list(self.registry.enabled), "profile": self.profile.name,
+                "review_before_writing": c.review_before_writing,
                 "tools": self.registry.names(),
                 # The offline model answers (nbagent.model.local): every front end shows a badge for it.
                 "offline": bool(getattr(self.model, "offline", False)),
@@ -282,10 +287,27 @@ class AgentRuntime:
         self._note_restored(restored)
         return restored
 
-    def redo(self, force: bool = False, turn: int | None = None) -> Restored:
+    def redo(self, force: bool = False, turn: int | None = None) -> Any:
+        """The turn the last whole undo took back; with none, the newest partial undo still in force."""
+        review = self.guard.review
+        if self.guard.enabled and review is not None and self.guard.checkpoints.preview("redo") is None:
+            last = review.last_undo()
+            if last is not None and (turn is None or turn == last[0]):
+                return self.review("redo", last[0], last[1])
         restored = self.guard.redo(force, turn)
         self._note_restored(restored)
         return restored
+
+    def review(self, action: str, turn: int | None, only: Any = None) -> Any:
+        """Keep, undo or redo rows of a turn (nbagent.checkpoints.review); a Reviewed."""
+        from ..checkpoints.turn_guard import review_note
+
+        done = self.guard.review_rows(action, turn, only)
+        if action != "keep" and done.files:
+            self.session.append([{"role": "user", "content": review_note(done), "note": action}])
+            self.loop.reset_estimates()
+            self.workspace.invalidate()
+        return done
 
     def _note_restored(self, restored: Restored) -> None:
         # The conversation stays; this note keeps the model from assuming its edits are (not) there.

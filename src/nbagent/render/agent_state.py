@@ -381,7 +381,9 @@ def _checkpoint(s: AgentState, e: ev.Checkpoint) -> AgentState:
     """A turn's checkpoint taken, undone or redone: on that turn (live or finished); "diverged" is a notice."""
     if e.action == "diverged":
         return _notice(s, e, NoticeItem(level="info", text="changed since the last checkpoint: " + ", ".join(e.files)))
-    mark = TurnCheckpoint(turn=e.turn, files=tuple(e.files), undone=e.action == "undone", names=tuple(e.names),
+    # Part of a turn undone (its rows, a review): the turn itself is not undone (only a turn not undone is reviewed).
+    mark = TurnCheckpoint(turn=e.turn, files=tuple(e.files), undone=e.action == "undone" and not e.rows,
+                          names=tuple(e.names),
                           not_restored=tuple(e.not_restored), replay=tuple(dict(c) for c in e.replay))
     s = replace(s, undo_turn=e.undo_turn, redo_turn=e.redo_turn)
     return _mark_turn(s, e.turn_id, lambda _: mark)

@@ -246,6 +246,8 @@ class TerminalRenderer:
 
     def _checkpoint(self, e: ev.Checkpoint) -> str:
         label = "undid" if e.action == "undone" else "redid"
+        if e.rows:  # part of the turn, picked in its review
+            return self._line(f"{label} {len(e.rows)} change(s) of turn {e.turn}: {_files(e.files)}")
         return self._line(f"{label} turn {e.turn}: {_files(e.files) or 'kernel variables'}")
 
     def _ended(self, turn: Turn, out: "_Output") -> None:

@@ -231,6 +231,40 @@ def m005_cached_tokens(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE sessions ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0")
 
 
+@migration
+def m006_change_reviews(conn: sqlite3.Connection) -> None:
+    """The review of a turn's changes (nbagent.checkpoints.review): each row kept, undone or suggested, and
+    the workspace's snapshot after the turn's last partial undo or redo (what a whole-turn undo starts
+    from). A row with no line here is pending. ``action`` numbers the review actions of a session: redo
+    takes back the newest partial undo. ``data`` holds a suggested row (review before writing) and its
+    notebook operations, since no checkpoint holds what was never written."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE change_reviews (
+            session_id TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            row_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            action INTEGER NOT NULL DEFAULT 0,
+            path TEXT NOT NULL DEFAULT '',
+            data TEXT,
+            updated REAL NOT NULL,
+            PRIMARY KEY (session_id, turn, row_id)
+        );
+        CREATE INDEX change_reviews_by_path ON change_reviews (path, status);
+
+        CREATE TABLE change_review_turns (
+            session_id TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            snapshot TEXT NOT NULL,
+            updated REAL NOT NULL,
+            PRIMARY KEY (session_id, turn)
+        );
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

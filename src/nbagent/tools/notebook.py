@@ -20,7 +20,7 @@ from .. import events as ev
 from ..errors import ToolError
 from ..render.text import kernel_line
 from .nbshrink import OutputBudget, as_text, widget_models
-from . import nbdoc, nbstores
+from . import nbdoc, nbstores, nbsuggest
 from .base import ToolSet, function_tool
 from .nbcheck import notebook_check
 from .nbdoc import Snapshot, cell_token, find, range_source, token_of
@@ -135,6 +135,8 @@ def _change(ctx, path: str, plan: Callable[[Path, str, Snapshot], tuple[Change, 
     target, name = _target(ctx, path, write=True)
     before = nbstores.read(ctx, target, name, allow_missing=allow_missing)
     change, op = plan(target, name, before)
+    if nbsuggest.wanted(ctx, before.exists):  # review before writing: recorded for the user, not written
+        return nbsuggest.suggest(ctx, name, change, op)
     after = nbstores.apply(ctx, target, name, [op], allow_missing=allow_missing)
     tokens = _tokens(ctx, target)
     token = None

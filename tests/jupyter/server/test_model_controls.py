@@ -70,7 +70,8 @@ async def test_a_bad_settings_message_is_refused_to_its_sender(api, connect):
     for message, words in (({"approval": "yolo"}, "approval must be one of ask, auto, read-only"),
                            ({"model": "  "}, "model must be a model's name"),
                            ({"toolsets": ["nope"]}, "unknown tool set(s): nope"),
-                           ({}, 'gives "model", "approval" and/or "toolsets"')):
+                           ({"review_before_writing": "yes"}, "review_before_writing must be true or false"),
+                           ({}, 'gives "model", "approval", "toolsets" and/or "review_before_writing"')):
         await client.send(type="settings", **message)
         error = await client.until("error")
         assert words in error["message"] and error["kind"] == "config"

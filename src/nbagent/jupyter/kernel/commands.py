@@ -29,7 +29,10 @@ HELP = """Slash commands (also as %agent /name):
   /model [NAME]      show or change the model
   /tasks             background tasks (commands handed over by bash)
   /undo [force]      put back the files and kernel variables the last turn changed (force: even if changed since)
-  /redo [force]      re-apply the turn the last /undo reverted
+  /undo --path P --cell ID   only the newest turn's changes to that file and/or cell (a review; --turn N)
+  /redo [force]      re-apply the turn the last /undo reverted (or the rows of the last partial /undo)
+  /changes [N]       the newest (or N-th) turn's changes as rows, to keep or undo one by one
+  /keep [ID...]      mark the newest turn's changes kept (all, or these rows, paths or cell ids)
   /replay            after an /undo that could not restore every variable: show the restart-and-replay plan
   /replay confirm    clear the kernel's variables and run that plan (stops at the first error)
   /checkpoints       this session's checkpoints (a DataFrame)
@@ -183,6 +186,8 @@ def _redo(keeper, arg):
 def _restore(keeper, arg, action: str):
     from ...checkpoints import CheckpointError
 
+    if arg.startswith("--"):
+        return _partial(keeper, arg, action)
     if arg not in ("", "force"):
         raise KeeperError(f"/{action} takes nothing or 'force', not {arg!r}")
     agent = keeper.get()
@@ -191,9 +196,64 @@ def _restore(keeper, arg, action: str):
         restored = getattr(agent, action)(force=arg == "force")
     except CheckpointError as exc:
         return str(exc)
+    if not hasattr(restored, "replay"):  # a redo of the last partial undo: a Reviewed
+        return reviewed_text(restored)
     verb = "undid" if action == "undo" else "redid"
     keeper.replay_plan = list(restored.replay) if action == "undo" else []
     return restore_text(restored, verb)
+
+
+def _partial(keeper, arg, action: str):
+    """``/undo --path P --cell ID [--turn N]``: only those rows of the turn (docs/notebooks.md, "Reviewing a turn")."""
+    import shlex
+
+    from ...checkpoints import CheckpointError
+    from ...checkpoints.review import matching
+
+    options = _options(shlex.split(arg), ("--path", "--cell", "--turn"), f"/{action}")
+    turn = int(options["--turn"]) if options.get("--turn", "").isdigit() else None
+    agent = keeper.get()
+    keeper.ensure_idle()
+    try:
+        ids = matching(agent.changes(turn), options.get("--path"), options.get("--cell"))
+        done = getattr(agent, action)(turn=turn, only=ids)
+    except CheckpointError as exc:
+        return str(exc)
+    return reviewed_text(done)
+
+
+def _options(words: list[str], known: tuple[str, ...], command: str) -> dict[str, str]:
+    if len(words) % 2 or any(w not in known for w in words[::2]):
+        raise KeeperError(f"{command} takes {' '.join(k + ' X' for k in known)}, not {' '.join(words)!r}")
+    return dict(zip(words[::2], words[1::2]))
+
+
+def reviewed_text(done) -> str:
+    """What a keep, partial undo or redo did (a Reviewed), for the commands."""
+    verb = {"undo": "undid", "redo": "redid", "keep": "kept"}[done.action]
+    text = f"{verb} {len(done.done)} change(s) of turn {done.turn}"
+    if done.files:
+        text += ": " + ", ".join(done.files)
+    for row_id, reason in done.refused:
+        text += f"\nrefused {row_id}: {reason}"
+    return text
+
+
+def _changes(keeper, arg):
+    if arg and not arg.isdigit():
+        raise KeeperError("/changes takes nothing or a turn number")
+    return keeper.get().changes(int(arg) if arg else None)
+
+
+def _keep(keeper, arg):
+    from ...checkpoints import CheckpointError
+
+    agent = keeper.get()
+    keeper.ensure_idle()
+    try:
+        return reviewed_text(agent.keep(only=arg.split() or None))
+    except CheckpointError as exc:
+        return str(exc)
 
 
 def restore_text(restored, verb: str) -> str:
@@ -259,6 +319,6 @@ def _tasks(keeper, arg):
 COMMANDS: dict[str, Callable[[AgentKeeper, str], Any]] = {
     "help": _help, "new": _new, "sessions": _sessions, "resume": _resume, "fork": _fork, "todos": _todos,
     "memory": _memory, "instructions": _instructions, "map": _map, "notes": _notes, "compact": _compact, "tools": _tools, "mcp": _mcp, "model": _model,
-    "tasks": _tasks, "undo": _undo, "redo": _redo, "replay": _replay, "checkpoints": _checkpoints, "check": _check, "context": context_command,
+    "tasks": _tasks, "undo": _undo, "redo": _redo, "changes": _changes, "keep": _keep, "replay": _replay, "checkpoints": _checkpoints, "check": _check, "context": context_command,
     "clear": lambda keeper, arg: None,
 }

@@ -66,6 +66,10 @@ class AgentMagics(Magics):
     @argument("--no-memory", dest="memory", action="store_false", default=None,
               help="do not load or write project memory, from now on")
     @argument("--memory", dest="memory", action="store_true", default=None, help="switch memory back on")
+    @argument("--review", dest="review", action="store_true", default=None,
+              help="review before writing: notebook edits wait for your Keep, from now on")
+    @argument("--no-review", dest="review", action="store_false", default=None,
+              help="notebook edits are written at once again (reviewable afterwards)")
     @argument("--workspace", help="the workspace root, from now on")
     @argument("--wait", action="store_true", help="block until the turn ends (scripts, tested notebooks)")
     @argument("-a", "--attach", action="append", metavar="WHAT",
@@ -86,7 +90,7 @@ class AgentMagics(Magics):
             Write tests for utils.py, then run them.
 
         Options that change the agent (--model, --toolsets, --approval, --no-memory/--memory,
-        --workspace) apply from now on in this notebook. Slash commands: %agent /help.
+        --review/--no-review, --workspace) apply from now on in this notebook. Slash commands: %agent /help.
         """
         options, prompt = split_options(line, _parser())
         if cell is not None:
@@ -140,7 +144,8 @@ class AgentMagics(Magics):
         toolsets = tuple(s.strip() for s in args.toolsets.split(",") if s.strip()) if args.toolsets else None
         said = self.keeper.configure(model=_or_default(args.model), toolsets=_or_default(toolsets),
                                      approval=_or_default(args.approval),
-                                     memory=args.memory, workspace=args.workspace)
+                                     memory=args.memory, review_before_writing=args.review,
+                                     workspace=args.workspace)
         selector = "new" if args.new else "continue" if args.continue_ else args.resume
         if selector:
             fresh = self.keeper.agent is None

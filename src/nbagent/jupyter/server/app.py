@@ -27,7 +27,7 @@ from traitlets import Bool, Callable, Dict, Float, Int, List, Unicode
 
 from ...config import DEFAULT
 from ...tools import nbdoc
-from . import check_route, complete_route, context_routes, handlers
+from . import changes_routes, check_route, complete_route, context_routes, handlers
 from .hub import SessionHub
 from .completions import CompletionService
 from .kernel_secret import KernelLink, KernelNotebooksHandler
@@ -143,6 +143,7 @@ class NbAgentServer(ExtensionApp):
         self.handlers.extend(context_routes.ROUTES)
         self.handlers.extend(check_route.ROUTES)
         self.handlers.extend(complete_route.ROUTES)
+        self.handlers.extend(changes_routes.ROUTES)
         self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
         self.handlers.append((r"/nbagent/api/views/ws", ViewsSocket))
 

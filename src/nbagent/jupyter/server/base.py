@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .notebooks import ServerNotebooks
     from .services import WorkspaceServices
     from .settings import ServerSettings
+    from .views import OpenViews
 
 
 class ServerParts(Protocol):
@@ -31,6 +32,7 @@ class ServerParts(Protocol):
     notebooks: "ServerNotebooks"
     agent_settings: "ServerSettings"
     completions: "CompletionService"
+    views: "OpenViews"
 
     async def update_settings(self, changes: Any) -> "ServerSettings": ...
 

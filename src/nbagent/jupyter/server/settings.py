@@ -59,11 +59,15 @@ class ServerSettings:
 
 
 def session_changes(message: dict[str, Any]) -> dict[str, Any]:
-    """The ``model``, ``approval`` and/or ``toolsets`` of a "settings" message from one session's panel,
+    """The ``model``, ``approval``, ``toolsets`` and/or ``review_before_writing`` of a "settings" message from
+    one session's panel,
     checked, as keyword arguments for that agent's ``reconfigure``; ConfigError says what is wrong."""
-    changes = {k: message[k] for k in ("model", "approval", "toolsets") if k in message}
+    changes = {k: message[k] for k in ("model", "approval", "toolsets", "review_before_writing") if k in message}
     if not changes:
-        raise ConfigError('a "settings" message gives "model", "approval" and/or "toolsets"')
+        raise ConfigError('a "settings" message gives "model", "approval", "toolsets" and/or '
+                          '"review_before_writing"')
+    if "review_before_writing" in changes and not isinstance(changes["review_before_writing"], bool):
+        raise ConfigError("review_before_writing must be true or false")
     if "toolsets" in changes:
         changes["toolsets"] = _toolsets(changes["toolsets"]) or ("core",)
     if "model" in changes:

@@ -35,13 +35,22 @@ class OpenViews:
     def __init__(self, timeout: float = ANSWER_TIMEOUT):
         self.timeout = timeout
         self.tabs: dict[Any, list[str]] = {}
+        self.sockets: set[Any] = set()
+        """Every views socket connected (a tab that reported no notebook yet included): events go to all."""
         self.pending: dict[int, tuple[Any, asyncio.Future]] = {}
         self._ids = itertools.count(1)
 
     def report(self, tab: Any, paths: list[str]) -> None:
         self.tabs[tab] = [p for p in paths if isinstance(p, str)]
 
+    def broadcast(self, event: dict) -> None:
+        """Send an event (a ``changes`` event) to every connected tab."""
+        text = json.dumps(event)
+        for tab in list(self.sockets):
+            tab.send_text(text)
+
     def drop(self, tab: Any) -> None:
+        self.sockets.discard(tab)
         self.tabs.pop(tab, None)
         for key, (owner, future) in list(self.pending.items()):
             if owner is tab and not future.done():
@@ -130,6 +139,10 @@ class ViewsSocket(ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHand
         result = super().get()
         if result is not None:
             await result
+
+    def open(self, *args: Any, **kwargs: Any) -> None:
+        views: OpenViews = getattr(self.extensionapp, "views")
+        views.sockets.add(self)
 
     def on_message(self, message: str | bytes) -> None:
         try:
