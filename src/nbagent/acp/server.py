@@ -219,6 +219,11 @@ class NbagentAcpAgent:
         from ..engine.agent import Agent
 
         extra: dict[str, Any] = {"mcp_servers": {"mcpServers": servers}} if servers else {}
+        from .server_link import server_tools
+
+        kernel_tools = await asyncio.to_thread(server_tools)  # the Jupyter server that started nbagent acp
+        if kernel_tools:
+            extra["tools"] = kernel_tools
         try:
             agent = await asyncio.to_thread(Agent, workspace=cwd, session=selector, **extra)
         except (NbagentError, KeyError, LookupError) as exc:
