@@ -12,7 +12,7 @@ if [ "${1:-}" = "--fast" ]; then
   shift
   NBAGENT_TEST_FAST=1 exec $PY -m pytest -q -p no:randomly \
     -m "not (process or kernel or server or browser or llama or integration)" \
-    --ignore=tests/browser --ignore=tests/hub --ignore=tests/install "$@" tests
+    --ignore=tests/browser --ignore=tests/jupyter/server/hub --ignore=tests/install "$@" tests
 fi
 
 echo "== pyright (basic) over src/"
@@ -23,9 +23,9 @@ $PY -m pytest -q -p no:randomly tests || status=$?
 
 # Jupyter AI 3 cannot be installed beside nbagent's [mcp] extra: its end-to-end test runs in .venv-jai
 # (scripts/setup.sh; in .venv it skips itself).
-echo "== Jupyter AI persona, end to end (tests/jai_tests in .venv-jai)"
+echo "== Jupyter AI persona, end to end (tests/jupyter/ai in .venv-jai)"
 if [ -x .venv-jai/bin/python ]; then
-  .venv-jai/bin/python -m pytest -q tests/jai_tests || status=$?
+  .venv-jai/bin/python -m pytest -q tests/jupyter/ai || status=$?
 else
   echo "no .venv-jai: run scripts/setup.sh" >&2
   status=1
