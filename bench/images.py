@@ -161,7 +161,7 @@ def session_share() -> tuple[float, int, int]:
                        max_retries=0, max_steps=40, repo_map=False, memory_embeddings="off", vision=True) as agent:
                 result = agent.run("draw three charts of the data and check each")
             server.assert_complete()
-            bodies = [normalized(r.body) for r in server.model_requests()]
+            bodies = [normalized(r.body or {}) for r in server.model_requests()]
     images = sum(1 for c in result.tool_calls if "[image 1:" in (c.get("output") or ""))
     f = figures(bodies)
     return sum(f.shared[1:]) / sum(f.tokens[1:]), len(bodies), images
