@@ -229,10 +229,15 @@ function Header({ model }: { model: PanelModel }): React.ReactElement {
       </button>
       <span
         className="jp-nbagent-counters"
-        title="Tokens in (of which read from the provider's prompt cache) / out, and cost of this session"
+        title={
+          "Tokens in (of which read from the provider's prompt cache, and the estimate for images) / out, " +
+          'and cost of this session'
+        }
       >
         {formatTokens(c.input_tokens)} in
-        {c.cached_tokens > 0 && ` (${formatTokens(c.cached_tokens)} cached)`} · {formatTokens(c.output_tokens)} out
+        {c.cached_tokens > 0 && ` (${formatTokens(c.cached_tokens)} cached)`}
+        {(c.image_tokens ?? 0) > 0 && ` (~${formatTokens(c.image_tokens)} images)`} ·{' '}
+        {formatTokens(c.output_tokens)} out
         {c.cost !== null && ` · $${c.cost.toFixed(c.cost < 1 ? 4 : 2)}`}
       </span>
     </div>
