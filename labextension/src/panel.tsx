@@ -36,6 +36,7 @@ import { MemoryTab } from './memoryTab';
 import { isOutsideRequest, SettingsTab } from './settingsTab';
 import { ContextChip } from './openContext';
 import { contextLabel, splitPrompt } from './promptContext';
+import { attachmentImage, attachmentLabel, attachmentText } from './outputActions';
 import { ContextChips } from './contextChips';
 
 export const PANEL_ID = 'nbagent-panel';
@@ -522,6 +523,31 @@ function ApprovalCard({ approval, model }: { approval: PendingApproval; model: P
   );
 }
 
+/** The output the next prompt attaches (Explain / Ask / Fix on an output): its number and kind, a
+ * thumbnail of its image and its text as the tooltip (React puts both in as text, escaped). */
+function AttachmentChip({ model }: { model: PanelModel }): React.ReactElement | null {
+  const a = model.attachment;
+  if (!a) {
+    return null;
+  }
+  const image = attachmentImage(a);
+  const text = attachmentText(a);
+  return (
+    <div
+      className="jp-nbagent-context-chip jp-nbagent-attachment-chip"
+      title={`Sent with your prompt: ${a.notebook}, cell ${a.cellId}, ${attachmentLabel(a)}${text ? `\n${text}` : ''}`}
+    >
+      {image && <img src={image} alt={`output ${a.index} of cell ${a.cellId}`} />}
+      <span>
+        {a.notebook.split('/').pop()} · cell {a.cellId} · {attachmentLabel(a)}
+      </span>
+      <button aria-label="Do not attach this output" onClick={() => model.attach(null)}>
+        ×
+      </button>
+    </div>
+  );
+}
+
 function Queue({ queue }: { queue: string[] }): React.ReactElement {
   return (
     <div className="jp-nbagent-queue" role="region" aria-label="Queued prompts">
@@ -632,7 +658,7 @@ function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
           ))}
         </ul>
       )}
-      <ContextChip tracker={model.openContext} />
+      {model.attachment ? <AttachmentChip model={model} /> : <ContextChip tracker={model.openContext} />}
       <textarea
         rows={3}
         value={text}
