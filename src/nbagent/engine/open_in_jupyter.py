@@ -1,5 +1,7 @@
-"""What the user has open, sent with a prompt: the active notebook, the active cell and selected text,
-and which of the cell's outputs the user attached (the panel's Explain / Ask / Fix on an output).
+"""What the user has open, sent with a prompt: the active notebook, the active cell and selected text.
+
+With the panel's Explain / Ask / Fix on an output, it also names which of the cell's outputs the prompt
+attaches (the output itself comes as ``attach``: nbformat dicts, checked here for shape and size).
 
 The side panel sends it with each prompt while the user keeps its chip; ``%agent``/``%%agent`` send
 their own notebook and cell. It follows the prompt as a short tagged block, so "explain this
