@@ -4,8 +4,8 @@ Run ``python scripts/gen_internals.py`` after adding, moving or re-describing a 
 or a tool set: it rewrites each section between its two markers in docs/internals.md (the layer chart
 with every folder and the folders it imports, the events with their fields, the tool sets with their
 tools, and the module map; everything else in that page is written by hand, and
-tests/engine/test_internals_map.py checks that every name it uses exists). ``--check`` exits 1 when the
-page is stale. tests/engine/test_internals_map.py runs the check, and tests/engine/test_import_boundary.py
+tests/architecture/test_internals_map.py checks that every name it uses exists). ``--check`` exits 1 when the
+page is stale. tests/architecture/test_internals_map.py runs the check, and tests/architecture/test_import_boundary.py
 enforces the layer rule over folders with LAYERS, upward_imports() and folder_loops() below.
 
 The map lists every module under src/nbagent by layer, each with the first line of its docstring. That

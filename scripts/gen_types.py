@@ -14,7 +14,7 @@ in nbagent/agent_state.py. This script writes
   (``APPROVAL_MODES``, ``APPROVAL_POLICIES``, ``DECISIONS``), so no TypeScript spells them again.
 
 Run ``python scripts/gen_types.py`` after changing an event or the state; ``--check`` exits 1 when the
-committed files differ from what it would write (tests/engine/test_generated_types.py runs it).
+committed files differ from what it would write (tests/architecture/test_generated_types.py runs it).
 """
 
 from __future__ import annotations

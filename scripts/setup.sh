@@ -38,7 +38,7 @@ echo "setup: installing jupyter-nbagent (editable) with its test and local extra
 # The README's `.venv/bin/jupyter lab ...` as root (containers, CI) needs no --allow-root: this
 # environment's Jupyter allows root when root runs it, and nobody else is affected.
 bash scripts/install_jupyter_config.sh .venv
-# The JupyterHub test's proxy (tests/hub/): configurable-http-proxy from npm, kept out of the repository.
+# The JupyterHub test's proxy (tests/jupyter/server/hub/): configurable-http-proxy from npm, kept out of the repository.
 if [ ! -x .cache/chp/node_modules/.bin/configurable-http-proxy ]; then
   echo "setup: installing configurable-http-proxy (npm) for the JupyterHub test"
   mkdir -p .cache/chp

@@ -12,7 +12,7 @@ if [ "${1:-}" = "--fast" ]; then
   shift
   NBAGENT_TEST_FAST=1 exec $PY -m pytest -q -p no:randomly \
     -m "not (process or kernel or server or browser or llama or integration)" \
-    --ignore=tests/browser --ignore=tests/hub --ignore=tests/install "$@" tests
+    --ignore=tests/browser --ignore=tests/jupyter/server/hub --ignore=tests/install "$@" tests
 fi
 
 echo "== pyright (basic) over src/"

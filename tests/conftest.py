@@ -129,7 +129,7 @@ os.environ["NBAGENT_CONFIG_DIR"] = tempfile.mkdtemp(prefix="nbagent-tests-config
 # rather than in each file: a pytest-jupyter fixture means a real Jupyter server, tests/browser/ means
 # Chromium. `scripts/test.sh --fast` runs what needs none of them, with NBAGENT_TEST_FAST=1, under which a
 # test that starts a process anyway fails and says which marker it lacks: the fast tier stays honest.
-_SLOW_FOLDERS = {"browser": "browser", "hub": "server", "install": "process"}
+_SLOW_FOLDERS = {"browser": "browser", "jupyter/server/hub": "server", "install": "process"}
 FAST = os.environ.get("NBAGENT_TEST_FAST") == "1"
 
 # The sandbox is probed once per process (one bwrap run, nbagent.workspace.sandbox.current): here, before
@@ -141,10 +141,11 @@ _probe_sandbox()
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        folder = item.path.relative_to(CHECKOUT / "tests").parts[0] if item.path.is_relative_to(
+        where = item.path.relative_to(CHECKOUT / "tests").as_posix() if item.path.is_relative_to(
             CHECKOUT / "tests") else ""
-        if folder in _SLOW_FOLDERS:
-            item.add_marker(_SLOW_FOLDERS[folder])
+        for folder, marker in _SLOW_FOLDERS.items():
+            if where.startswith(folder + "/"):
+                item.add_marker(marker)
         if any(name.startswith("jp_") for name in getattr(item, "fixturenames", ())):
             item.add_marker("server")
 

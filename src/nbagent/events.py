@@ -327,7 +327,7 @@ AnyEvent = Union[
     KernelReplayed, TurnEnd, Error,
 ]
 """Every event: what front ends render and what the generated TypeScript calls ``AgentEvent``.
-tests/engine/test_events_union.py fails when an event class of this module is missing from it."""
+tests/architecture/test_events_union.py fails when an event class of this module is missing from it."""
 
 EVENT_TYPES: dict[str, type[AnyEvent]] = {cls.type: cls for cls in get_args(AnyEvent)}
 """Each event class by its ``type``, in the union's order."""

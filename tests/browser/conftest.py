@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from nbagent.testing import ScriptedServer
+from tests.paths import CHECKOUT
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
+ARTIFACTS = CHECKOUT / "test-artifacts" / "browser"
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage"]

@@ -188,7 +188,7 @@ def run_live_flow(page, lab, shot, mode: str, model_server) -> None:
         raise AssertionError(f"the %agent cell did not insert: {last.inner_text()[-1500:]!r}") from None
     no_dialog(page, shot, mode)
     undo_from_the_agent_view(page, lab, shot, mode, name, before, before_ids)
-    if mode == "no-rtc":  # with collaboration, tests/server/test_live_undo.py covers both
+    if mode == "no-rtc":  # with collaboration, tests/jupyter/server/test_live_undo.py covers both
         undo_of_the_deleted_open_notebook(page, lab, shot, mode, name)
         undo_keeps_what_the_user_ran_unsaved(page, lab, shot, mode, name)
 

@@ -10,7 +10,7 @@ from nbagent.attached.store import ContextStore
 from nbagent.store.sessions import SessionStore
 from nbagent.testing import Reply
 
-from test_lab_panel import PANEL, run_command  # noqa: E402  (tests/browser is on sys.path)
+from .test_lab_panel import PANEL, run_command  # noqa: E402  (tests/browser is on sys.path)
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

@@ -9,8 +9,8 @@ import pytest
 
 from nbagent.testing import Call, Reply
 
-from live_flow import open_notebook  # noqa: E402  (tests/browser is on sys.path)
-from test_lab_panel import PANEL, run_command  # noqa: E402
+from .live_flow import open_notebook  # noqa: E402  (tests/browser is on sys.path)
+from .test_lab_panel import PANEL, run_command  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

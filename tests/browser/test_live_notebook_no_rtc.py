@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from live_flow import run_live_flow
+from .live_flow import run_live_flow
 
 pytestmark = pytest.mark.browser
 

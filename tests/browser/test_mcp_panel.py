@@ -12,12 +12,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from test_lab_panel import PANEL, panel  # noqa: E402,F401  (tests/browser is on sys.path; panel: a fixture)
+from .test_lab_panel import PANEL, panel  # noqa: E402,F401  (tests/browser is on sys.path; panel: a fixture)
+from tests.paths import TOY_MCP_SERVER
 
 pytest.importorskip("mcp")
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-TOY = Path(__file__).resolve().parents[1] / "mcp_tests" / "toy_server.py"
+TOY = TOY_MCP_SERVER
 
 
 async def _edit(url: str, token: str, source: str) -> tuple[bool, str]:

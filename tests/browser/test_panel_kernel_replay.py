@@ -15,8 +15,8 @@ from jupyter_client import BlockingKernelClient
 
 from nbagent.testing import Call, Reply
 
-from live_flow import open_notebook
-from test_lab_panel import PANEL  # noqa: E402  (tests/browser is on sys.path)
+from .live_flow import open_notebook
+from .test_lab_panel import PANEL  # noqa: E402  (tests/browser is on sys.path)
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

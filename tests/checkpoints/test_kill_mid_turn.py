@@ -15,7 +15,7 @@ from nbagent.testing.scripted import ScriptedModel
 
 from nbagent.workspace.tempfiles import SUFFIX
 
-from killable import KillableChild
+from tests.killable import KillableChild
 
 from .repos import files_of as all_files_of, make_project, user_view
 

@@ -12,8 +12,9 @@ import pytest
 from nbagent import events as ev
 from nbagent.render.agent_state import AgentState, TextItem, ToolItem, reduce, turns_from_messages
 from nbagent.testing import Call, Reply, Slow
+from tests.paths import FIXTURES
 
-SEQUENCES = sorted((Path(__file__).parent.parent / "fixtures" / "event_sequences").glob("*.json"))
+SEQUENCES = sorted((FIXTURES / "event_sequences").glob("*.json"))
 
 
 def replay(events, state=None):

@@ -10,6 +10,7 @@ from nbagent.errors import ConfigError
 from nbagent.model.chat import ChatModel
 from nbagent.model.factory import make_model
 from nbagent.model.responses import ResponsesModel
+from tests.paths import CHECKOUT
 
 
 def test_no_endpoint_and_no_offline_model_says_how_to_configure_one(tmp_path):
@@ -70,7 +71,7 @@ def test_every_option_is_documented():
     from pathlib import Path
     from dataclasses import fields
 
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    doc = (CHECKOUT / "docs" / "configuration.md").read_text()
     missing = [f.name for f in fields(AgentConfig) if f"`{f.name}`" not in doc]
     assert not missing, f"docs/configuration.md lacks {missing}; run scripts/gen_config_docs.py"
 

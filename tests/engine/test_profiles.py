@@ -2,7 +2,7 @@
 
 Over the wire, against nbagent.testing's scripted server, with the Chat adapter as the offline model
 gets it (nbagent.model.factory.offline_chat_model); the real llama.cpp server is in
-tests/wire/test_llama_server.py.
+tests/model/test_llama_server.py.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from tests.paths import CHECKOUT
 
 pytestmark = pytest.mark.integration
-CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def _port() -> int:

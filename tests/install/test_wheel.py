@@ -18,9 +18,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from tests.paths import CHECKOUT
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = CHECKOUT
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 JUPYTER_DEPENDENCIES = ("ipython", "ipykernel", "ipywidgets", "jupyterlab", "jupyter_server")
 VERSION = __import__("tomllib").loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

@@ -14,8 +14,9 @@ import pytest
 
 import nbagent
 from nbagent.render.redaction import forget_secret, scrub
+from tests.paths import EVAL_TASKS, TOY_MCP_SERVER
 
-TASKS = Path(__file__).parents[1] / "eval" / "tasks"
+TASKS = EVAL_TASKS
 
 
 # ----- finding 3: the eval's shared files and its checks' environment -----------------------------
@@ -150,7 +151,7 @@ def test_finding_6_a_scripts_agent_denies_the_trust_card_at_once_and_says_how(ma
 
     from nbagent.testing import text
 
-    toy = Path(__file__).parents[1] / "mcp_tests" / "toy_server.py"
+    toy = TOY_MCP_SERVER
     (tmp_path / ".nbagent").mkdir()
     (tmp_path / ".nbagent" / "mcp.json").write_text(json.dumps({"mcpServers": {"toy": {
         "command": sys.executable, "args": [str(toy)]}}}))

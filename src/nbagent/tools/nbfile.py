@@ -32,7 +32,7 @@ _WRITE_LOCK = threading.Lock()
 
 def _nbformat():
     """nbformat, imported on first use: it imports traitlets, which importing the core must not
-    (tests/engine/test_import_boundary.py); it also keeps ~0.1 s of imports off the agent's start."""
+    (tests/architecture/test_import_boundary.py); it also keeps ~0.1 s of imports off the agent's start."""
     import nbformat
     import nbformat.reader
 
