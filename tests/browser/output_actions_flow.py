@@ -12,7 +12,7 @@ import nbformat
 
 from nbagent.testing import Call, Reply
 
-from live_flow import open_notebook
+from .live_flow import open_notebook
 
 PANEL = ".jp-nbagent"
 DOCS_SHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "jupyterlab-output-actions.png"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from output_actions_flow import run_output_actions
+from .output_actions_flow import run_output_actions
 
 pytestmark = pytest.mark.browser
 
