@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/acp.py [--starts 10] [--runs 30]
 
+``guard()`` gives both figures to bench/guard.py in smaller doses (8 starts, 25 runs).
+
 Part 1: from starting ``python -m nbagent.cli acp`` to reading its ``initialize`` answer on the pipe
 (a fresh process each time, as an editor starts it), beside a fresh interpreter that only imports nbagent,
 interleaved. Goal: at most 500 ms (median).
@@ -162,6 +164,15 @@ async def part_two(runs: int) -> tuple[float, float, float]:
             await _stop(proc)
             agent.close()
     return statistics.median(bare), statistics.median(ours), statistics.median(engine)
+
+
+def guard() -> list[tuple[str, float, str, bool]]:
+    """The two figures for bench/guard.py, in small doses (about 35 s): (name, value, goal text, ok)."""
+    started, _ = asyncio.run(part_one(8))
+    bare, ours, _ = asyncio.run(part_two(25))
+    added = ours - bare
+    return [("ACP start to initialize answer (ms)", started, "<= 500 ms", started <= 500),
+            ("ACP first chunk added over the model's first token (ms)", added, "<= 5 ms added", added <= 5)]
 
 
 def main() -> int:

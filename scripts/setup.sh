@@ -21,6 +21,19 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
+# tests/jupyter/ai' environment: Jupyter AI 3 and its ACP client beside nbagent WITHOUT the [mcp] extra (they
+# cannot share .venv: Jupyter AI 3.2 needs mcp<2, nbagent's MCP client mcp>=2; pyproject's jai-test extra).
+# Made in the background, beside the main install: its time is the network's (here about 7 minutes from an
+# empty pip cache, 1 minute of CPU), so it adds nothing when the llama-cpp build below runs, and little else.
+# Made once; the editable nbagent in it follows the checkout.
+jai_pid=""
+if ! .venv-jai/bin/python -c "import jupyter_ai_acp_client, nbagent.acp" >/dev/null 2>&1; then
+  echo "setup: creating .venv-jai (Jupyter AI 3 beside nbagent, for tests/jupyter/ai) in the background"
+  mkdir -p .cache
+  ( $PY -m venv .venv-jai && .venv-jai/bin/python -m pip install -q --upgrade pip \
+      && .venv-jai/bin/python -m pip install -q -e '.[jai-test]' ) >.cache/setup-jai.log 2>&1 &
+  jai_pid=$!
+fi
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   $PY -m venv .venv
@@ -43,5 +56,9 @@ if [ ! -x .cache/chp/node_modules/.bin/configurable-http-proxy ]; then
   echo "setup: installing configurable-http-proxy (npm) for the JupyterHub test"
   mkdir -p .cache/chp
   npm install --silent --no-audit --no-fund --prefix .cache/chp configurable-http-proxy@5 >/dev/null
+fi
+if [ -n "$jai_pid" ]; then
+  echo "setup: waiting for .venv-jai"
+  wait "$jai_pid" || { echo "setup: .venv-jai failed; see .cache/setup-jai.log" >&2; exit 1; }
 fi
 echo "setup: done"

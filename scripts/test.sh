@@ -21,6 +21,16 @@ echo "== pyright (basic) over src/"
 echo "== python tests"
 $PY -m pytest -q -p no:randomly tests || status=$?
 
+# Jupyter AI 3 cannot be installed beside nbagent's [mcp] extra: its end-to-end test runs in .venv-jai
+# (scripts/setup.sh; in .venv it skips itself).
+echo "== Jupyter AI persona, end to end (tests/jupyter/ai in .venv-jai)"
+if [ -x .venv-jai/bin/python ]; then
+  .venv-jai/bin/python -m pytest -q tests/jupyter/ai || status=$?
+else
+  echo "no .venv-jai: run scripts/setup.sh" >&2
+  status=1
+fi
+
 if [ -f labextension/package.json ] && [ -d labextension/node_modules ]; then
   echo "== typescript unit tests"
   (cd labextension && npm test --silent) || status=$?

@@ -311,6 +311,8 @@ export interface Usage {
   cost: number | null;
   cached_tokens: number;
   total_cached_tokens: number;
+  image_tokens: number;
+  total_image_tokens: number;
   turn_id: string;
 }
 /**
@@ -619,4 +621,5 @@ export interface Counters {
   output_tokens: number;
   cost: number | null;
   cached_tokens: number;
+  image_tokens: number;
 }

@@ -13,6 +13,7 @@ import { AgentSettings } from './api';
 import { CompletionSettings, NbagentInlineProvider } from './completions';
 import { startLiveNotebooks } from './liveNotebooks';
 import { OpenContextTracker } from './openContext';
+import { actionPrompt, startOutputActions } from './outputActions';
 import { PanelModel } from './model';
 import { AgentPanel, PANEL_ID } from './panel';
 import { RemoteImageSanitizer } from './remoteImages';
@@ -68,6 +69,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(PANEL_ID);
       requestAnimationFrame(() => panel.focusInput());
     };
+    // Explain / Ask / Fix on every notebook output: the panel gets the output and its cell.
+    startOutputActions(app.shell, (action, attachment) => {
+      model.attach(attachment);
+      if (action !== 'ask') {
+        model.send(actionPrompt(action, attachment.output));
+      }
+      reveal();
+    });
     app.commands.addCommand(CommandIDs.open, {
       label: 'nbagent: Open the Agent Panel',
       icon: agentIcon,

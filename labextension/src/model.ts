@@ -10,6 +10,7 @@ import type { ApprovalMode, Decision } from './protocol';
 import { AgentState, initialState, reduce } from './state';
 import { newHistory, PromptHistory, remember } from './input';
 import type { OpenContextTracker } from './openContext';
+import type { OutputAttachment } from './outputActions';
 
 const HISTORY_KEY = 'nbagent:prompt-history';
 const LAST_SESSION_KEY = 'nbagent:last-session';
@@ -25,6 +26,8 @@ export class PanelModel {
   private changedSignal = new Signal<this, void>(this);
   /** What is open in JupyterLab, sent with each prompt (see openContext.tsx). */
   openContext: OpenContextTracker | null = null;
+  /** A notebook output the user attached (Explain / Ask / Fix on it), sent with the next prompt. */
+  attachment: OutputAttachment | null = null;
   private pending = false;
   /** What the model picker offers (GET models); null until asked. */
   models: ModelChoices | null = null;
@@ -110,8 +113,22 @@ export class PanelModel {
     }
     this.history = remember(this.history, text);
     saveJSON(HISTORY_KEY, this.history.entries);
-    const context = this.openContext?.current;
-    this.socket.send(context ? { type: 'prompt', text, context } : { type: 'prompt', text });
+    const a = this.attachment;
+    if (a) {
+      // The output's own cell and notebook, whatever is active now; the output follows as attachment 1.
+      const context = { notebook: a.notebook, cell_id: a.cellId, selection: null, output: a.index };
+      this.socket.send({ type: 'prompt', text, context, attach: [a.output] });
+      this.attachment = null;
+    } else {
+      const context = this.openContext?.current;
+      this.socket.send(context ? { type: 'prompt', text, context } : { type: 'prompt', text });
+    }
+    this.emit();
+  }
+
+  /** Attach ``attachment`` to the next prompt (null: attach nothing). */
+  attach(attachment: OutputAttachment | null): void {
+    this.attachment = attachment;
     this.emit();
   }
 

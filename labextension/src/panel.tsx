@@ -36,6 +36,7 @@ import { MemoryTab } from './memoryTab';
 import { isOutsideRequest, SettingsTab } from './settingsTab';
 import { ContextChip } from './openContext';
 import { contextLabel, splitPrompt } from './promptContext';
+import { attachmentImage, attachmentLabel, attachmentText } from './outputActions';
 import { ContextChips } from './contextChips';
 
 export const PANEL_ID = 'nbagent-panel';
@@ -229,10 +230,15 @@ function Header({ model }: { model: PanelModel }): React.ReactElement {
       </button>
       <span
         className="jp-nbagent-counters"
-        title="Tokens in (of which read from the provider's prompt cache) / out, and cost of this session"
+        title={
+          "Tokens in (of which read from the provider's prompt cache, and the estimate for images) / out, " +
+          'and cost of this session'
+        }
       >
         {formatTokens(c.input_tokens)} in
-        {c.cached_tokens > 0 && ` (${formatTokens(c.cached_tokens)} cached)`} · {formatTokens(c.output_tokens)} out
+        {c.cached_tokens > 0 && ` (${formatTokens(c.cached_tokens)} cached)`}
+        {(c.image_tokens ?? 0) > 0 && ` (~${formatTokens(c.image_tokens)} images)`} ·{' '}
+        {formatTokens(c.output_tokens)} out
         {c.cost !== null && ` · $${c.cost.toFixed(c.cost < 1 ? 4 : 2)}`}
       </span>
     </div>
@@ -517,6 +523,31 @@ function ApprovalCard({ approval, model }: { approval: PendingApproval; model: P
   );
 }
 
+/** The output the next prompt attaches (Explain / Ask / Fix on an output): its number and kind, a
+ * thumbnail of its image and its text as the tooltip (React puts both in as text, escaped). */
+function AttachmentChip({ model }: { model: PanelModel }): React.ReactElement | null {
+  const a = model.attachment;
+  if (!a) {
+    return null;
+  }
+  const image = attachmentImage(a);
+  const text = attachmentText(a);
+  return (
+    <div
+      className="jp-nbagent-context-chip jp-nbagent-attachment-chip"
+      title={`Sent with your prompt: ${a.notebook}, cell ${a.cellId}, ${attachmentLabel(a)}${text ? `\n${text}` : ''}`}
+    >
+      {image && <img src={image} alt={`output ${a.index} of cell ${a.cellId}`} />}
+      <span>
+        {a.notebook.split('/').pop()} · cell {a.cellId} · {attachmentLabel(a)}
+      </span>
+      <button aria-label="Do not attach this output" onClick={() => model.attach(null)}>
+        ×
+      </button>
+    </div>
+  );
+}
+
 function Queue({ queue }: { queue: string[] }): React.ReactElement {
   return (
     <div className="jp-nbagent-queue" role="region" aria-label="Queued prompts">
@@ -627,7 +658,7 @@ function PromptBox({ model }: { model: PanelModel }): React.ReactElement {
           ))}
         </ul>
       )}
-      <ContextChip tracker={model.openContext} />
+      {model.attachment ? <AttachmentChip model={model} /> : <ContextChip tracker={model.openContext} />}
       <textarea
         rows={3}
         value={text}

@@ -12,6 +12,8 @@ export interface AddedContext {
   /** True when the prompt was written in that cell itself (%%agent). */
   ownCell: boolean;
   selectionChars: number;
+  /** The number of the cell's output attached to the prompt (Explain / Ask / Fix on it), else null. */
+  output: number | null;
 }
 
 export interface SplitPrompt {
@@ -25,7 +27,7 @@ export function splitPrompt(prompt: string): SplitPrompt {
     return { typed: prompt, context: null };
   }
   const block = prompt.slice(at + 2 + OPEN_CONTEXT_TAG.length).replace(/\n?<\/open_in_jupyter>\s*$/, '');
-  const context: AddedContext = { notebook: null, cellId: null, ownCell: false, selectionChars: 0 };
+  const context: AddedContext = { notebook: null, cellId: null, ownCell: false, selectionChars: 0, output: null };
   const lines = block.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
@@ -37,6 +39,8 @@ export function splitPrompt(prompt: string): SplitPrompt {
     } else if ((m = line.match(/^this prompt was written in cell ([A-Za-z0-9_-]+)/))) {
       context.cellId = m[1];
       context.ownCell = true;
+    } else if ((m = line.match(/^attached: output (\d+) of that cell/))) {
+      context.output = Number(m[1]);
     } else if (line === 'selected text:') {
       context.selectionChars = lines.slice(i + 1).join('\n').length;
       break;
@@ -53,6 +57,9 @@ export function contextLabel(context: AddedContext): string {
   }
   if (context.cellId) {
     parts.push(`${context.ownCell ? 'written in cell' : 'cell'} ${context.cellId}`);
+  }
+  if (context.output !== null) {
+    parts.push(`output ${context.output} attached`);
   }
   if (context.selectionChars) {
     parts.push(`${context.selectionChars} selected characters`);

@@ -19,7 +19,14 @@ export type ServerMessage = Snapshot | AgentEvent;
 
 /** What the panel sends over the WebSocket. */
 export type ClientMessage =
-  | { type: 'prompt'; text: string; context?: { notebook: string | null; cell_id: string | null; selection: string | null } }
+  | {
+      type: 'prompt';
+      text: string;
+      /** What is open; ``output``: the number of the cell's output that ``attach`` holds. */
+      context?: { notebook: string | null; cell_id: string | null; selection: string | null; output?: number };
+      /** Notebook outputs as nbformat keeps them (Explain / Ask / Fix on an output). */
+      attach?: Array<Record<string, unknown>>;
+    }
   | { type: 'approval'; call_id: string; decision: Decision }
   | { type: 'stop' }
   | { type: 'abort' }

@@ -41,7 +41,7 @@ export function initialState(sessionId: string | null = null): AgentState {
     approvals: [],
     todos: [],
     memory: [],
-    counters: { input_tokens: 0, output_tokens: 0, cost: null, cached_tokens: 0 },
+    counters: { input_tokens: 0, output_tokens: 0, cost: null, cached_tokens: 0, image_tokens: 0 },
     transcript: [],
     notices: [],
     undo_turn: null,
@@ -150,7 +150,9 @@ export function reduce(state: AgentState, event: AgentEvent): AgentState {
           input_tokens: e.total_input_tokens,
           output_tokens: e.total_output_tokens,
           cost: e.cost,
-          cached_tokens: e.total_cached_tokens
+          cached_tokens: e.total_cached_tokens,
+          // recorded before images were counted apart: none
+          image_tokens: e.total_image_tokens ?? 0
         }
       };
       return withTurn(next, e.turn_id, t => ({

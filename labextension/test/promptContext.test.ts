@@ -13,7 +13,7 @@ describe('splitPrompt: the words typed, and what nbagent added as a chip', () =>
       'active cell: 6b171426 ("this cell" means it; notebook_read shows it)\nselected text:\nx = 1\n</open_in_jupyter>';
     const { typed, context } = splitPrompt(prompt);
     expect(typed).toBe('What does this cell do?');
-    expect(context).toEqual({ notebook: 'quick.ipynb', cellId: '6b171426', ownCell: false, selectionChars: 5 });
+    expect(context).toEqual({ notebook: 'quick.ipynb', cellId: '6b171426', ownCell: false, selectionChars: 5, output: null });
     expect(contextLabel(context!)).toBe('quick.ipynb · cell 6b171426 · 5 selected characters');
   });
 

@@ -205,6 +205,10 @@ class Usage(Event):
     cached_tokens: int = 0
     """Of input_tokens, those the provider read from its prompt cache (0 when it does not say)."""
     total_cached_tokens: int = 0
+    image_tokens: int = 0
+    """Of input_tokens, nbagent's estimate for the images the request carried (OpenAI's tile rule,
+    nbagent.images.estimate_tokens): providers do not report them apart."""
+    total_image_tokens: int = 0
 
 
 @_event

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,7 +26,10 @@ RESPONSES = {"initialize": s.InitializeResponse, "session/new": s.NewSessionResp
              "session/set_mode": s.SetSessionModeResponse, "session/list": s.ListSessionsResponse,
              "session/set_config_option": s.SetSessionConfigOptionResponse}
 REQUESTS = {"session/update": s.SessionNotification, "session/request_permission": s.RequestPermissionRequest,
-            "fs/read_text_file": s.ReadTextFileRequest}
+            "fs/read_text_file": s.ReadTextFileRequest, "fs/write_text_file": s.WriteTextFileRequest,
+            "terminal/create": s.CreateTerminalRequest, "terminal/output": s.TerminalOutputRequest,
+            "terminal/wait_for_exit": s.WaitForTerminalExitRequest, "terminal/kill": s.KillTerminalRequest,
+            "terminal/release": s.ReleaseTerminalRequest}
 
 
 def check_against_schema(model: type, payload: dict[str, Any]) -> None:
@@ -63,9 +67,16 @@ class SchemaCheck:
 class RecordingClient:
     """The client side: keeps every session update and answers permission requests in order."""
 
-    def __init__(self, answers: list[str] | None = None, buffers: dict[str, str] | None = None):
+    def __init__(self, answers: list[str] | None = None, buffers: dict[str, str] | None = None,
+                 writes: bool = False, saves: tuple[str, ...] = (), terminals: bool = False):
         self.buffers = dict(buffers or {})
         """Files open in the client's editor with unsaved text (offered as fs/read_text_file when given)."""
+        self.writes: list[tuple[str, str]] | None = [] if writes else None
+        """fs/write_text_file calls (offered when ``writes``): into ``buffers``, saved to disk for ``saves``."""
+        self.saves = saves
+        self.terminals: dict[str, "Terminal"] | None = {} if terminals else None
+        """The terminals the agent created (offered when ``terminals``): real processes of this client."""
+        self.terminal_calls: list[str] = []
         self.reads: list[str] = []
         self.updates: list[Any] = []
         self.permissions: list[s.RequestPermissionRequest] = []
@@ -95,8 +106,60 @@ class RecordingClient:
             raise acp.RequestError.resource_not_found(path)
         return s.ReadTextFileResponse(content=self.buffers[path])
 
+    async def write_text_file(self, session_id: str, path: str, content: str,
+                              **kwargs: Any) -> s.WriteTextFileResponse:
+        assert self.writes is not None, "the client did not offer fs/write_text_file"
+        self.writes.append((path, content))
+        self.buffers[path] = content
+        if path in self.saves:
+            with open(path, "w") as f:
+                f.write(content)
+        return s.WriteTextFileResponse()
+
+    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None,
+                              env: Any = None, cwd: str | None = None, output_byte_limit: int | None = None,
+                              **kwargs: Any) -> s.CreateTerminalResponse:
+        assert self.terminals is not None, "the client did not offer terminals"
+        process = await asyncio.create_subprocess_exec(command, *(args or []), cwd=cwd,
+                                                       stdout=asyncio.subprocess.PIPE,
+                                                       stderr=asyncio.subprocess.STDOUT,
+                                                       stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
+        terminal_id = f"term_{len(self.terminals)}"
+        self.terminals[terminal_id] = Terminal(command, list(args or []), cwd, process)
+        self.terminal_calls.append(f"create {terminal_id}")
+        return s.CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str,
+                                     **kwargs: Any) -> s.WaitForTerminalExitResponse:
+        code = await self.terminals[terminal_id].process.wait()
+        return s.WaitForTerminalExitResponse(exit_code=code if code >= 0 else None,
+                                             signal=f"signal {-code}" if code < 0 else None)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> s.TerminalOutputResponse:
+        terminal = self.terminals[terminal_id]
+        self.terminal_calls.append(f"output {terminal_id}")
+        code = terminal.process.returncode
+        status = None if code is None else s.TerminalExitStatus(exit_code=code if code >= 0 else None,
+                                                                 signal=f"signal {-code}" if code < 0 else None)
+        return s.TerminalOutputResponse(output=await terminal.output(), truncated=False, exit_status=status)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> s.KillTerminalResponse:
+        self.terminal_calls.append(f"kill {terminal_id}")
+        process = self.terminals[terminal_id].process
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)  # the command's children too (they hold the output pipe)
+            await process.wait()
+        return s.KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str,
+                               **kwargs: Any) -> s.ReleaseTerminalResponse:
+        self.terminal_calls.append(f"release {terminal_id}")
+        return s.ReleaseTerminalResponse()
+
     def capabilities(self) -> s.ClientCapabilities:
-        return s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=bool(self.buffers)))
+        return s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=bool(self.buffers),
+                                                                write_text_file=self.writes is not None),
+                                    terminal=self.terminals is not None)
 
     def of(self, kind: type) -> list[Any]:
         return [u for u in self.updates if isinstance(u, kind)]
@@ -110,6 +173,25 @@ class RecordingClient:
 
     def on_connect(self, conn: Any) -> None:
         pass
+
+
+class Terminal:
+    """One terminal of the test client: a real process, its output read as it comes."""
+
+    def __init__(self, command: str, args: list[str], cwd: str | None, process: asyncio.subprocess.Process):
+        self.command, self.args, self.cwd, self.process = command, args, cwd, process
+        self._chunks: list[bytes] = []
+        self._reader = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        assert self.process.stdout is not None
+        while chunk := await self.process.stdout.read(1 << 16):
+            self._chunks.append(chunk)
+
+    async def output(self) -> str:
+        if self.process.returncode is not None:
+            await self._reader
+        return b"".join(self._chunks).decode(errors="replace")
 
 
 def agent_env(server, **more: str) -> dict[str, str]:

@@ -22,9 +22,11 @@ def _open(image) -> PILImage.Image:
 def test_a_large_png_is_downscaled_once_to_the_longest_side():
     raw = png(3000, 1500)
     image, source = prepare(raw, "image/png", "c", max_side=1024)
-    assert (image.width, image.height) == (1024, 512) and image.mime == "image/png"
-    assert _open(image).size == (1024, 512)
+    assert (image.width, image.height) == (1000, 500) and image.mime == "image/png"  # a third: reduce(3)
+    assert _open(image).size == (1000, 500)
     assert (source.width, source.height, source.size) == (3000, 1500, len(raw))
+    resampled, _ = prepare(png(1500, 750), "image/png", "c", max_side=1024)
+    assert (resampled.width, resampled.height) == (1024, 512)  # a half (750 px) would lose too much
     again, _ = prepare(raw, "image/png", "c", max_side=1024)
     assert again.data == image.data  # the same bytes every time: requests stay identical
 
@@ -40,7 +42,7 @@ def test_a_small_png_or_jpeg_is_sent_as_it_is():
 
 def test_a_large_jpeg_stays_jpeg_and_gif_webp_become_png():
     image, _ = prepare(encoded("JPEG", 4000, 3000), "image/jpeg", "c", max_side=1024)
-    assert image.mime == "image/jpeg" and (image.width, image.height) == (1024, 768)
+    assert image.mime == "image/jpeg" and (image.width, image.height) == (1000, 750)  # drafted at 1/2, then halved
     assert _open(image).format == "JPEG"
     for fmt, mode in (("GIF", "P"), ("WEBP", "RGB")):
         image, source = prepare(encoded(fmt, 300, 200, mode), f"image/{fmt.lower()}", "c", max_side=1024)
@@ -117,4 +119,23 @@ def test_a_busy_opaque_png_is_sent_as_jpeg_and_a_chart_stays_png():
     busy, _ = prepare(png(1600, 1000, noise=True), "image/png", "c", max_side=800)
     assert busy.mime == "image/jpeg" and (busy.width, busy.height) == (800, 500)
     chart, _ = prepare(png(1600, 1000), "image/png", "c", max_side=800)
-    assert chart.mime == "image/png" and _open(chart).mode == "RGB"
+    assert chart.mime == "image/png" and _open(chart).mode == "P"
+
+
+def test_an_opaque_chart_goes_in_a_palette_exactly_when_it_has_few_colours():
+    few = PILImage.new("RGB", (1600, 1000), (250, 250, 250))
+    for i, colour in enumerate([(31, 119, 180), (255, 127, 14), (44, 160, 44), (0, 0, 0)]):
+        few.paste(colour, (100 + 300 * i, 100, 300 + 300 * i, 900))
+    raw = io.BytesIO()
+    few.save(raw, "PNG")
+    image, _ = prepare(raw.getvalue(), "image/png", "c", max_side=800)
+    assert _open(image).convert("RGB").tobytes() == few.reduce(2).tobytes()
+    many = PILImage.radial_gradient("L").resize((1600, 1000)).convert("RGB")
+    many.paste((200, 30, 30), (0, 0, 800, 500))
+    raw = io.BytesIO()
+    many.save(raw, "PNG")
+    image, _ = prepare(raw.getvalue(), "image/png", "c", max_side=800)
+    out, ref = _open(image).convert("RGB"), many.reduce(2)
+    assert _open(image).mode == "P" and out.getpixel((100, 100)) == (200, 30, 30)
+    from PIL import ImageChops, ImageStat
+    assert max(ImageStat.Stat(ImageChops.difference(out, ref)).mean) < 4  # a gradient moves by a few levels

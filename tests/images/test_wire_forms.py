@@ -152,3 +152,34 @@ def test_an_image_counts_as_its_tiles_in_the_usage_the_server_reports(tmp_path):
         blind, _ = _run(server, tmp_path / "b", vision=False)
     extra = with_images.usage["input_tokens"] - blind.usage["input_tokens"]
     assert 255 <= extra <= 765 + 200  # one 640x480 chart: 2x1 tiles (425 tokens) and its label, not its base64
+
+
+def test_image_tokens_are_counted_apart_in_the_event_the_result_the_store_and_the_stats(tmp_path):
+    import io
+
+    from PIL import Image as PILImage
+
+    import nbagent
+    from nbagent.images import estimate_tokens
+
+    with ScriptedServer() as server:
+        result, body = _run(server, tmp_path, telemetry=True)
+    (url,) = _chat_images(body)
+    shown = PILImage.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size
+    expected = estimate_tokens(*shown)
+    usages = [e for e in result.events if isinstance(e, ev.Usage)]
+    assert [u.image_tokens for u in usages] == [0, expected]  # the first request had no image yet
+    assert usages[-1].total_image_tokens == expected and result.usage["image_tokens"] == expected
+    assert usages[-1].image_tokens <= usages[-1].input_tokens
+    frame = nbagent.usage(tmp_path, result.session_id)
+    assert frame["image_tokens"].tolist() == [expected]
+    from nbagent.store.sessions import SessionStore
+
+    store = SessionStore(tmp_path)
+    try:
+        (info,) = [s for s in store.list() if s.id == result.session_id]
+        assert info.image_tokens == expected and store.load(result.session_id).image_tokens == expected
+    finally:
+        store.close()
+    by_turn = nbagent.stats(tmp_path, by="turn")
+    assert by_turn["image_tokens"].tolist() == [expected] and by_turn.attrs["image_tokens"] == expected

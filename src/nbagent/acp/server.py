@@ -16,7 +16,7 @@ import asyncio
 import datetime
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from acp import RequestError
 from acp import schema as s
@@ -42,11 +42,15 @@ class AcpSession:
         self.agent = agent
         self.id: str = agent.session_id
         self.choices = choices
-        self.translator = Translator(agent.runtime.workspace.resolve)
+        self.translator = Translator(agent.runtime.workspace.resolve,
+                                     lambda: int(getattr(agent.config, "compact_threshold", 0) or 0))
         self.inbox: asyncio.Queue[ev.Event] = asyncio.Queue()
         self.ends: dict[str, asyncio.Future[ev.TurnEnd]] = {}
         self.usage: dict[str, list[ev.Usage]] = {}
         self.asking: set[asyncio.Task] = set()
+        self.terminal: Any = None
+        """nbagent.acp.terminal.ClientTerminal, when the client offers terminals."""
+        self.unsubscribe_terminal: Callable[[], None] = lambda: None
         loop = asyncio.get_running_loop()
         self.unsubscribe = agent.subscribe(lambda e: loop.call_soon_threadsafe(self.inbox.put_nowait, e))
         self.pump = asyncio.ensure_future(self._pump())
@@ -105,6 +109,7 @@ class AcpSession:
 
     async def close(self) -> None:
         self.unsubscribe()
+        self.unsubscribe_terminal()
         for task in (self.pump, *self.asking):
             task.cancel()
         await asyncio.to_thread(self.agent.close)
@@ -214,6 +219,11 @@ class NbagentAcpAgent:
         from ..engine.agent import Agent
 
         extra: dict[str, Any] = {"mcp_servers": {"mcpServers": servers}} if servers else {}
+        from .server_link import server_tools
+
+        kernel_tools = await asyncio.to_thread(server_tools)  # the Jupyter server that started nbagent acp
+        if kernel_tools:
+            extra["tools"] = kernel_tools
         try:
             agent = await asyncio.to_thread(Agent, workspace=cwd, session=selector, **extra)
         except (NbagentError, KeyError, LookupError) as exc:
@@ -225,18 +235,35 @@ class NbagentAcpAgent:
             wanted = tuple(f"mcp:{name}" for name in servers if f"mcp:{name}" not in on)
             if wanted:
                 await asyncio.to_thread(agent.reconfigure, toolsets=(*on, *wanted))
-        fs = self.client_capabilities.fs if self.client_capabilities is not None else None
-        if fs is not None and fs.read_text_file:
-            from ..tools.files import EDITOR_TEXT
-            from .editor import EditorText
-
-            agent.runtime.set_tool_extra(EDITOR_TEXT, EditorText(self.client, asyncio.get_running_loop(),
-                                                                 agent.session_id))
         model = str(agent.config.model or "")
         choices = (await model_choices(agent.config, [model])).models if model else []
         session = AcpSession(self, agent, choices)
+        self._use_client(session)
         self.sessions[session.id] = session
         return session
+
+
+    def _use_client(self, session: AcpSession) -> None:
+        """The client's file system and terminals for the agent's tools, where the client offers them."""
+        offered = self.client_capabilities or s.ClientCapabilities()
+        loop, agent = asyncio.get_running_loop(), session.agent
+        fs = offered.fs
+        if fs is not None and (fs.read_text_file or fs.write_text_file):
+            from ..tools.files import EDITOR_TEXT, EDITOR_WRITE
+            from .editor import Editor
+
+            editor = Editor(self.client, loop, agent.session_id)
+            if fs.read_text_file:
+                agent.runtime.set_tool_extra(EDITOR_TEXT, editor.read)
+            if fs.write_text_file:
+                agent.runtime.set_tool_extra(EDITOR_WRITE, editor.write)
+        if offered.terminal:
+            from ..tools.shell import CLIENT_TERMINAL
+            from .terminal import ClientTerminal
+
+            session.terminal = ClientTerminal(self.client, loop, agent.session_id, session.translator.terminals)
+            session.unsubscribe_terminal = agent.subscribe(session.terminal.note)
+            agent.runtime.set_tool_extra(CLIENT_TERMINAL, session.terminal)
 
 
 def mcp_config(servers: list[Any]) -> dict[str, dict[str, Any]]:

@@ -26,7 +26,7 @@ from ..workspace import safe_read
 from ..tools.edits import apply_edits
 
 Update = (s.AgentMessageChunk | s.AgentThoughtChunk | s.UserMessageChunk | s.ToolCallStart | s.ToolCallProgress
-          | s.AgentPlanUpdate | s.SessionInfoUpdate | s.CurrentModeUpdate | s.ConfigOptionUpdate)
+          | s.AgentPlanUpdate | s.SessionInfoUpdate | s.CurrentModeUpdate | s.ConfigOptionUpdate | s.UsageUpdate)
 
 KINDS: dict[str, s.ToolKind] = {
     "read_file": "read", "read_many_files": "read", "list_dir": "read", "notebook_read": "read",
@@ -75,9 +75,14 @@ class Translator:
     """One ACP session's view of one agent's events. ``resolve`` maps a tool's path argument to the file
     (the workspace's confinement; it raises for a path outside)."""
 
-    def __init__(self, resolve: Callable[[str], Path]):
+    def __init__(self, resolve: Callable[[str], Path], context_size: Callable[[], int] = lambda: 0):
         self.resolve = resolve
+        self.context_size = context_size
+        """The history's budget in tokens, where nbagent compacts (``compact_threshold``): the size a
+        ``usage_update`` gives (nbagent does not know the model's own window)."""
         self.calls: dict[str, _Call] = {}
+        self.terminals: dict[str, str] = {}
+        """call id -> the id of the client's terminal its command runs in (nbagent.acp.terminal)."""
         self.title: str | None = None
 
     def updates(self, event: ev.Event) -> list[Update]:
@@ -119,10 +124,13 @@ class Translator:
 
     def _tool_result(self, e: ev.ToolResult) -> list[Update]:
         call = self.calls.pop(e.call_id, None)
+        terminal = self.terminals.pop(e.call_id, None)
         content: list[Any] = []
         if call is not None and e.status == "done":
             content += self._after(call)
-        if e.output:
+        if terminal is not None:  # the client shows the command's output in its terminal, kept after release
+            content.append(s.TerminalToolCallContent(type="terminal", terminal_id=terminal))
+        if e.output and (terminal is None or e.is_error):
             content.append(_shown(truncate(e.output, OUTPUT_SHOWN)))
         return [s.ToolCallProgress(session_update="tool_call_update", tool_call_id=e.call_id,
                                    status="completed" if e.status == "done" and not e.is_error else "failed",
@@ -132,6 +140,13 @@ class Translator:
 
     def _todos_changed(self, e: ev.TodosChanged) -> list[Update]:
         return [plan(e.todos)]
+
+    def _usage(self, e: ev.Usage) -> list[Update]:
+        # After each model call: what the context holds now (its input and its answer) and the session's cost.
+        cost = s.Cost(amount=e.cost, currency="USD") if e.cost is not None else None
+        used = e.input_tokens + e.output_tokens
+        return [s.UsageUpdate(session_update="usage_update", used=used, size=max(self.context_size(), used),
+                              cost=cost)]
 
     def _error(self, e: ev.Error) -> list[Update]:
         # Clients show no other channel in the chat: the error is said where the answer would have been.
@@ -195,6 +210,7 @@ _HANDLERS: dict[type, Callable[[Translator, Any], list[Update]]] = {
     ev.ReasoningDelta: Translator._reasoning_delta, ev.ToolInputStart: Translator._tool_input_start,
     ev.ToolCall: Translator._tool_call, ev.ApprovalDecision: Translator._approval_decision,
     ev.ToolResult: Translator._tool_result, ev.TodosChanged: Translator._todos_changed, ev.Error: Translator._error,
+    ev.Usage: Translator._usage,
 }
 
 _PLAN_STATUS: dict[str, s.PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress",

@@ -206,9 +206,10 @@ def offline_notice(model: str) -> str:
 
 def usage_summary(usage: list[ev.Usage]) -> str:
     """The turn's tokens (how many of them the provider read from its cache) and the session's cost."""
-    cost = usage[-1].cost
-    return (f"tokens: {sum(u.input_tokens for u in usage):,} in ({sum(u.cached_tokens for u in usage):,} cached), "
-            f"{sum(u.output_tokens for u in usage):,} out" + ("" if cost is None else f", session ${cost:.4f}"))
+    cost, images = usage[-1].cost, sum(u.image_tokens for u in usage)
+    return (f"tokens: {sum(u.input_tokens for u in usage):,} in ({sum(u.cached_tokens for u in usage):,} cached"
+            + (f", ~{images:,} images" if images else "") + f"), {sum(u.output_tokens for u in usage):,} out"
+            + ("" if cost is None else f", session ${cost:.4f}"))
 
 
 def _print(rendered: Rendered) -> None:

@@ -145,7 +145,8 @@ def _stats(args: argparse.Namespace) -> int:
     cost = cost_text(totals["cost"])
     duration = "-" if totals["mean_duration_s"] is None else f"{totals['mean_duration_s']:.1f} s"
     deny = "-" if totals["deny_rate"] is None else f"{totals['deny_rate']:.0%}"
-    print(f"turns {totals['turns']}, tokens {totals['input_tokens']:,} in ({totals['cached_tokens']:,} cached) / "
+    images = f", ~{totals['image_tokens']:,} images" if totals.get("image_tokens") else ""
+    print(f"turns {totals['turns']}, tokens {totals['input_tokens']:,} in ({totals['cached_tokens']:,} cached{images}) / "
           f"{totals['output_tokens']:,} out, "
           f"cost {cost}, mean duration {duration}, tool calls {totals['tool_calls']}, denied {deny}")
     if completions["requests"]:

@@ -126,7 +126,8 @@ def cmd_show(args, store: SessionStore) -> int:
           f"model    {_safe(str(s['model']))} ({s['provider']})")
     cost = cost_text(s["cost"])
     print(f"origin   {s['origin']}\nturns    {s['turns']}   tokens in/out {s['input_tokens']}/"
-          f"{s['output_tokens']} ({s.get('cached_tokens') or 0} in read from the provider's cache)   cost {cost}")
+          f"{s['output_tokens']} ({s.get('cached_tokens') or 0} in read from the provider's cache, "
+          f"~{s.get('image_tokens') or 0} for images)   cost {cost}")
     if s["parent_id"]:
         print(f"forked   from {s['parent_id']} at turn {s['forked_at_turn']}")
     if detail["todos"]:

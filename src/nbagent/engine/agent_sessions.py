@@ -47,7 +47,7 @@ class AgentSessions:
         return AgentState(session_id=session.id, title=session.title, settings=runtime.settings(),
                           todos=tuple(session.todos),
                           counters=Counters(session.input_tokens, session.output_tokens, session.cost,
-                                            session.cached_tokens))
+                                            session.cached_tokens, session.image_tokens))
 
     def stored_transcript(self, session_id: str | None) -> tuple[tuple, tuple[NoticeItem, ...]]:
         """The turns stored before this agent opened the session (rebuilt once per session), and

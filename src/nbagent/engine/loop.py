@@ -171,7 +171,7 @@ class Loop:
                 name, call_id = names.get(chunk.index, ("", ""))
                 emit(ev.ToolInputDelta(name=name, call_id=call_id, text=chunk.text, turn_id=tid))
             elif isinstance(chunk, UsageInfo):
-                self._usage(chunk, tid)
+                self._usage(chunk, tid, carried_tokens(request.messages))
             elif isinstance(chunk, ResponseDone):
                 done = chunk
         if done is None:
@@ -280,17 +280,21 @@ class Loop:
     def _count(self, messages: list[dict[str, Any]]) -> None:
         self._chars_since_usage += sum(message_chars(m) for m in messages)
 
-    def _usage(self, usage: UsageInfo, turn_id: str) -> None:
+    def _usage(self, usage: UsageInfo, turn_id: str, image_tokens: int = 0) -> None:
+        """Record a call's usage; ``image_tokens`` is the estimate for the images its request carried
+        (a part of the input tokens the provider reports, shown apart; the cost is the provider's)."""
         self._last_input_tokens = usage.input_tokens + usage.output_tokens
         self._chars_since_usage = 0
         cached = min(usage.cached_tokens, usage.input_tokens)
+        images = min(image_tokens, usage.input_tokens) if usage.input_tokens else image_tokens
         cost = cost_of(self.session.model, self.session.provider, usage.input_tokens, usage.output_tokens,
                        cached_tokens=cached)
-        self.session.add_usage(usage.input_tokens, usage.output_tokens, cost, cached)
+        self.session.add_usage(usage.input_tokens, usage.output_tokens, cost, cached, images)
         self.emit(ev.Usage(
             input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cached_tokens=cached,
             total_input_tokens=self.session.input_tokens, total_output_tokens=self.session.output_tokens,
             total_cached_tokens=self.session.cached_tokens, cost=self.session.cost, turn_id=turn_id,
+            image_tokens=images, total_image_tokens=self.session.image_tokens,
         ))
 
     def _keep_partial(self, state: TurnState) -> None:

@@ -21,7 +21,7 @@ class RunResult:
     @classmethod
     def from_events(cls, events: list[ev.AnyEvent], end: ev.TurnEnd, session_id: str) -> "RunResult":
         calls: dict[str, dict[str, Any]] = {}
-        usage = {"input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "cost": None}
+        usage = {"input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "image_tokens": 0, "cost": None}
         for e in events:
             if isinstance(e, ev.ToolCall):
                 calls[e.call_id] = {"call_id": e.call_id, "name": e.name, "arguments": e.arguments,
@@ -33,6 +33,7 @@ class RunResult:
                 usage["input_tokens"] += e.input_tokens
                 usage["output_tokens"] += e.output_tokens
                 usage["cached_tokens"] += e.cached_tokens
+                usage["image_tokens"] += e.image_tokens
                 usage["cost"] = e.cost
         return cls(text=end.text, reason=end.reason, session_id=session_id, events=list(events),
                    tool_calls=list(calls.values()), usage=usage)

@@ -8,8 +8,8 @@ from ..workspace.state_dir import COMPLETIONS
 from .telemetry import read_traces
 
 TOOL_COLUMNS = ["calls", "failed", "denied", "fail_rate", "deny_rate", "mean_ms"]
-TURN_COLUMNS = ["ts", "session_id", "steps", "reason", "input_tokens", "cached_tokens", "output_tokens", "cost",
-                "duration_s", "tool_calls", "denials"]
+TURN_COLUMNS = ["ts", "session_id", "steps", "reason", "input_tokens", "cached_tokens", "image_tokens",
+                "output_tokens", "cost", "duration_s", "tool_calls", "denials"]
 
 
 def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -22,6 +22,7 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "turns": turns,
         "input_tokens": sum(int(r.get("input_tokens") or 0) for r in records),
         "cached_tokens": sum(int(r.get("cached_tokens") or 0) for r in records),
+        "image_tokens": sum(int(r.get("image_tokens") or 0) for r in records),
         "output_tokens": sum(int(r.get("output_tokens") or 0) for r in records),
         "cost": round(sum(costs), 6) if costs else None,
         "mean_duration_s": round(sum(durations) / len(durations), 3) if durations else None,

@@ -68,7 +68,7 @@ class TraceRecorder:
             self._turns[event.turn_id] = {
                 "ts": round(self.clock(), 3), "turn_id": event.turn_id, "session_id": event.session_id,
                 "prompt": event.prompt, "input_tokens": 0, "output_tokens": 0,
-                "cached_tokens": 0, "cost": None, "tool_calls": [], "denials": [], "_start": time.monotonic(),
+                "cached_tokens": 0, "image_tokens": 0, "cost": None, "tool_calls": [], "denials": [], "_start": time.monotonic(),
                 "_cost_before": self._cost_seen,
             }
         elif turn is None:
@@ -77,6 +77,7 @@ class TraceRecorder:
             turn["input_tokens"] += event.input_tokens
             turn["output_tokens"] += event.output_tokens
             turn["cached_tokens"] += event.cached_tokens
+            turn["image_tokens"] += event.image_tokens
             if event.cost is not None:
                 before = turn["_cost_before"] or 0.0
                 turn["cost"] = round(event.cost - before, 6)

@@ -105,6 +105,11 @@ class MCPConnection:
             self.client = None
 
     async def _connect(self, stack: contextlib.AsyncExitStack) -> Any:
+        from . import sdk_problem
+
+        problem = sdk_problem()
+        if problem is not None:
+            raise MCPServerError(problem)
         from mcp import Client
 
         if self.config.command:

@@ -151,6 +151,8 @@ class Counters:
     cost: float | None = None
     cached_tokens: int = 0
     """Of input_tokens, those read from the provider's prompt cache."""
+    image_tokens: int = 0
+    """Of input_tokens, the estimate for the images the requests carried."""
 
 
 @dataclass(frozen=True)
@@ -353,7 +355,8 @@ def _session_changed(s: AgentState, e: ev.SessionChanged) -> AgentState:
 
 def _usage(s: AgentState, e: ev.Usage) -> AgentState:
     s = _swap(s, counters=Counters(input_tokens=e.total_input_tokens, output_tokens=e.total_output_tokens,
-                                   cost=e.cost, cached_tokens=e.total_cached_tokens))
+                                   cost=e.cost, cached_tokens=e.total_cached_tokens,
+                                   image_tokens=e.total_image_tokens))
     return _with_turn(s, e, lambda t: _swap(t, input_tokens=t.input_tokens + e.input_tokens,
                                             output_tokens=t.output_tokens + e.output_tokens))
 

@@ -64,6 +64,8 @@ class Session:
     """Messages before this index were replaced by a /compact summary (kept, but not sent)."""
     cached_tokens: int = 0
     """Of input_tokens, those the provider read from its prompt cache (billed as cache reads)."""
+    image_tokens: int = 0
+    """Of input_tokens, the estimate for the images the requests carried (nbagent.images)."""
     backend: SessionBackend = field(default_factory=NullBackend, repr=False)
     defer_records: bool = field(default=False, repr=False, compare=False)
     """While True (the loop sets it during a turn), tool-call and usage records wait for the next
@@ -107,23 +109,25 @@ class Session:
             changes["title"] = self.title
         self.backend.update_session(self.id, **changes)
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None, cached_tokens: int = 0) -> None:
+    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None, cached_tokens: int = 0,
+                  image_tokens: int = 0) -> None:
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
         self.cached_tokens += cached_tokens
+        self.image_tokens += image_tokens
         if cost is not None:
             self.cost = (self.cost or 0.0) + cost
         with self._batch():
             self._record(self.backend.add_usage, {
                 "turn": self.turns, "input_tokens": input_tokens, "output_tokens": output_tokens,
-                "cached_tokens": cached_tokens, "cost": cost,
+                "cached_tokens": cached_tokens, "image_tokens": image_tokens, "cost": cost,
             })
             self._record(self._save_totals, None)
 
     def _save_totals(self, session_id: str, _record: Any) -> None:
         self.backend.update_session(
             session_id, input_tokens=self.input_tokens, output_tokens=self.output_tokens,
-            cached_tokens=self.cached_tokens, cost=self.cost,
+            cached_tokens=self.cached_tokens, image_tokens=self.image_tokens, cost=self.cost,
         )
 
     def add_tool_call(self, record: dict[str, Any]) -> None:

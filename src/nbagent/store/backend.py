@@ -13,7 +13,7 @@ from .messages import message_row
 
 # Columns a Session may change through update_session; anything else is a programming error.
 UPDATABLE = frozenset({
-    "title", "origin", "provider", "model", "turns", "input_tokens", "output_tokens", "cached_tokens", "cost",
+    "title", "origin", "provider", "model", "turns", "input_tokens", "output_tokens", "cached_tokens", "image_tokens", "cost",
     "todos", "summary_index", "updated",
 })
 
@@ -76,11 +76,11 @@ class SqliteBackend:
     def add_usage(self, session_id: str, record: dict[str, Any]) -> None:
         with self.db.write() as conn:
             conn.execute(
-                "INSERT INTO usage (session_id, turn, input_tokens, output_tokens, cached_tokens, cost, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO usage (session_id, turn, input_tokens, output_tokens, cached_tokens, image_tokens, cost, "
+                "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id, int(record.get("turn", 0)), int(record.get("input_tokens", 0)),
-                    int(record.get("output_tokens", 0)), int(record.get("cached_tokens", 0)), record.get("cost"),
-                    time.time(),
+                    int(record.get("output_tokens", 0)), int(record.get("cached_tokens", 0)),
+                    int(record.get("image_tokens", 0)), record.get("cost"), time.time(),
                 ),
             )

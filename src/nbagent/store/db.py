@@ -265,6 +265,14 @@ def m006_change_reviews(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m007_image_tokens(conn: sqlite3.Connection) -> None:
+    """Of the input tokens, the estimate for the images a request carried (nbagent.images), per model
+    call and per session; calls made before this count none."""
+    conn.execute("ALTER TABLE usage ADD COLUMN image_tokens INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE sessions ADD COLUMN image_tokens INTEGER NOT NULL DEFAULT 0")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -36,9 +36,10 @@ log = logger("nbagent.store")
 INFO_COLUMNS = (
     "id", "title", "model", "provider", "origin", "workspace", "created", "updated", "turns",
     "input_tokens", "output_tokens", "cost", "parent_id", "forked_at_turn", "cached_tokens",
+    "image_tokens",
 )
 LOAD_COLUMNS = ("id", "title", "origin", "provider", "model", "todos", "turns", "input_tokens",
-                "output_tokens", "cost", "summary_index", "cached_tokens")
+                "output_tokens", "cost", "summary_index", "cached_tokens", "image_tokens")
 
 
 @dataclass
@@ -61,6 +62,8 @@ class SessionInfo:
     forked_at_turn: int | None = None
     cached_tokens: int = 0
     """Of input_tokens, those the provider read from its prompt cache."""
+    image_tokens: int = 0
+    """Of input_tokens, the estimate for the images the requests carried."""
 
     @property
     def tokens(self) -> int:
@@ -350,7 +353,7 @@ def _info_from_row(row: tuple) -> SessionInfo:
     values = dict(zip(INFO_COLUMNS, row))
     if not isinstance(values["id"], str) or not values["id"]:
         raise ValueError("no id")
-    for name in ("turns", "input_tokens", "output_tokens", "cached_tokens"):
+    for name in ("turns", "input_tokens", "output_tokens", "cached_tokens", "image_tokens"):
         if not isinstance(values[name], int):
             raise ValueError(f"{name} is {values[name]!r}, not a whole number")
     for name in ("created", "updated"):

@@ -26,7 +26,7 @@ VERSION = 1
 SESSION_FIELDS = (
     "id", "created", "updated", "workspace", "origin", "provider", "model", "title", "turns",
     "input_tokens", "output_tokens", "cost", "todos", "summary_index", "parent_id", "forked_at_turn",
-    "cached_tokens",
+    "cached_tokens", "image_tokens",
 )
 
 
@@ -48,6 +48,7 @@ class ExportedSession(pydantic.BaseModel):
     parent_id: str | None = None
     forked_at_turn: int | None = None
     cached_tokens: int = 0
+    image_tokens: int = 0
 
 
 class ExportedMessage(pydantic.BaseModel):
@@ -74,6 +75,7 @@ class ExportedUsage(pydantic.BaseModel):
     cost: float | None = None
     created: float
     cached_tokens: int = 0
+    image_tokens: int = 0
 
 
 class Export(pydantic.BaseModel):
@@ -121,10 +123,10 @@ def tool_call_rows(conn: sqlite3.Connection, session_id: str) -> list[dict[str, 
 
 def usage_rows(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
     rows = conn.execute(
-        "SELECT turn, input_tokens, output_tokens, cost, created, cached_tokens FROM usage WHERE session_id = ? "
-        "ORDER BY id", (session_id,),
+        "SELECT turn, input_tokens, output_tokens, cost, created, cached_tokens, image_tokens FROM usage "
+        "WHERE session_id = ? ORDER BY id", (session_id,),
     ).fetchall()
-    keys = ("turn", "input_tokens", "output_tokens", "cost", "created", "cached_tokens")
+    keys = ("turn", "input_tokens", "output_tokens", "cost", "created", "cached_tokens", "image_tokens")
     return [dict(zip(keys, row)) for row in rows]
 
 
@@ -192,9 +194,10 @@ def import_session(conn: sqlite3.Connection, data: Export, workspace: str) -> st
              call.status, call.duration_ms, dump(record), created),
         )
     conn.executemany(
-        "INSERT INTO usage (session_id, turn, input_tokens, output_tokens, cached_tokens, cost, created) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(sid, u.turn, u.input_tokens, u.output_tokens, u.cached_tokens, u.cost, u.created) for u in data.usage],
+        "INSERT INTO usage (session_id, turn, input_tokens, output_tokens, cached_tokens, image_tokens, cost, "
+        "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(sid, u.turn, u.input_tokens, u.output_tokens, u.cached_tokens, u.image_tokens, u.cost, u.created)
+         for u in data.usage],
     )
     return sid
 
@@ -235,8 +238,9 @@ def move_session(conn: sqlite3.Connection, source: Path, session_id: str, worksp
             conn.execute("INSERT INTO main.tool_calls (session_id, turn, call_id, name, arguments, status, "
                          "duration_ms, data, created) SELECT ?, turn, call_id, name, arguments, status, duration_ms, "
                          "data, created FROM moved.tool_calls WHERE session_id = ? ORDER BY id", (new, session_id))
-            conn.execute("INSERT INTO main.usage (session_id, turn, input_tokens, output_tokens, cached_tokens, cost, "
-                         "created) SELECT ?, turn, input_tokens, output_tokens, cached_tokens, cost, created "
+            conn.execute("INSERT INTO main.usage (session_id, turn, input_tokens, output_tokens, cached_tokens, "
+                         "image_tokens, cost, created) SELECT ?, turn, input_tokens, output_tokens, cached_tokens, "
+                         "image_tokens, cost, created "
                          "FROM moved.usage "
                          "WHERE session_id = ? ORDER BY id", (new, session_id))
         except BaseException:

@@ -25,7 +25,7 @@ SESSION_COLUMNS = ["id", "title", "model", "provider", "origin", "created", "upd
 MESSAGE_COLUMNS = ["idx", "turn", "created", "role", "content", "reasoning", "tool_calls", "tool_call_id",
                    "name", "is_error", "summary", "message"]
 TOOL_CALL_COLUMNS = ["turn", "call_id", "name", "arguments", "status", "duration", "is_error", "created"]
-USAGE_COLUMNS = ["turn", "calls", "input_tokens", "cached_tokens", "output_tokens", "cost"]
+USAGE_COLUMNS = ["turn", "calls", "input_tokens", "cached_tokens", "image_tokens", "output_tokens", "cost"]
 
 
 @contextlib.contextmanager
@@ -85,16 +85,18 @@ def tool_calls(workspace: str | Path | None, session_id: str) -> pd.DataFrame:
 
 def usage(workspace: str | Path | None, session_id: str) -> pd.DataFrame:
     """Tokens and cost per turn (model calls summed); a turn with any unpriced call has no cost.
-    ``cached_tokens``: of the input tokens, those the provider read from its prompt cache."""
+    ``cached_tokens``: of the input tokens, those the provider read from its prompt cache;
+    ``image_tokens``: of the input tokens, the estimate for the images the requests carried."""
     with _store(workspace) as store:
         rows = store.usage(store.resolve(session_id))
     turns: dict[int, dict[str, Any]] = {}
     for r in rows:
         t = turns.setdefault(r["turn"], {"turn": r["turn"], "calls": 0, "input_tokens": 0, "cached_tokens": 0,
-                                         "output_tokens": 0, "cost": 0.0})
+                                         "image_tokens": 0, "output_tokens": 0, "cost": 0.0})
         t["calls"] += 1
         t["input_tokens"] += r["input_tokens"]
         t["cached_tokens"] += r.get("cached_tokens") or 0
+        t["image_tokens"] += r.get("image_tokens") or 0
         t["output_tokens"] += r["output_tokens"]
         t["cost"] = None if t["cost"] is None or r["cost"] is None else t["cost"] + r["cost"]
     return pd.DataFrame(list(turns.values()), columns=USAGE_COLUMNS)

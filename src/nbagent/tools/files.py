@@ -50,6 +50,10 @@ IMAGE_MAX_BYTES = 64 * 1024 * 1024
 EDITOR_TEXT = "editor_text"
 """``ctx.extras[EDITOR_TEXT]``: a callable giving a file's text as the user's editor holds it, unsaved changes
 included (None: read the file), set by a front end whose client offers it (``nbagent acp``: fs/read_text_file)."""
+EDITOR_WRITE = "editor_write"
+"""``ctx.extras[EDITOR_WRITE]``: a callable ``(path, text) -> bool`` handing a write to the user's editor, so its
+buffer gets the edit (``nbagent acp``: fs/write_text_file); the file on disk is then checked, and written
+here when the editor did not save it, so checkpoints and the next reads see the same text."""
 
 
 def _read_one(ctx: ToolContext, path: str, offset: int, limit: int, budget: int) -> str:
@@ -282,13 +286,28 @@ def _edit(ctx: ToolContext, path: str, edits: list[Any]) -> str:
 
 
 def _write(ctx: ToolContext, real: Path, shown: str, text: str) -> bool:
+    editor = ctx.extras.get(EDITOR_WRITE)
     try:
+        if editor is not None:
+            existed = real.exists()
+            if editor(real, text) and _holds(real, text):
+                if not existed:
+                    ctx.workspace.invalidate()
+                return not existed
         created = atomic_write(real, text)
     except OSError as exc:
         raise ToolError(f"{shown} could not be written: {exc.strerror or exc}") from None
     if created:
         ctx.workspace.invalidate()
     return created
+
+
+def _holds(real: Path, text: str) -> bool:
+    """Whether the file on disk has exactly ``text`` (an editor may keep a write in its buffer unsaved)."""
+    try:
+        return real.is_file() and read_regular_bytes(real, str(real), len(text.encode()) + 1)[0] == text.encode()
+    except (OSError, ToolError):
+        return False
 
 
 def _count(text: str) -> str:

@@ -24,6 +24,10 @@ from .context import ToolContext
 from .tasks import TaskManager, exit_code_of, task_manager
 
 
+CLIENT_TERMINAL = "client_terminal"
+"""``ctx.extras[CLIENT_TERMINAL]``: a front end's terminal for commands the user approved to run outside the
+sandbox (``nbagent acp``: the client's terminals, nbagent.acp.terminal): ``takes(call_id) -> bool`` and
+``async run(call_id, command, cwd, limit) -> str``. Never used for a command the sandbox would hold."""
 CAPTURE_LIMIT = 2_000_000
 """Bytes of a finished command's log read into the result; past it, head and tail and the log is kept."""
 HANDOVER_TAIL_LINES = 50
@@ -48,6 +52,10 @@ async def bash(ctx: ToolContext, command: str, timeout: float | None = None,
     limit = ctx.config.bash_timeout if timeout is None else float(timeout)
     if limit <= 0:
         raise ToolError("timeout must be a positive number of seconds")
+    terminal = ctx.extras.get(CLIENT_TERMINAL)
+    if terminal is not None and terminal.takes(ctx.call_id) \
+            and confinement(ctx, outside=bool(outside_sandbox)) is None:
+        return await terminal.run(ctx.call_id, command, ctx.workspace.root, limit)
     manager = task_manager(ctx)
     task_id = manager.reserve()
     started = time.time()

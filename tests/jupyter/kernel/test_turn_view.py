@@ -168,6 +168,17 @@ def test_header_shows_the_tokens_read_from_the_prompt_cache():
     assert "12.3k in (10.2k cached) / 678 out" in view.header.value
 
 
+def test_header_and_the_cli_show_the_image_tokens_apart():
+    from nbagent.cli.app import usage_summary
+
+    usage = ev.Usage(input_tokens=2_000, output_tokens=5, image_tokens=765, total_input_tokens=2_000,
+                     total_output_tokens=5, total_image_tokens=765, turn_id=T)
+    view = TurnView(turn_id=T)
+    feed(view, usage)
+    assert view.header.image_tokens == 765 and "2.0k in (~765 images) / 5 out" in view.header.value
+    assert usage_summary([usage]) == "tokens: 2,000 in (0 cached, ~765 images), 5 out"
+
+
 def test_queued_then_running():
     view = TurnView(turn_id=T, prompt="second")
     feed(view, ev.TurnStart(prompt="first", turn_id="turn_0"), ev.PromptQueued(prompt="second", position=1, turn_id=T),

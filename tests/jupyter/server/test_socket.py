@@ -313,3 +313,34 @@ async def test_a_prompt_carries_what_is_open_in_jupyterlab(api, connect, model):
     await client.send(type="prompt", text="x", context={"cell_id": "not an id"})
     error = await client.until("error")
     assert "cell_id" in error["message"]
+
+
+async def test_a_prompt_attaches_a_cells_output_with_its_image(api, connect, model):
+    import base64
+
+    from tests.images.pictures import chart_png
+
+    chart = base64.b64encode(chart_png("rises then falls")).decode()
+    output = {"output_type": "display_data", "metadata": {},
+              "data": {"image/png": chart, "text/plain": "<Figure size 640x480 with 1 Axes>"}}
+    model.enqueue(Reply(text="It rises, then falls."))
+    sid = await new_session(api)
+    client = await connect(sid)
+    await client.next()
+    await client.send(type="prompt", text="Explain this output.", attach=[output],
+                      context={"notebook": "a.ipynb", "cell_id": "c1", "selection": None, "output": 2})
+    await client.until("turn_end")
+    sent = model.requests[-1].messages[-1]
+    assert sent["content"].startswith("Explain this output.")
+    assert "active cell: c1" in sent["content"] and "attached: output 2 of that cell" in sent["content"]
+    assert "[attachment 1: an output]" in sent["content"] and "<Figure size 640x480" in sent["content"]
+    (image,) = sent["images"]
+    assert image["mime"] == "image/png" and (image["width"], image["height"]) == (640, 480)
+    turn_start = next(e for e in client.seen if e["type"] == "turn_start")
+    assert "[attachment 1" not in turn_start["prompt"]  # the panel's bubble: typed words and the context chip
+
+    for bad, says in (({"attach": [{"output_type": "nope"}]}, "output_type"),
+                      ({"attach": [output] * 5}, "at most 4"),
+                      ({"context": {"output": 1}}, "cell_id")):
+        await client.send(type="prompt", text="x", **bad)
+        assert says in (await client.until("error"))["message"]

@@ -4,7 +4,9 @@ Installed beside ``jupyter-ai`` (3) and ``jupyter-ai-acp-client``, the entry poi
 ``jupyter_ai.personas`` group puts "nbagent" in the chat's persona picker with no configuration. The
 persona runs ``python -m nbagent.cli acp`` with the server's interpreter and environment, so nbagent's own
 model configuration applies; the session's workspace is the chat's folder, where nbagent keeps its sessions
-(``.nbagent/``) as it always does. Without the ACP client (or its SDK) the entry point says so in the
+(``.nbagent/``) as it always does. Started by the server, it inherits the link to the server's nbagent
+extension, so its notebook and kernel tools work on the server's live notebooks and kernels
+(nbagent.acp.server_link). Without the ACP client (or its SDK) the entry point says so in the
 server's log and the persona is left out, as Jupyter AI does for an agent whose command is missing.
 """
 

@@ -59,10 +59,27 @@ class ServerNotebookStore:
         snapshot = None if reply is None else reply.get("snapshot")
         return None if snapshot is None else Snapshot.from_dict(snapshot)
 
-    def run(self, path: Path, name: str, cell_ids: list[str]) -> dict | None:
+    def run(self, path: Path, name: str, cell_ids: list[str], *, watch: dict | None = None) -> dict | None:
+        """``watch``: given by an agent outside any kernel (``nbagent acp`` started by the server), whose
+        record of the run's change to the kernel's variables the kernel keeps (remote_ledger)."""
         reply = self._post({"action": "run", "path": str(path), "name": name, "cell_ids": cell_ids,
-                            "kernel_id": self.kernel_id}, timeout=RUN_TIMEOUT)
+                            "kernel_id": self.kernel_id, "watch": watch}, timeout=RUN_TIMEOUT)
         return None if reply is None else reply["result"]
+
+    # nbagent.checkpoints.remote_ledger's transport, for an agent outside the server's kernels
+    def kernel_action(self, kernel_id: str, action: str, args: dict) -> dict | None:
+        reply = self._post({"action": "kernel_action", "kernel_id": kernel_id, "kernel_action": action,
+                            "args": args})
+        return None if reply is None else reply.get("result")
+
+    def kernel_ids(self) -> list[str]:
+        reply = self._post({"action": "kernel_ids"})
+        return [] if reply is None else list(reply.get("kernel_ids") or [])
+
+    def kernel_replay(self, kernel_id: str, cells: list[dict], owner: str) -> dict | None:
+        reply = self._post({"action": "kernel_replay", "kernel_id": kernel_id, "cells": cells, "owner": owner},
+                           timeout=RUN_TIMEOUT)
+        return None if reply is None else reply.get("result")
 
     def check_run(self, path: Path, name: str) -> bool | None:
         """Raise the server's refusal of a run (this kernel's own notebook, no kernel) before anyone is
@@ -177,6 +194,11 @@ def _serves(info: dict[str, Any], workspace: Path) -> bool:
     except ToolError:
         return False
     return True
+
+
+def link_info(env: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """The runtime file of the server that started this process (url, secret, root, pid), or None."""
+    return _read_info((os.environ if env is None else env).get(ENV_VAR))
 
 
 def disconnect() -> None:

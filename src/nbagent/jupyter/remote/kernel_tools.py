@@ -288,6 +288,26 @@ def named_kernel(url: str, token: str, query: str) -> Finder:
     return find
 
 
+def token_kernels(url: str, token: str) -> Finder:
+    """Kernels of the Jupyter server at ``url``, reached with its token: the one named, or the only one
+    running (``nbagent acp`` started by that server: the Jupyter AI persona)."""
+    from .kernel import ServerKernel
+
+    async def find(name: str) -> Any:
+        if name:
+            return await ServerKernel.find(url, token, name)
+        server = ServerKernel(url, token, "")
+        running = await server._get("api/kernels") or []
+        if len(running) != 1:
+            sessions = await server._get("api/sessions") or []
+            paths = ", ".join(str(s.get("path")) for s in sessions) or "none"
+            raise ToolError(f"{len(running)} kernels run here: name one with kernel (an id, or a notebook "
+                            f"path: {paths})")
+        return ServerKernel(url, token, running[0]["id"])
+
+    return find
+
+
 def server_kernels(serverapp: Any) -> Finder:
     """Kernels of the server this runs in: the one named, or the only one running."""
     from .kernel import LocalKernel

@@ -124,6 +124,12 @@ class NbAgentServer(ExtensionApp):
         nbdoc.register_store(self.notebook_store)
 
     def _mcp_route(self, root: Path):
+        from ...mcp import sdk_problem
+
+        problem = sdk_problem()
+        if problem is not None:  # the route answers 503 (beside Jupyter AI 3, mcp is 1.x)
+            self.log.info("nbagent: no MCP route at /nbagent/mcp: %s", problem)
+            return None
         from .mcp_route import MCPRoute
 
         from ..remote.kernel_tools import kernel_toolset, server_kernels
@@ -142,8 +148,8 @@ class NbAgentServer(ExtensionApp):
         self.handlers.extend(MCP_ROUTES)
         self.handlers.extend(context_routes.ROUTES)
         self.handlers.extend(check_route.ROUTES)
-        self.handlers.extend(changes_routes.ROUTES)
         self.handlers.extend(complete_route.ROUTES)
+        self.handlers.extend(changes_routes.ROUTES)
         self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
         self.handlers.append((r"/nbagent/api/views/ws", ViewsSocket))
 

@@ -31,8 +31,8 @@ class ServerParts(Protocol):
     services: "WorkspaceServices"
     notebooks: "ServerNotebooks"
     agent_settings: "ServerSettings"
-    views: "OpenViews"
     completions: "CompletionService"
+    views: "OpenViews"
 
     async def update_settings(self, changes: Any) -> "ServerSettings": ...
 

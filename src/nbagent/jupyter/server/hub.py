@@ -31,7 +31,7 @@ from ...render.redaction import logger
 from ...tools.approvals import DECISIONS
 from ...errors import NbagentError
 from ...events import AnyEvent, ReasoningDelta, TextDelta
-from ...engine.open_in_jupyter import BadContext, OpenContext, with_context
+from ...engine.open_in_jupyter import BadContext, OpenContext, attached_outputs, with_context
 from .settings import session_changes
 
 log = logger("nbagent.server")
@@ -117,12 +117,12 @@ class SessionHub:
                 return _error("a prompt needs a non-empty \"text\"", "bad_request")
             try:
                 context = OpenContext.from_dict(message.get("context"))
+                outputs = attached_outputs(message.get("attach"))
             except BadContext as exc:
                 return _error(str(exc), "bad_request")
             if self.before_prompt is not None:
                 await self.before_prompt(session_id, context)
-            future = live.agent.submit(with_context(text, context), keep_deltas=False)
-            future.add_done_callback(_log_failure)
+            return await self._submit(live, with_context(text, context), outputs)
         elif kind == "approval":
             call_id, decision = message.get("call_id"), message.get("decision")
             if not isinstance(call_id, str):
@@ -148,6 +148,18 @@ class SessionHub:
             return _error(f"unknown message type {kind!r} (prompt, approval, stop, abort, undo, redo, replay, "
                           "settings)",
                           "bad_request")
+        return None
+
+    async def _submit(self, live, prompt: str, outputs: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """Queue a prompt; attached outputs are read (images decoded and shrunk) off the event loop."""
+        if not outputs:
+            live.agent.submit(prompt, keep_deltas=False).add_done_callback(_log_failure)
+            return None
+        try:
+            future = await self._run(lambda: live.agent.submit(prompt, keep_deltas=False, attach=outputs))
+        except (TypeError, ValueError) as exc:  # an output that cannot be shown
+            return _error(f"the attached output cannot be read: {exc}", "bad_request")
+        future.add_done_callback(_log_failure)
         return None
 
     async def _restore(self, live, kind: str, message: dict) -> dict[str, Any] | None:

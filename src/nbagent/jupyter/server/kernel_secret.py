@@ -28,6 +28,10 @@ from ..kernel.server_client import ENV_VAR, SECRET_HEADER
 
 
 
+KERNEL_ACTIONS = ("kernel_action", "kernel_ids", "kernel_replay")
+"""The requests that name a kernel, not a notebook (server_client.ServerNotebookStore's undo transport)."""
+
+
 class KernelLink:
     """The runtime file and the secret of one running server extension."""
 
@@ -73,6 +77,8 @@ class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
         raw = self._json()
         if isinstance(raw, dict) and raw.get("action") == "local_model":
             return self._reply(await _local_model())
+        if isinstance(raw, dict) and raw.get("action") in KERNEL_ACTIONS:
+            return await self._kernel(app.notebooks, raw)
         body = self._body()
         notebooks = app.notebooks
         path = Path(body["path"])
@@ -95,14 +101,35 @@ class KernelNotebooksHandler(ExtensionHandlerMixin, JupyterHandler):
                 snap = await notebooks.asave(rel)
                 return self._reply({"snapshot": None if snap is None else snap.to_dict()})
             if action == "run":
+                watch = body.get("watch") if isinstance(body.get("watch"), dict) else None
                 result = await notebooks.arun(rel, name, list(body.get("cell_ids") or []),
-                                              caller_kernel=body.get("kernel_id"))
+                                              caller_kernel=body.get("kernel_id"), watch=watch)
                 return self._reply({"result": result})
             if action == "check_run":  # before the approval card: would a run be refused?
                 return self._reply({"kernel_id": notebooks.runnable_kernel(rel, name, body.get("kernel_id"))})
             raise web.HTTPError(400, "action must be read, apply, save, run or check_run")
         except ToolError as exc:
             self._reply({"error": str(exc)}, 409)
+
+    async def _kernel(self, notebooks: Any, raw: dict[str, Any]) -> None:
+        """The undo record of an agent outside the kernels (remote_ledger): a watcher line, the kernels, a
+        replay; only in this server's own kernels."""
+        action = raw["action"]
+        if action == "kernel_ids":
+            return self._reply({"kernel_ids": notebooks.kernel_ids()})
+        kernel_id = raw.get("kernel_id")
+        if not isinstance(kernel_id, str) or kernel_id not in notebooks.kernel_ids():
+            raise web.HTTPError(400, "kernel_id must name a running kernel of this server")
+        try:
+            if action == "kernel_action":
+                args = raw.get("args") if isinstance(raw.get("args"), dict) else {}
+                result = await notebooks.akernel_action(kernel_id, str(raw.get("kernel_action")), args)
+            else:
+                cells = raw.get("cells") if isinstance(raw.get("cells"), list) else []
+                result = await notebooks.akernel_replay(kernel_id, cells, str(raw.get("owner") or ""))
+        except ToolError as exc:
+            return self._reply({"error": str(exc)}, 409)
+        self._reply({"result": result})
 
     def _json(self) -> Any:
         try:

@@ -33,6 +33,8 @@ class Header(widgets.HTML):
     output_tokens = Int(0)
     cached_tokens = Int(0)
     """Of input_tokens, those the provider read from its prompt cache."""
+    image_tokens = Int(0)
+    """Of input_tokens, the estimate for the images the requests carried."""
     cost = Float(None, allow_none=True)
     status = Unicode("")
     """What the turn is doing: queued, running, done, aborted, error, max_steps."""
@@ -42,7 +44,7 @@ class Header(widgets.HTML):
     """The approval mode and whether the sandbox is on, e.g. "sandboxed · sandbox on"."""
 
     @observe("session_id", "question", "title", "model", "input_tokens", "output_tokens", "cached_tokens", "cost",
-             "status", "offline", "mode")
+             "status", "offline", "mode", "image_tokens")
     def _render(self, change=None) -> None:
         session = f"<code>{escape_html(self.session_id)}</code>" if self.session_id else ""
         if self.title and self.question:
@@ -51,6 +53,7 @@ class Header(widgets.HTML):
                  escape_html(self.model) + (OFFLINE_BADGE if self.offline else ""),
                  f"{tokens(self.input_tokens)} in"
                  + (f" ({tokens(self.cached_tokens)} cached)" if self.cached_tokens else "")
+                 + (f" (~{tokens(self.image_tokens)} images)" if self.image_tokens else "")
                  + f" / {tokens(self.output_tokens)} out",
                  cost(self.cost),
                  f"approval {escape_html(self.mode)}" if self.mode else "",

@@ -200,7 +200,7 @@ class TurnView(widgets.VBox):
         header.offline = shown.offline
         header.mode = shown.mode
         header.input_tokens, header.output_tokens = shown.counters.input_tokens, shown.counters.output_tokens
-        header.cached_tokens = shown.counters.cached_tokens
+        header.cached_tokens, header.image_tokens = shown.counters.cached_tokens, shown.counters.image_tokens
         header.cost, header.status = shown.counters.cost, shown.label
         turn = shown.turn
         if turn is not None:
