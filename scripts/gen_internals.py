@@ -57,9 +57,10 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("checkpoints", "checkpoints/ and mcp/: checkpoints, the recovery journal and the turn guard; the MCP "
                     "client the engine uses and MCP servers' tools",
      ("checkpoints/", "mcp/")),
-    ("engine", "engine/: the agent, its turns, prompt, compaction, the session's wiring (session_state) and "
-               "what it sends with each request",
-     ("engine/",)),
+    ("engine", "engine/ and complete/: the agent, its turns, prompt, compaction, the session's wiring "
+               "(session_state) and what it sends with each request; inline completions (the prompt around the "
+               "cursor, the kernel's names, the model's streamed answer, its cache)",
+     ("engine/", "complete/")),
     ("runs", "batching/, evals/ and testing/: batch runs of many agents, evals (suites of tasks with checks) "
              "run through them, the scripted model and OpenAI-compatible HTTP server for tests",
      ("batching/", "evals/", "testing/")),

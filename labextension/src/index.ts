@@ -4,11 +4,13 @@
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICompletionProviderManager } from '@jupyterlab/completer';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { AgentSettings } from './api';
+import { CompletionSettings, NbagentInlineProvider } from './completions';
 import { startLiveNotebooks } from './liveNotebooks';
 import { OpenContextTracker } from './openContext';
 import { PanelModel } from './model';
@@ -16,6 +18,7 @@ import { AgentPanel, PANEL_ID } from './panel';
 import { RemoteImageSanitizer } from './remoteImages';
 
 const PLUGIN_ID = 'nbagent-labextension:plugin';
+const COMPLETIONS_ID = 'nbagent-labextension:completions';
 
 export const CommandIDs = {
   open: 'nbagent:open',
@@ -109,4 +112,22 @@ export function userSettings(user: Record<string, unknown>): Partial<AgentSettin
   return { model: pick('model'), toolsets: pick('toolsets'), approval: pick('approval') } as unknown as Partial<AgentSettings>;
 }
 
-export default plugin;
+/** Inline completions through JupyterLab's inline completer (its keys accept, cycle and dismiss). */
+const completions: JupyterFrontEndPlugin<void> = {
+  id: COMPLETIONS_ID,
+  description: 'Inline completions from your model, with the kernel\'s names, as JupyterLab ghost text.',
+  autoStart: true,
+  requires: [ICompletionProviderManager],
+  optional: [ISettingRegistry],
+  activate: (app: JupyterFrontEnd, manager: ICompletionProviderManager, settingRegistry: ISettingRegistry | null) => {
+    const provider = new NbagentInlineProvider();
+    manager.registerInlineProvider(provider);
+    void settingRegistry?.load(COMPLETIONS_ID).then(settings => {
+      const apply = () => provider.configureWith(settings.composite as unknown as Partial<CompletionSettings>);
+      settings.changed.connect(apply);
+      apply();
+    });
+  }
+};
+
+export default [plugin, completions];

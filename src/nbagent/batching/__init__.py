@@ -39,8 +39,8 @@ def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concu
     """Run every task as its own session in its own copy of ``workspace``; a DataFrame, one row a task.
 
     ``tasks`` is a list of prompts, or a DataFrame (or list of dicts) whose rows fill the template
-    ``prompt`` (``"Summarise {path}"``). ``approval`` must be given: "auto" or "read-only" (a batch
-    never waits on a prompt; anything that would still ask is denied). Other keyword arguments go
+    ``prompt`` (``"Summarise {path}"``). ``approval`` must be given: "auto", "sandboxed" or "read-only"
+    (a batch never waits on a prompt; anything that would still ask is denied). Other keyword arguments go
     to each ``Agent`` (model, base_url, toolsets, max_steps, ...). A failed task is a row with
     ``error`` set, never an exception that loses the finished ones.
 
@@ -53,8 +53,8 @@ def batch(tasks: Any, *, prompt: str | None = None, workspace: str | Path, concu
 
     approval = agent_options.get("approval")
     if approval not in BATCH_APPROVALS:
-        raise ConfigError(f"batch runs need an explicit approval mode, approval='auto' or approval='read-only' "
-                          f"(got {approval!r}): a batch never waits on a prompt")
+        raise ConfigError(f"batch runs need an explicit approval mode, approval='auto', 'sandboxed' or "
+                          f"'read-only' (got {approval!r}): a batch never waits on a prompt")
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
     root = Path(workspace).expanduser().resolve()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import events as ev
-from ..config import UNATTENDED_MODES
+from ..config import BATCH_MODES
 from ..errors import StoreError
 from ..render.redaction import logger
 from ..workspace.state_dir import BATCH, state_dir
@@ -35,7 +35,7 @@ from .remote import RemoteSource, batch_copies
 
 log = logger("nbagent.batch")
 
-BATCH_APPROVALS = UNATTENDED_MODES
+BATCH_APPROVALS = BATCH_MODES
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..config import UNATTENDED_MODES
+from ..config import BATCH_MODES
 from ..errors import ConfigError
 
 
@@ -18,8 +18,9 @@ def add_batch_parser(sub, parents=()) -> None:
     p.add_argument("tasks", help="CSV file (its columns fill --prompt, or a 'prompt' column) or a .txt file")
     p.add_argument("--prompt", "-p", help="template filled from each row, e.g. 'Summarise {path}'")
     p.add_argument("--out", "-o", required=True, help="where to write the results (.csv, .json or .parquet)")
-    p.add_argument("--approval", choices=UNATTENDED_MODES, required=True,
-                   help="what tools may do: a batch never asks, so choose auto or read-only")
+    p.add_argument("--approval", choices=BATCH_MODES, required=True,
+                   help="what tools may do: a batch never asks (what would ask is denied), so choose auto, "
+                        "sandboxed (commands in the sandbox, file changes; nothing that leaves it) or read-only")
     p.add_argument("--concurrency", "-j", type=int, default=4, help="tasks at once (default 4)")
     p.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786) to run the tasks on")
     p.add_argument("--git-url", help="a repository the workers clone instead of reading the workspace "

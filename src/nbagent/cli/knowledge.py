@@ -131,14 +131,16 @@ def _reindex(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from ..knowledge.stats import per_tool, summary
+    from ..knowledge.stats import completion_summary, per_tool, read_completions, summary
     from ..render.text import cost_text
     from ..knowledge.telemetry import read_traces
 
-    records = read_traces(getattr(args, "workspace", None) or ".")
+    workspace = getattr(args, "workspace", None) or "."
+    records = read_traces(workspace)
     totals, tools = summary(records), per_tool(records)
+    completions = completion_summary(read_completions(workspace))
     if args.json:
-        print(json.dumps({"summary": totals, "tools": tools}, indent=2))
+        print(json.dumps({"summary": totals, "tools": tools, "completions": completions}, indent=2))
         return 0
     cost = cost_text(totals["cost"])
     duration = "-" if totals["mean_duration_s"] is None else f"{totals['mean_duration_s']:.1f} s"
@@ -146,6 +148,10 @@ def _stats(args: argparse.Namespace) -> int:
     print(f"turns {totals['turns']}, tokens {totals['input_tokens']:,} in ({totals['cached_tokens']:,} cached) / "
           f"{totals['output_tokens']:,} out, "
           f"cost {cost}, mean duration {duration}, tool calls {totals['tool_calls']}, denied {deny}")
+    if completions["requests"]:
+        print(f"inline completions {completions['requests']} ({completions['cancelled']} cancelled), tokens "
+              f"{completions['input_tokens']:,} in / {completions['output_tokens']:,} out, "
+              f"cost {cost_text(completions['cost'])}")
     if tools:
         print(f"{'tool':<22}{'calls':>7}{'failed':>8}{'denied':>8}{'deny rate':>11}{'mean ms':>10}")
     for row in tools:

@@ -16,7 +16,7 @@ def add_sandbox_parser(sub, parents) -> None:
     status.set_defaults(handler=_status)
     install = actions.add_parser("install-kernel", parents=parents,
                                  help='install the kernelspec "Python 3 (nbagent sandbox)": ipykernel under the '
-                                      "sandbox's filesystem policy")
+                                      "sandbox's policy, without the network")
     where = install.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true", default=True, help="for this user (the default)")
     where.add_argument("--prefix", help="into PREFIX/share/jupyter/kernels (a virtual environment's sys.prefix)")
@@ -28,7 +28,25 @@ def _status(args: argparse.Namespace) -> int:
 
     box = current()
     print(box.describe())
+    if box.active:
+        print(f"network: {_network()}")
     return 0 if box.active else 1
+
+
+def _network() -> str:
+    """What sandboxed code may reach, from the user's own settings (the environment)."""
+    from ..config import AgentConfig
+    from ..errors import ConfigError
+
+    try:
+        config = AgentConfig.load()
+    except ConfigError as exc:
+        return f"unknown: {exc}"
+    if config.sandbox_network:
+        return "all of it (NBAGENT_SANDBOX_NETWORK)"
+    hosts = config.sandbox_hosts
+    return (f"only {', '.join(hosts)}, through nbagent's proxy (NBAGENT_SANDBOX_HOSTS)" if hosts
+            else "none (allow hosts with NBAGENT_SANDBOX_HOSTS)")
 
 
 def _install(args: argparse.Namespace) -> int:

@@ -97,6 +97,7 @@ class AgentRuntime:
         context = ToolContext(workspace=self.workspace, config=self.config, emit=self.emit,
                               processes=self.processes, state=self.state, kernel=self.kernel,
                               extras=dict(self.tool_extras))
+        context.extras["approvals"] = self.approvals  # a sandboxed command's proxy asks about a host through it
         remote = None
         if self.kernel is None:  # notebook_run reaches kernels by messages: they keep the undo record
             remote = RemoteLedger(self.session.id, lambda: _notebook_stores(context),

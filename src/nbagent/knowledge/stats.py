@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..workspace.state_dir import COMPLETIONS
 from .telemetry import read_traces
 
 TOOL_COLUMNS = ["calls", "failed", "denied", "fail_rate", "deny_rate", "mean_ms"]
@@ -29,6 +30,23 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def completion_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Inline completions' requests (nbagent.complete.usage), their own kind beside the turns: how many,
+    how many the next keystroke cancelled, their tokens and cost (a cancelled one's tokens are estimated)."""
+    costs = [r["cost"] for r in records if isinstance(r.get("cost"), (int, float))]
+    return {
+        "requests": len(records),
+        "cancelled": sum(1 for r in records if r.get("cancelled")),
+        "input_tokens": sum(int(r.get("input_tokens") or 0) for r in records),
+        "output_tokens": sum(int(r.get("output_tokens") or 0) for r in records),
+        "cost": round(sum(costs), 6) if costs else None,
+    }
+
+
+def read_completions(workspace: Any) -> list[dict[str, Any]]:
+    return read_traces(workspace, COMPLETIONS)
+
+
 def per_tool(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per tool, the most failing first."""
     tools: dict[str, dict[str, Any]] = {}
@@ -52,6 +70,7 @@ def stats(workspace: Any = ".", by: str = "tool"):
     most failing first; the totals (turns, tokens, cached tokens, cost, mean duration, deny rate) are in
     ``.attrs``.
     ``by="turn"``: one row per recorded turn.
+    Inline completions are their own kind: ``.attrs["completions"]`` (requests, cancelled, tokens, cost).
     """
     import pandas as pd
 
@@ -66,4 +85,5 @@ def stats(workspace: Any = ".", by: str = "tool"):
     else:
         raise ValueError(f"by must be 'tool' or 'turn', not {by!r}")
     frame.attrs.update(summary(records))
+    frame.attrs["completions"] = completion_summary(read_completions(workspace))
     return frame

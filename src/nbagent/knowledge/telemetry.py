@@ -123,10 +123,11 @@ def _line_count(fd: int) -> int:
     return lines
 
 
-def read_traces(root: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every turn recorded in the workspace (the rotated file first); broken lines are skipped."""
+def read_traces(root: str | os.PathLike[str], file_name: str = TRACES) -> list[dict[str, Any]]:
+    """Every turn recorded in the workspace (the rotated file first); broken lines are skipped.
+    ``file_name=COMPLETIONS``: every inline completion's request instead (nbagent.complete.usage)."""
     records: list[dict[str, Any]] = []
-    for name in (TRACES + ".1", TRACES):
+    for name in (file_name + ".1", file_name):
         try:
             path = find_state_file(Path(root).expanduser(), name)
             lines = read_text(path).splitlines() if path is not None else []

@@ -1,7 +1,8 @@
 """ScriptedServer: a real OpenAI-compatible HTTP server that plays a script of replies.
 
 It serves POST /v1/chat/completions and POST /v1/responses (streamed as SSE over chunked HTTP/1.1,
-or as one JSON object) and GET /v1/models, so tests run the real `openai` client, its retries and
+or as one JSON object), the fill-in-the-middle endpoints POST /v1/completions (with ``suffix``) and
+llama.cpp's POST /infill (nbagent.testing.fim_wire), and GET /v1/models, so tests run the real `openai` client, its retries and
 its error types included. Like OpenAI it reports the cached part of each prompt (the byte-identical
 prefix it shares with an earlier request, see wire_common.prompt_text), and it can answer as Ollama
 (/api/show, /api/ps, /api/generate) or llama.cpp's server (/props) do about the context they serve. Each request takes the next scripted item (see nbagent.testing.replies)::
@@ -24,6 +25,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,6 +33,7 @@ from typing import Any, Callable, Literal
 
 from nbagent.testing.chat_wire import chat_completion, chat_stream
 from nbagent.testing.error_wire import error_response
+from nbagent.testing.fim_wire import completions_object, completions_stream, infill_object, infill_stream
 from nbagent.testing.replies import BreakStream, Fail, Recorded, Reply, Scripted, Slow, Stall, as_scripted
 from nbagent.testing.responses_wire import responses_object, responses_stream
 from nbagent.testing.served import ServedContext
@@ -42,6 +45,8 @@ Completer = Callable[[Reply, dict[str, Any], WireOptions], dict[str, Any]]
 _ROUTES: dict[str, tuple[str, Streamer, Completer]] = {
     "/v1/chat/completions": ("chat", chat_stream, chat_completion),
     "/v1/responses": ("responses", responses_stream, responses_object),
+    "/v1/completions": ("completions", completions_stream, completions_object),
+    "/infill": ("infill", infill_stream, infill_object),
 }
 
 
@@ -55,11 +60,18 @@ class RecordedRequest:
     """Header names in lower case."""
     body: dict[str, Any] | None
     api: str | None = None
-    """"chat" or "responses" for the two model endpoints, else None."""
+    """"chat", "responses", "completions" (/v1/completions) or "infill" (llama.cpp's /infill) for the
+    model endpoints, else None."""
     raw: bytes = b""
     """The body's bytes as they came (for tests that compare requests byte for byte)."""
     peer: str = ""
     """The client's address and port: requests sent over one kept-alive connection share it."""
+    at: float = 0.0
+    """``time.time()`` when the request had been read (benchmarks compare it with a client's clock)."""
+    first_sent: float | None = None
+    """``time.time()`` when the first chunk of a streamed answer had been written."""
+    hung_up: float | None = None
+    """``time.time()`` when writing the answer failed because the client had closed the connection."""
 
 
 @dataclass
@@ -144,6 +156,8 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._connections: set[socket.socket] = set()
+        self.max_connections = 0
+        """The most connections that were open at once."""
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.enqueue(*replies)
@@ -173,7 +187,8 @@ class ScriptedServer:
         return self.requests[-1]
 
     def model_requests(self, api: str | None = None) -> list[RecordedRequest]:
-        """The requests to the model endpoints (`api="chat"` or `"responses"` for one of them)."""
+        """The requests to the model endpoints (`api="chat"`, `"responses"`, `"completions"` or `"infill"`
+        for one of them)."""
         return [r for r in self.requests if r.api and (api is None or r.api == api)]
 
     def assert_complete(self) -> None:
@@ -248,6 +263,13 @@ class ScriptedServer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def open_connections(self) -> int:
+        """Connections open now: a client that hung up mid-stream is off this count once its answer's
+        next write failed."""
+        with self._lock:
+            return len(self._connections)
+
     def _pause(self, seconds: float) -> bool:
         """Sleep, but wake when the server closes; True if it is closing."""
         return self._stopping.wait(seconds) if seconds > 0 else self._stopping.is_set()
@@ -256,6 +278,7 @@ class ScriptedServer:
         with self._lock:
             if open_:
                 self._connections.add(conn)
+                self.max_connections = max(self.max_connections, len(self._connections))
             else:
                 self._connections.discard(conn)
 
@@ -298,10 +321,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(Fail(404, f"Invalid URL (GET {path})", code="unknown_url"), None)
 
     def do_POST(self) -> None:
+        self._current: RecordedRequest | None = None
         try:
             self._answer_post()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away (a timeout, an abort): fine
+            if self._current is not None:
+                self._current.hung_up = time.time()
         except Exception as exc:  # a bug here must fail the test, not hang it
             self.owner.errors.append(f"{type(exc).__name__}: {exc}")
             self.close_connection = True
@@ -315,6 +341,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         record = self._record(body, route[0] if route else None, raw)
+        self._current = record
         served = self.owner.serves.answer("POST", path, body) if self.owner.serves else None
         if served is not None:
             return self._send_json(*served)
@@ -339,7 +366,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.owner.serves is not None:
             self.owner.serves.loaded = True
         if body.get("stream"):
-            self._send_stream(stream(reply, body, self.owner.options), plan)
+            self._send_stream(stream(reply, body, self.owner.options), plan, record)
         else:
             self._send_whole(complete(reply, body, self.owner.options), plan)
 
@@ -347,7 +374,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         body = body if isinstance(body, dict) else None
         peer = ":".join(str(part) for part in self.client_address[:2])
-        record = RecordedRequest(self.command, self.path, headers, body, api, raw, peer)
+        record = RecordedRequest(self.command, self.path, headers, body, api, raw, peer, time.time())
         self.owner.requests.append(record)
         return record
 
@@ -370,7 +397,7 @@ class _Handler(BaseHTTPRequestHandler):
             extra["x-should-retry"] = "true" if retry else "false"
         self._send_json(fail.status, payload, extra)
 
-    def _send_stream(self, events: list[SSE], plan: _Plan) -> None:
+    def _send_stream(self, events: list[SSE], plan: _Plan, record: RecordedRequest | None = None) -> None:
         if plan.stall_after == 0 and self.owner._pause(plan.stall_seconds):
             return self._drop()
         self.send_response(200)
@@ -387,6 +414,8 @@ class _Handler(BaseHTTPRequestHandler):
             if plan.delay and self.owner._pause(plan.delay):
                 return self._drop()
             self._write_chunk(event.encode())
+            if record is not None and record.first_sent is None:
+                record.first_sent = time.time()
         self._write_chunk(b"")  # the zero-length chunk that ends the body
 
     def _send_recorded(self, recorded: Recorded) -> None:

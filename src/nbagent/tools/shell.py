@@ -19,7 +19,7 @@ from ..errors import CommandKilled, ToolError
 from ..workspace.procs import shell_env
 from ..workspace.safe_read import open_regular
 from .base import function_tool
-from .confinement import confinement
+from .confinement import blocked_hosts_note, confinement
 from .context import ToolContext
 from .tasks import TaskManager, exit_code_of, task_manager
 
@@ -51,7 +51,7 @@ async def bash(ctx: ToolContext, command: str, timeout: float | None = None,
     manager = task_manager(ctx)
     task_id = manager.reserve()
     started = time.time()
-    confine = confinement(ctx, (manager.dir,), outside=bool(outside_sandbox))
+    confine = confinement(ctx, (manager.dir,), outside=bool(outside_sandbox), command=command)
     try:
         proc = ctx.processes.popen_shell(manager.wrapped(task_id, command), ctx.workspace.root,
                                          shell_env(), manager.log_path(task_id), confine)
@@ -68,7 +68,7 @@ async def bash(ctx: ToolContext, command: str, timeout: float | None = None,
         manager.discard(task_id)
         raise CommandKilled()
     if finished:
-        result = _finished(manager, task_id, proc.returncode)
+        result = _finished(manager, task_id, proc.returncode) + blocked_hosts_note(confine)
         return result + blocked_note(confine[0]) if confine is not None and proc.returncode else result
     task = manager.adopt(task_id, proc, command, ctx.workspace.root, started, handed_over_by="bash")
     return _handed_over(manager, task.id, limit)
@@ -76,8 +76,11 @@ async def bash(ctx: ToolContext, command: str, timeout: float | None = None,
 
 def blocked_note(box) -> str:
     """What a failed sandboxed command's result adds: what the sandbox blocks, and the way out."""
+    held = {"network (TCP)": ", the network (except allowed hosts)", "signals": ", signals to other processes",
+            "network": ", the network (except allowed hosts)", "processes": ", other processes"}
+    blocks = "".join(held.get(c, "") for c in box.confines)
     return (f"\n[sandbox ({box.mechanism}): BLOCKED here are writes outside the workspace and /tmp, secret "
-            f"files{', the network, other processes' if box.mechanism == 'bubblewrap' else ''} and secret "
+            f"files{blocks} and secret "
             "environment variables; if the error above is one of those and the command needs it, call "
             "again with outside_sandbox and the reason (the user is asked)]")
 

@@ -411,7 +411,7 @@ def task_create(ctx: ToolContext, command: str, cwd: str | None = None, outside_
         raise ToolError(f"cwd {cwd!r} is not a directory")
     manager = task_manager(ctx)
     task = manager.create(command, directory, shell_env(),
-                          confinement(ctx, (manager.dir,), outside=bool(outside_sandbox)))
+                          confinement(ctx, (manager.dir,), outside=bool(outside_sandbox), command=command))
     return (
         f"started task {task.id} (pid {task.pid}) in {task.cwd}\n"
         f"log: {manager.display_path(manager.log_path(task.id))}\n"

@@ -4,7 +4,8 @@ One policy, like Codex's workspace-write: the process may write only inside the 
 there, for read-only mode's check) and a private temporary folder; it may read the rest of the system
 except the secret stores (``SECRET_STORES`` under the home folder, browser profiles, nbagent's own
 config with ``trusted.json``, Jupyter's runtime folder with kernels' connection keys and the server's
-kernel-link file); it has no network unless the policy allows it; it sees a scrubbed environment (no
+kernel-link file); it has no network, but the hosts the user allowed (through the proxy's gate,
+nbagent.workspace.net_proxy) or all of it; it sees a scrubbed environment (no
 keys, tokens or passwords, unless their names are passed through); it cannot see or signal processes
 outside it.
 
@@ -14,8 +15,9 @@ The mechanism is a maintained one, chosen once per process (``current()``):
   allowed), every capability is dropped and no nested user namespace may be made, so root (CI runs as
   root) is confined as well: without ``--cap-drop ALL`` root inside could remount ``/`` writable.
 - ``landlock``: the kernel's Landlock (the PyPI ``landlock`` binding) applied by a small launcher
-  before it executes the command: the filesystem part of the policy only (no network, process or
-  environment confinement beyond the scrubbed environment), said so in ``describe()``.
+  (nbagent.workspace.landlock_exec) to the command: the filesystem part of the policy, TCP from ABI 4
+  (connect only to the proxy's port, no bind) and signals and abstract sockets from ABI 6; UDP and the
+  sight of other processes stay open, said so in ``describe()``.
 - ``none``: nothing confines; said plainly in every front end and in ``nbagent --version``.
 ``NBAGENT_SANDBOX`` picks one (``bubblewrap``, ``landlock``, ``off``; default ``auto``).
 """
@@ -32,6 +34,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
+
+from .net_proxy import Gate, proxy_environment
 
 MECHANISMS = ("bubblewrap", "landlock", "none")
 ENV_VAR = "NBAGENT_SANDBOX"
@@ -63,8 +67,11 @@ class Policy:
     """Folders kept read-only: nbagent's state folder inside the workspace, and folders the process must
     read that would otherwise be hidden (an eval task's folder under /tmp, whose sandbox's /tmp is new)."""
     network: bool = False
+    """The whole network (the user's ``sandbox_network``); else only ``gate``'s hosts, through the proxy."""
     pass_env: tuple[str, ...] = ()
     """Environment names kept even when they look like secrets."""
+    gate: "Gate | None" = field(default=None, compare=False, repr=False)
+    """The proxy gate to the allowed hosts (nbagent.workspace.net_proxy), or None: no network at all."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,11 @@ class Sandbox:
         env = scrub_environment(os.environ if base is None else base, policy.pass_env)
         env.update(extra or {})
         if self.mechanism == "bubblewrap":
-            env["TMPDIR"] = "/tmp"
+            env["TMPDIR"] = "/tmp"  # the relay (net_relay) sets the proxy's variables itself
+        elif self.mechanism == "landlock" and policy.gate is not None and not policy.network:
+            env.update(proxy_environment(policy.gate.port))
+        for name in ("NO_PROXY", "no_proxy") if policy.gate is not None else ():
+            env.pop(name, None)  # every host goes through the gate
         return env
 
 
@@ -164,6 +175,10 @@ def _bwrap_argv(bwrap: str, argv: list[str], policy: Policy, cwd: Path) -> list[
             "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/var/tmp"]
     if not policy.network:
         args.append("--unshare-net")
+        if policy.gate is not None and policy.gate.address.startswith("/"):
+            folder = str(Path(policy.gate.address).parent)
+            args += ["--ro-bind", folder, folder]
+            argv = [sys.executable, "-I", "-S", str(RELAY), policy.gate.address, "--", *argv]
     for secret in secret_paths():
         if _inside(ws, secret) or any(_inside(secret, fresh) for fresh in _FRESH):
             continue  # the workspace itself is never hidden; /tmp and /run are fresh already
@@ -183,11 +198,14 @@ def _bwrap_argv(bwrap: str, argv: list[str], policy: Policy, cwd: Path) -> list[
 
 _FRESH = (Path("/tmp"), Path("/run"), Path("/var/tmp"))
 """Folders the sandbox replaces with empty ones."""
+RELAY = Path(__file__).with_name("net_relay.py")
+"""Run by path inside the sandbox, to reach the proxy's gate (no nbagent import there)."""
 
 
 def _toolchain_under_fresh_folders() -> list[Path]:
     """This Python's prefix and PYTHONPATH's folders when they live where the sandbox starts empty."""
-    candidates = [Path(sys.prefix), *(Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    candidates = [Path(sys.prefix), RELAY.parent,
+                  *(Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
     found = []
     for path in candidates:
         try:
@@ -239,7 +257,22 @@ def _landlock_spec(policy: Policy) -> str:
     return json.dumps({"workspace": str(policy.workspace.resolve()), "write_workspace": policy.writable_workspace,
                        "writable": [str(p) for p in policy.writable],
                        "readonly": [str(p) for p in policy.readonly],
-                       "hidden": [str(p) for p in secret_paths()]})
+                       "hidden": [str(p) for p in secret_paths()],
+                       "network": policy.network,
+                       "proxy": policy.gate.address if policy.gate is not None and not policy.network else ""})
+
+
+def landlock_confines(abi: int) -> tuple[str, ...]:
+    """What Landlock of this ABI holds: files (1+), TCP (4+), signals and abstract sockets (6+)."""
+    return ("files",) + (("network (TCP)",) if abi >= 4 else ()) + (("signals",) if abi >= 6 else ())
+
+
+def landlock_limits(abi: int) -> str:
+    """What stays unconfined under Landlock of this ABI, in a few words."""
+    open_ = ["other processes stay visible"] + (["UDP is NOT confined"] if abi >= 4 else ["the network is NOT confined"])
+    if abi < 6:
+        open_.append("signals to other processes are NOT confined")
+    return "; ".join(open_)
 
 
 def _landlock_abi() -> int:
@@ -271,8 +304,8 @@ def _detect(choice: str) -> Sandbox:
     if choice in ("auto", "landlock"):
         abi = _landlock_abi()
         if abi > 0:
-            return Sandbox("landlock", f"Landlock ABI {abi} (files only: the network and other processes "
-                           "are NOT confined)", sys.executable, ("files",))
+            return Sandbox("landlock", f"Landlock ABI {abi} ({landlock_limits(abi)})", sys.executable,
+                           landlock_confines(abi))
         why.append("no Landlock (Linux 5.13+ and pip install landlock)")
     if choice == "off":
         why.append(f"{ENV_VAR}=off")

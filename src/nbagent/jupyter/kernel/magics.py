@@ -31,7 +31,7 @@ from .options import split_options
 from .attach_specs import last_error_prompt, resolve
 from .replay_source import notebook_cells
 from ...render.terminal import TerminalRenderer
-from .text_view import TextBlock, TextFollower, text_approver, text_renderer
+from .text_view import ModeLines, TextBlock, TextFollower, text_approver, text_renderer
 
 
 _CHECK = re.compile(r"^check(\s+\S+\.ipynb)?\s*$")
@@ -52,6 +52,7 @@ class AgentMagics(Magics):
         """The display of each view a waiting cell shows, updated once its turn ends."""
         self.last_view = None
         self._awaiting = False
+        self._mode_lines = ModeLines()
 
     @magic_arguments()
     @argument("-c", "--continue", dest="continue_", action="store_true",
@@ -212,8 +213,9 @@ class AgentMagics(Magics):
     def _text_inbox(self, agent, turn_id: str, background: bool):
         """Text mode: print from the agent's thread (background) or queue for the waiting cell. Either
         way the renderer starts from the agent's snapshot and prints only this turn."""
+        header = self._mode_lines.header(agent)
         if background:
-            TextFollower(agent, follow=turn_id)  # it unsubscribes at this turn's end
+            TextFollower(agent, follow=turn_id, header=header)  # it unsubscribes at this turn's end
             return None
         inbox: queue.Queue = queue.Queue()
 
@@ -226,6 +228,7 @@ class AgentMagics(Magics):
         # In a kernel the turn is written as one output (a stored notebook keeps it whole); a terminal
         # IPython prints it as it streams.
         out = TextBlock() if getattr(self.shell, "kernel", None) is not None else sys.stdout
+        out.write(header)
         return inbox, text_renderer(out, state=state, follow=turn_id), out
 
     def _wait(self, agent, future, view, inbox) -> None:

@@ -1,5 +1,7 @@
 """Run inside a kernel by the served kernel tools: kernel_variables and kernel_inspect, answered in one line.
 
+Inline completions ask it too (action "names": the kernel's names, types, columns and imports).
+
 An outside agent's kernel_variables and kernel_inspect (nbagent.jupyter.remote.kernel_tools) reach a
 kernel only through the Jupyter protocol, so they send it one fixed, silent line that imports this
 module and calls ``probe``: the namespace is then read by the engine's own code (no evaluation, the
@@ -24,8 +26,13 @@ def probe(shell: Any, action: str, name: str = "") -> None:
 
     ctx = SimpleNamespace(kernel=bridge_from_shell(shell, allow_run=False))
     try:
-        text = tools.kernel_variables(ctx) if action == "variables" else tools.kernel_inspect(ctx, name)
-        answer = {"text": text}
+        if action == "names":  # an inline completion's context (nbagent.complete.names)
+            from ...complete.names import kernel_names
+
+            answer: dict = {"names": kernel_names(ctx.kernel)}
+        else:
+            text = tools.kernel_variables(ctx) if action == "variables" else tools.kernel_inspect(ctx, name)
+            answer = {"text": text}
     except ToolError as exc:
         answer = {"error": str(exc)}
     print(MARK + json.dumps(answer), flush=True)

@@ -14,6 +14,7 @@ import threading
 from ... import events as ev
 from ...render.agent_state import AgentState
 from ...render.terminal import TerminalRenderer
+from ...tools.approvals import mode_line
 from ...tools.terminal_approver import TerminalApprover
 
 
@@ -24,6 +25,21 @@ def text_renderer(out=None, *, state: AgentState | None = None, follow: str | No
     isatty = getattr(stream, "isatty", None)
     return TerminalRenderer(markdown=bool(isatty and isatty()), state=state, follow=follow,
                             show_prompt=show_prompt)
+
+
+class ModeLines:
+    """The mode line (the approval mode and whether the sandbox is on, as every front end shows it) for a
+    text turn: printed before an agent's first one, and again when the mode changed since."""
+
+    def __init__(self) -> None:
+        self._shown: dict[int, str] = {}
+
+    def header(self, agent) -> str:
+        line = f"[{mode_line(agent.config.approval)}]\n"
+        if self._shown.get(id(agent)) == line:
+            return ""
+        self._shown[id(agent)] = line
+        return line
 
 
 def text_approver(out=None) -> TerminalApprover:
@@ -67,14 +83,14 @@ class TextFollower:
     ``follow``: one turn only (it stops at that turn's end); otherwise every turn, with its prompt.
     """
 
-    def __init__(self, agent, out=None, *, follow: str | None = None):
+    def __init__(self, agent, out=None, *, follow: str | None = None, header: str = ""):
         self._out = out or sys.stdout
         self._follow = follow
         self._ready = threading.Lock()  # events wait until the renderer holds the snapshot they follow
         with self._ready:
             state, self._unsubscribe = agent.watch(self._on_event)
             self._renderer = text_renderer(self._out, state=state, follow=follow, show_prompt=follow is None)
-            self._write(self._renderer.catch_up().text)
+            self._write(header + self._renderer.catch_up().text)
 
     def _on_event(self, event: ev.AnyEvent) -> None:
         with self._ready:

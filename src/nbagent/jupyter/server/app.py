@@ -27,8 +27,9 @@ from traitlets import Bool, Callable, Dict, Float, Int, List, Unicode
 
 from ...config import DEFAULT
 from ...tools import nbdoc
-from . import check_route, context_routes, handlers
+from . import check_route, complete_route, context_routes, handlers
 from .hub import SessionHub
+from .completions import CompletionService
 from .kernel_secret import KernelLink, KernelNotebooksHandler
 from .notebooks import InProcessStore, ServerNotebooks
 from .views import OpenViews, ViewsSocket
@@ -80,6 +81,7 @@ class NbAgentServer(ExtensionApp):
             initial["toolsets"] = list(self.toolsets)
         self.agent_settings = ServerSettings().updated(initial)
         self.hub = SessionHub(self.make_agent, self.executor, idle_close=self.idle_close_seconds)
+        self.completions = CompletionService(self)
         self.hub.before_prompt = lambda session_id, context: context_routes.offer_for_prompt(self, session_id, context)
         self._start_notebooks(root)
         self.mcp_route = self._mcp_route(root)
@@ -140,6 +142,7 @@ class NbAgentServer(ExtensionApp):
         self.handlers.extend(MCP_ROUTES)
         self.handlers.extend(context_routes.ROUTES)
         self.handlers.extend(check_route.ROUTES)
+        self.handlers.extend(complete_route.ROUTES)
         self.handlers.append((r"/nbagent/api/kernel/notebooks", KernelNotebooksHandler))
         self.handlers.append((r"/nbagent/api/views/ws", ViewsSocket))
 

@@ -16,6 +16,7 @@ from tornado import web
 from ...errors import StoreError
 
 if TYPE_CHECKING:
+    from .completions import CompletionService
     from .hub import SessionHub
     from .notebooks import ServerNotebooks
     from .services import WorkspaceServices
@@ -29,6 +30,7 @@ class ServerParts(Protocol):
     services: "WorkspaceServices"
     notebooks: "ServerNotebooks"
     agent_settings: "ServerSettings"
+    completions: "CompletionService"
 
     async def update_settings(self, changes: Any) -> "ServerSettings": ...
 
