@@ -26,7 +26,13 @@ def load_guard():
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
+    before = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        # guard.py puts bench/ first on the path, where bench/acp.py would shadow the ACP SDK for every later
+        # test of this process (and the PYTHONPATH its subprocesses inherit): the guard's own run needs it, a test not.
+        sys.path[:] = before
     return module
 
 

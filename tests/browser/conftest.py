@@ -71,7 +71,10 @@ def lab(tmp_path_factory, lab_env, lab_args):
            "JUPYTER_PATH": os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")])),
            "JUPYTER_RUNTIME_DIR": str(base / "runtime"), "NBAGENT_MAX_RETRIES": "0",
            # Written against "ask" (the server outlives the per-test environment of tests/conftest.py)
-           "NBAGENT_APPROVAL": "ask", **lab_env}
+           "NBAGENT_APPROVAL": "ask",
+           # Off: typing in a cell would ask the scripted model for ghost text and take the replies a test
+           # queued for its turn (tests/browser/test_inline_completions.py turns them on in its lab_env)
+           "NBAGENT_COMPLETIONS": "off", **lab_env}
     log = open(base / "jupyter.log", "w")
     started = time.monotonic()
     proc = subprocess.Popen(

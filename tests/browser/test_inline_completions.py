@@ -42,7 +42,7 @@ def model_server():
 @pytest.fixture(scope="module")
 def lab_env(model_server):
     return {"OPENAI_BASE_URL": model_server.url, "OPENAI_API_KEY": "sk-test", "NBAGENT_MODEL": "scripted-model",
-            "NBAGENT_LOCAL": "off"}
+            "NBAGENT_LOCAL": "off", "NBAGENT_COMPLETIONS": "auto"}
 
 
 def open_notebook(page, lab, name: str) -> None:

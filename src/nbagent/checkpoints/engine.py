@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from ..render.escape import first_of
+from ..workspace.state_dir import CHECKPOINTS, private_dir
 from .copystore import CopyStore
 from .gitrepo import CheckpointError, GitRepo
 from .gitstore import GitStore
@@ -203,6 +204,9 @@ class Checkpoints:
 
     def left(self, entry: TurnCheckpoint) -> str:
         """The snapshot the turn left: its "after", or where its review's partial undos left it."""
+        # The state directory first: a link planted there since the turn is refused before the review's
+        # records (the database in it) are even read.
+        private_dir(self.state_dir, CHECKPOINTS)
         reviewed = self.reviewed(entry.turn) if self.reviewed is not None else None
         return reviewed or entry.after
 

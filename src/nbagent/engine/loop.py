@@ -23,7 +23,7 @@ from .open_in_jupyter import without_context
 from .compaction import cut_index, message_chars, repair, stripped_prefix
 from .request_context import RequestContext, with_note
 from .vision import REFUSED_KIND, Vision
-from ..images.window import carried_tokens, windowed
+from ..images.window import windowed
 from ..model.served_context import ServedContext
 from ..tools.runner import ToolRunner
 
@@ -139,7 +139,7 @@ class Loop:
         except ModelError as exc:
             # A request with images the endpoint refused, before anything streamed: once without them.
             said = bool((state.partial or {}).get("content") or state.streaming_calls)
-            if said or not carried_tokens(request.messages) or not Vision.is_refusal(exc):
+            if said or not self.vision.carried(request.messages) or not Vision.is_refusal(exc):
                 raise
             note = self.vision.refuse(exc)
             try:
@@ -171,7 +171,7 @@ class Loop:
                 name, call_id = names.get(chunk.index, ("", ""))
                 emit(ev.ToolInputDelta(name=name, call_id=call_id, text=chunk.text, turn_id=tid))
             elif isinstance(chunk, UsageInfo):
-                self._usage(chunk, tid, carried_tokens(request.messages))
+                self._usage(chunk, tid, self.vision.carried(request.messages))
             elif isinstance(chunk, ResponseDone):
                 done = chunk
         if done is None:

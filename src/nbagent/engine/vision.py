@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..errors import ModelError
-from ..images.window import ImagePlaces, windowed
+from ..images.window import ImagePlaces, carried_tokens, windowed
 
 REFUSED_KIND = "images_refused"
 _ABOUT_IMAGES = re.compile(r"image|vision|multimodal|multi-modal|mmproj|content part|content type|modalit", re.I)
@@ -28,6 +28,8 @@ class Vision:
         self.refused: str | None = None
         """The endpoint's refusal, once it refused a request with images (for the rest of the session)."""
         self.places = ImagePlaces()
+        self._windowed: tuple[int, list[int]] = (-1, [])
+        """The last request's length and where its images can be, for ``carried``."""
 
     def sees(self, config, model: Any, served: Any = None) -> bool:
         if self.refused is not None:
@@ -45,7 +47,15 @@ class Vision:
     def window(self, config, model: Any, messages: list[dict[str, Any]], served: Any = None) -> list[dict[str, Any]]:
         """``messages`` as this request sends them: the newest ``max_images`` images, or none."""
         limit = getattr(config, "max_images", 4) if self.sees(config, model, served) else 0
-        return windowed(messages, limit, self.places.of(messages))
+        places = self.places.of(messages)
+        self._windowed = (len(messages), list(places))
+        return windowed(messages, limit, places)
+
+    def carried(self, messages: list[dict[str, Any]]) -> int:
+        """The estimated tokens of the images a request carries: only where the last ``window`` found
+        images, when ``messages`` is that request (a windowed copy keeps every index in its place)."""
+        length, places = self._windowed
+        return carried_tokens(messages, places if length == len(messages) else None)
 
     @staticmethod
     def is_refusal(error: ModelError) -> bool:

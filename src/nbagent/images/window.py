@@ -63,6 +63,8 @@ def _with_images(message: dict[str, Any], images: list[dict[str, Any]]) -> dict[
     return copy
 
 
-def carried_tokens(messages: list[dict[str, Any]]) -> int:
-    """The estimated tokens of the images ``messages`` carry."""
-    return sum(int(i.get("tokens") or 0) for m in messages for i in images_of(m))
+def carried_tokens(messages: list[dict[str, Any]], places: list[int] | None = None) -> int:
+    """The estimated tokens of the images ``messages`` carry; ``places``: where they can be (ImagePlaces.of),
+    so that a step does not look at every message of a long history again."""
+    where = range(len(messages)) if places is None else (i for i in places if i < len(messages))
+    return sum(int(i.get("tokens") or 0) for at in where for i in images_of(messages[at]))
