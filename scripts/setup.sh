@@ -25,13 +25,15 @@ PY=${PYTHON:-python3}
 # cannot share .venv: Jupyter AI 3.2 needs mcp<2, nbagent's MCP client mcp>=2; pyproject's jai-test extra).
 # Made in the background, beside the main install: its time is the network's (here about 7 minutes from an
 # empty pip cache, 1 minute of CPU), so it adds nothing when the llama-cpp build below runs, and little else.
-# Made once; the editable nbagent in it follows the checkout.
+# Made once; the editable nbagent in it follows the checkout. SKIP_JUPYTER_BUILDER: the main install below
+# builds the labextension in labextension/; two builds at once in one node_modules break each other (a CI
+# run failed so), and Jupyter AI's tests do not load the side panel.
 jai_pid=""
 if ! .venv-jai/bin/python -c "import jupyter_ai_acp_client, nbagent.acp" >/dev/null 2>&1; then
   echo "setup: creating .venv-jai (Jupyter AI 3 beside nbagent, for tests/jupyter/ai) in the background"
   mkdir -p .cache
   ( $PY -m venv .venv-jai && .venv-jai/bin/python -m pip install -q --upgrade pip \
-      && .venv-jai/bin/python -m pip install -q -e '.[jai-test]' ) >.cache/setup-jai.log 2>&1 &
+      && SKIP_JUPYTER_BUILDER=1 .venv-jai/bin/python -m pip install -q -e '.[jai-test]' ) >.cache/setup-jai.log 2>&1 &
   jai_pid=$!
 fi
 if [ ! -x .venv/bin/python ]; then
@@ -59,6 +61,11 @@ if [ ! -x .cache/chp/node_modules/.bin/configurable-http-proxy ]; then
 fi
 if [ -n "$jai_pid" ]; then
   echo "setup: waiting for .venv-jai"
-  wait "$jai_pid" || { echo "setup: .venv-jai failed; see .cache/setup-jai.log" >&2; exit 1; }
+  if ! wait "$jai_pid"; then
+    # CI shows only this script's output: the log's end says why.
+    grep -v "WARNING: Location" .cache/setup-jai.log | tail -40 >&2
+    echo "setup: .venv-jai failed; see .cache/setup-jai.log" >&2
+    exit 1
+  fi
 fi
 echo "setup: done"
