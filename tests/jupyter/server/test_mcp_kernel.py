@@ -157,10 +157,12 @@ async def test_reading_a_busy_kernel_says_it_is_busy(jp_fetch, jp_serverapp):
 
     kernel_id = await start_kernel(jp_fetch, "a.ipynb")
     tools = {t.name: t for t in kernel_toolset(server_kernels(jp_serverapp), choose=True).tools}
-    run = asyncio.ensure_future(tools["kernel_run"].fn(_Ctx(), code="import time\ntime.sleep(2)\n'slept'"))
+    run = asyncio.ensure_future(tools["kernel_run"].fn(_Ctx(), code="import time\ntime.sleep(4)\n'slept'"))
     kernel = jp_serverapp.kernel_manager.get_kernel(kernel_id)
-    while kernel.execution_state != "busy" and not run.done():
-        await asyncio.sleep(0.05)  # the server's view of the kernel's state: no event to wait on here
+    for _ in range(2):  # the watcher's short line runs first; the second "busy" is the sleep
+        while kernel.execution_state != "busy" and not run.done():
+            await asyncio.sleep(0.02)  # the server's view of the kernel's state: no event to wait on here
+        await asyncio.sleep(0.3)
     with pytest.raises(ToolError, match="is busy running other code"):
         await tools["kernel_variables"].fn(_Ctx())
     with pytest.raises(ToolError, match="did not queue behind it"):  # nor would it run later, unasked

@@ -48,10 +48,25 @@ RELEASE_TIMEOUT = 3.0
 """Seconds an ended session's release waits for each kernel's answer (a busy kernel runs the line later)."""
 
 
+BUSY_GRACE = 0.5
+"""Seconds a kernel that looks busy gets to turn idle: the server learns of "idle" from its own copy of the
+kernel's status messages, which can arrive after the reply to the run that just ended."""
+
+
+async def _busy(kernel: Any) -> bool:
+    """The kernel still runs other code after the grace (a run of ours that just ended is not "other code")."""
+    deadline = asyncio.get_running_loop().time() + BUSY_GRACE
+    while await kernel.busy():
+        if asyncio.get_running_loop().time() >= deadline:
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
 async def _probe(kernel: Any, action: str, name: str = "") -> str:
     busy = (f"kernel {kernel.label} is busy running other code: its variables can be read once it is idle "
             "(kernel_run would queue behind that code too)")
-    if await kernel.busy():  # the probe would queue behind the user's code: say so rather than wait
+    if await _busy(kernel):  # the probe would queue behind the user's code: say so rather than wait
         raise ToolError(busy)
     try:
         outcome = await asyncio.wait_for(kernel.execute(probe_code(action, name), silent=True), PROBE_TIMEOUT)
@@ -73,7 +88,7 @@ async def _probe(kernel: Any, action: str, name: str = "") -> str:
 async def _run(ctx: Any, kernel: Any, code: str, timeout: float | None, owner: str) -> str:
     """kernel_run, with the change it made to the kernel's namespace as the result's last line; the kernel
     keeps the record under ``owner`` (this MCP session) for kernel_undo."""
-    if await kernel.busy():  # queued code would run whenever the kernel gets to it, after any timeout
+    if await _busy(kernel):  # queued code would run whenever the kernel gets to it, after any timeout
         raise ToolError(f"kernel {kernel.label} is busy running other code: kernel_run did not queue behind it; "
                         "try again once it is idle")
     args = {"key": short_id("watch_"), "owner": owner}
@@ -118,7 +133,7 @@ async def _change_line(ctx: Any, kernel: Any, args: dict) -> str:
 
 async def _restore(kernel: Any, action: str, force: bool, owner: str) -> str:
     """kernel_undo / kernel_redo: this session's last kernel_run taken back (or re-applied) in the kernel."""
-    if await kernel.busy():  # the line would queue behind that code and run whenever it ends, unasked
+    if await _busy(kernel):  # the line would queue behind that code and run whenever it ends, unasked
         raise ToolError(f"kernel {kernel.label} is busy running other code: {_TOOL[action]} did not queue behind "
                         "it; try again once it is idle")
     outcome = await _watch(kernel, action, {"owner": owner, "force": force})
