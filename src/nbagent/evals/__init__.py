@@ -13,9 +13,12 @@ one row per task, model and run, and the run's folder holds results.csv and repo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .task import BUILTIN_SUITE, Suite, Task, load_suite
+
+if TYPE_CHECKING:  # lazy at run time (__getattr__ below)
+    from .run import COLUMNS
 
 __all__ = ["BUILTIN_SUITE", "COLUMNS", "Suite", "Task", "eval", "load_suite"]
 

@@ -6,7 +6,10 @@ wires the session to the store.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names __all__ promises, for type checkers (the import itself stays lazy)
+    from .model import MemoryBackend, NullBackend, Session, SessionBackend
 
 __all__ = ["Session", "SessionBackend", "NullBackend", "MemoryBackend"]
 
