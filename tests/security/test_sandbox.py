@@ -283,3 +283,21 @@ def test_the_sandboxed_kernelspec_confines_a_live_kernel(tmp_path, fake_home, mo
     assert (fake_home / ".bashrc").read_text() == "# the user's\n"
     assert "key None" in printed and SECRET not in printed
     assert printed.count("Error") == 2  # both refused (read-only file system, hidden key)
+
+
+@needs_bwrap
+def test_nbagent_checked_out_under_tmp_stays_whole_inside_the_sandbox(tmp_path, monkeypatch):
+    """A checkout under /tmp (CI's clean clone, an editable install there): the sandbox's /tmp is new, and
+    keeping only a part of the package made ``nbagent`` a namespace package without ``nbagent.evals``,
+    so every eval check and a sandboxed kernel's ``%load_ext nbagent`` failed."""
+    src = tmp_path / "src"
+    shutil.copytree(Path(sb.__file__).resolve().parent.parent, src / "nbagent",
+                    ignore=shutil.ignore_patterns("__pycache__", "labextension"))
+    monkeypatch.setattr(sb, "PACKAGE", src / "nbagent")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    code = f"import sys; sys.path.insert(0, {str(src)!r}); import nbagent.evals.runner as r; print(r.__file__)"
+    argv = sb.current().command([sb.sys.executable, "-I", "-c", code], sb.Policy(workspace), workspace)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(src / "nbagent" / "evals" / "runner.py")

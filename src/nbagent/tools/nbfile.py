@@ -201,7 +201,7 @@ def save(path: Path, name: str, nb: Any, raw_digest: str) -> None:
             raise ToolError(f"{name} was already invalid before this change ({problem}); nothing was written. "
                             "Fix the file first (JupyterLab or nbformat can tell what is wrong), then retry.") from None
         raise ToolError(f"the change would leave {name} invalid ({problem}); nothing was written") from None
-    text = nbformat.writes(node, version=nbformat.NO_CONVERT)
+    text = nbformat.versions[4].writes_json(node)  # nbformat.writes would validate a second time
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
     on_disk = read_regular_bytes(path, name)[0] if path.exists() else None
     if (digest(on_disk) if on_disk is not None else "absent") != raw_digest:

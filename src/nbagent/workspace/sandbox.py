@@ -198,13 +198,17 @@ def _bwrap_argv(bwrap: str, argv: list[str], policy: Policy, cwd: Path) -> list[
 
 _FRESH = (Path("/tmp"), Path("/run"), Path("/var/tmp"))
 """Folders the sandbox replaces with empty ones."""
+PACKAGE = Path(__file__).resolve().parent.parent
+"""nbagent's package folder (``nbagent.workspace.landlock_exec`` and check runners are imported from it)."""
 RELAY = Path(__file__).with_name("net_relay.py")
 """Run by path inside the sandbox, to reach the proxy's gate (no nbagent import there)."""
 
 
 def _toolchain_under_fresh_folders() -> list[Path]:
-    """This Python's prefix and PYTHONPATH's folders when they live where the sandbox starts empty."""
-    candidates = [Path(sys.prefix), RELAY.parent,
+    """This Python's prefix, nbagent's own package (an editable install's source) and PYTHONPATH's folders,
+    when they live where the sandbox starts empty. The whole package: a part of it alone would make
+    ``nbagent`` a namespace package there, without its other modules (a checkout under /tmp)."""
+    candidates = [Path(sys.prefix), PACKAGE,
                   *(Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
     found = []
     for path in candidates:
