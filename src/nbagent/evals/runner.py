@@ -34,16 +34,19 @@ CHECK_TIME_LIMIT = 300.0
 
 
 def run_check(task_folder: Path, workspace: Path, answer: str = "", *,
-              time_limit: float = CHECK_TIME_LIMIT, module: tuple[str, ...] = ()) -> dict[str, Any]:
+              time_limit: float = CHECK_TIME_LIMIT, module: tuple[str, ...] = (),
+              reads: tuple[Path, ...] = ()) -> dict[str, Any]:
     """Run the task's check on ``workspace``: ``{"passed", "check_reason", "check_seconds"}``, and
     ``check_parts`` when the check judged parts (a benchmark's questions). ``module`` is another
     checker to run the same way (``("nbagent.evals.public.dseval_check", ARGS...)``: the result file's
-    path is its last argument)."""
+    path is its last argument); ``reads``: folders it reads besides the two (a benchmark's question
+    file), kept visible in the sandbox, whose /tmp is new."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="nbagent-check-") as tmp:
         answer_file, result_file = Path(tmp) / "answer.md", Path(tmp) / "result.json"
         answer_file.write_text(answer or "", encoding="utf-8")
-        confine = confinement_at(workspace, writable=(Path(tmp),), readable=(Path(task_folder).resolve(),))
+        confine = confinement_at(workspace, writable=(Path(tmp),), readable=(Path(task_folder).resolve(),
+                                                                                    *(Path(r).resolve() for r in reads)))
         env = scrub_environment(os.environ) if confine is None else confine[0].environment(confine[1])
         env.update({TASK_ENV: str(task_folder), ANSWER_ENV: str(answer_file), "PYTHONDONTWRITEBYTECODE": "1"})
         env.pop("MPLBACKEND", None)  # a notebook's kernel draws inline, as in Jupyter, whatever this shell says

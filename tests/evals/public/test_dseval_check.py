@@ -82,7 +82,8 @@ def test_the_check_process_reports_each_question(in_workspace):
     nb.cells = [nbformat.v4.new_code_cell("import pandas as pd"),
                 nbformat.v4.new_code_cell("# Q1\ndrinks = pd.read_csv('inputs/drinks.csv')")]
     nbformat.write(nb, str(in_workspace / "set.ipynb"))
-    result = run_check(in_workspace, in_workspace, module=("nbagent.evals.public.dseval_check", str(SET), "set.ipynb"))
+    result = run_check(in_workspace, in_workspace, module=("nbagent.evals.public.dseval_check", str(SET), "set.ipynb"),
+                       reads=(SET.parent,))  # a checkout under /tmp: the sandbox's /tmp is new
     assert not result["passed"] and [p["passed"] for p in result["check_parts"]] == [True] + [False] * 5
     assert result["check_parts"][1]["reason"] == "no answer: no code cell starts with '# Q2'"
 
@@ -159,3 +160,11 @@ def test_table_tests_call_the_answers_function_on_every_case(tmp_path):
     reason = dc.check_set(problems, {1: empties})[0]["reason"]  # right answers, but the argument is changed
     assert reason == "Function two_sum on test case ([2, 7, 11, 15], 9): Element 0 not equal: Length mismatch: 4 vs. 0"
     assert dc.check_set(problems, {1: "x = 1"})[0]["reason"] == "Function two_sum not found in submission."
+
+
+def test_a_planned_question_set_names_its_file_s_folder_for_the_check_s_sandbox(tmp_path):
+    """The check reads the question file again; a dataset under /tmp would be hidden by the sandbox's new /tmp."""
+    from nbagent.evals.public.dseval_tasks import plan_set
+
+    task = plan_set(read_problem_set(SET), tmp_path / "task")
+    assert task.checker[1] == str(SET) and task.reads == (SET.parent.resolve(),)

@@ -90,7 +90,8 @@ def plan_set(problems: ProblemSet, dest: Path) -> PlannedTask:
     write_notebook(workspace / notebook, problems.name, given)
     return PlannedTask(name=problems.name, workspace=workspace, prompts=tuple(prompts(problems, notebook)),
                        checker=(CHECKER, str(problems.path), notebook),
-                       parts=tuple(f"q{n}" for n in range(1, len(problems.questions) + 1)), tags=("dseval",))
+                       parts=tuple(f"q{n}" for n in range(1, len(problems.questions) + 1)), tags=("dseval",),
+                       reads=(Path(problems.path).resolve().parent,))
 
 
 def _leading_context(sections: tuple[Section, ...]) -> list[str]:

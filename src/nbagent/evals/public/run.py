@@ -37,6 +37,8 @@ class PlannedTask:
     """The names of the parts the check judges, one per prompt (DSEval's questions); none: one row."""
     tags: tuple[str, ...] = ()
     time_limit: float = DEFAULT_TIME_LIMIT
+    reads: tuple[Path, ...] = ()
+    """Folders the check reads besides the workspace (DSEval's question file's), visible in its sandbox."""
 
 
 @dataclass(frozen=True)
@@ -91,15 +93,16 @@ def _spec(index: int, arm: Arm, task: PlannedTask, folder: Path, batch_id: str, 
     if options.get("approval") not in ("auto", "read-only"):
         raise ConfigError("an eval runs unattended: approval must be auto or read-only")
     source = Source(workspace=task.workspace, size=folder_size(task.workspace))
-    after = functools.partial(check_planned, task.checker, check_time_limit)
+    after = functools.partial(check_planned, task.checker, check_time_limit, reads=task.reads)
     return TaskSpec(index=index, prompt=task.prompts[0], followups=task.prompts[1:], workspace=str(folder),
                     batch_id=batch_id, source=source, agent_options=options, concurrency=concurrency,
                     time_limit=time_limit or task.time_limit, after=after)
 
 
-def check_planned(checker: tuple[str, ...], time_limit: float, workspace: Path, row: dict[str, Any]) -> dict[str, Any]:
+def check_planned(checker: tuple[str, ...], time_limit: float, workspace: Path, row: dict[str, Any], *,
+                  reads: tuple[Path, ...] = ()) -> dict[str, Any]:
     """Batch's after-hook: the benchmark's check on the finished copy."""
-    return run_check(workspace, workspace, row.get("text") or "", time_limit=time_limit, module=checker)
+    return run_check(workspace, workspace, row.get("text") or "", time_limit=time_limit, module=checker, reads=reads)
 
 
 def expand(planned: tuple[Arm, int, PlannedTask], row: dict[str, Any]) -> list[dict[str, Any]]:
