@@ -26,10 +26,10 @@ echo "== pyright (basic) over src/"
 .venv/bin/pyright || status=$?
 
 echo "== python tests without a browser or llama.cpp (${WORKERS} workers)"
-$PY -m pytest -q -p no:randomly "${PARALLEL[@]}" -m "not (browser or llama)" tests || status=$?
+$PY -m pytest -q -p no:randomly --durations=10 "${PARALLEL[@]}" -m "not (browser or llama)" tests || status=$?
 
 echo "== python tests with llama.cpp or a browser (one at a time)"
-$PY -m pytest -q -p no:randomly -m "browser or llama" tests || status=$?
+$PY -m pytest -q -p no:randomly --durations=10 -m "browser or llama" tests || status=$?
 
 # Jupyter AI 3 cannot be installed beside nbagent's [mcp] extra: its end-to-end test runs in .venv-jai
 # (scripts/setup.sh; in .venv it skips itself).
