@@ -149,10 +149,14 @@ class DocReview {
     return this.groups.flatMap(g => g.rows);
   }
 
-  /** The index of the first hunk of the block that holds the focus, or -1. */
+  /** The index of the focused hunk, else of the first hunk of the block that holds the focus (a block's
+   *  button), or -1. The hunk itself: a render between focusing a block's second hunk and Alt U (the
+   *  rows fetched again after the document changed) must leave the focus on that hunk, not the first. */
   private focusAt(): number {
     const active = document.activeElement;
-    return this.hunks().findIndex(h => h.closest('.jp-nbagent-review-block')?.contains(active));
+    const hunks = this.hunks();
+    const exact = hunks.findIndex(h => h.contains(active));
+    return exact >= 0 ? exact : hunks.findIndex(h => h.closest('.jp-nbagent-review-block')?.contains(active));
   }
 
   /** The focusable hunks, in the order of the document. */
@@ -163,6 +167,10 @@ class DocReview {
 
   render(): void {
     const focused = this.focusAt();
+    // The focused hunk's row: a render with other rows (a fetch that was under way when an action's own
+    // fetch ended) shifts the indexes, and Alt U must still act on the hunk the user chose.
+    const row = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('.jp-nbagent-review-hunk')
+      ?.dataset.rowId;
     for (const old of this.widget.node.querySelectorAll('.jp-nbagent-review-block')) {
       old.remove();
     }
@@ -185,7 +193,10 @@ class DocReview {
       this.status.textContent = ''; // a new review: what the last one did is old news
     }
     this.bar.setHidden(!open && this.redoable.length === 0);
-    if (focused >= 0) {
+    const same = row ? this.hunks().find(h => h.dataset.rowId === row) : undefined;
+    if (same) {
+      same.focus();
+    } else if (focused >= 0) {
       this.refocus(focused);
     }
   }
