@@ -202,7 +202,7 @@ class Proxy:
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         else:
             up_writer.write(forward)
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
 
 def _parse_head(head: bytes) -> tuple[str, str, str, bytes]:
@@ -236,7 +236,8 @@ def _drop_proxy_headers(rest: bytes) -> bytes:
                         ).rstrip(b"\r\n") + b"\r\nConnection: close\r\n\r\n"
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Copy one direction of a relayed connection until it ends; then close the other side."""
     try:
         while data := await reader.read(65536):
             writer.write(data)

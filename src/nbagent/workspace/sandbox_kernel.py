@@ -32,7 +32,7 @@ from pathlib import Path
 
 from . import sandbox as sb
 from .landlock_exec import sweep
-from .net_proxy import Gate, proxy
+from .net_proxy import Gate, pipe, proxy
 
 KERNEL_NAME = "nbagent-sandbox"
 DISPLAY_NAME = "Python 3 (nbagent sandbox)"
@@ -83,21 +83,10 @@ async def relay(info: dict, folder: Path) -> list[asyncio.AbstractServer]:
             except OSError:  # the kernel has not bound it yet: ZeroMQ connects again on its own
                 writer.close()
                 return
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
         servers.append(await asyncio.start_server(serve, info.get("ip") or "127.0.0.1", port))
     return servers
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    except (ConnectionError, OSError):
-        pass
-    finally:
-        writer.close()
 
 
 async def run(connection_file: str, workspace: Path) -> int:
