@@ -29,6 +29,8 @@ log = logger("nbagent.acp")
 
 OUTPUT_LIMIT = 1_000_000
 """Bytes of output the client keeps for a command (it drops the oldest beyond): the tool result's source."""
+CLEANUP_WAIT = 5.0
+"""Seconds a stopped command waits for its terminal's kill and release on the client's side."""
 APPROVED_BY = ("user", "always")
 
 
@@ -57,14 +59,28 @@ class ClientTerminal:
 
     async def run(self, call_id: str, command: str, cwd: Path, limit: float) -> str:
         """Run ``command`` with ``bash -c`` in a terminal of the client; the result text of ``bash``."""
-        future = asyncio.run_coroutine_threadsafe(self._run(call_id, command, cwd, limit), self.loop)
+        released = threading.Event()
+        future = asyncio.run_coroutine_threadsafe(self._run(call_id, command, cwd, limit, released), self.loop)
         try:
             return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            # Stop: the terminal is killed and released on the client's loop; the turn ends (and the
+            # client hears "cancelled") only after that, so the client is never left holding a terminal.
+            deadline = asyncio.get_running_loop().time() + CLEANUP_WAIT
+            while not released.is_set() and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
+            raise
         finally:
             with self._lock:
                 self._approved.discard(call_id)
 
-    async def _run(self, call_id: str, command: str, cwd: Path, limit: float) -> str:
+    async def _run(self, call_id: str, command: str, cwd: Path, limit: float, released: threading.Event) -> str:
+        try:
+            return await self._in_terminal(call_id, command, cwd, limit)
+        finally:  # after the terminal's release, or when it was never created
+            released.set()
+
+    async def _in_terminal(self, call_id: str, command: str, cwd: Path, limit: float) -> str:
         created = await self.client.create_terminal(session_id=self.session_id, command="bash",
                                                     args=["-c", command], cwd=str(cwd),
                                                     output_byte_limit=OUTPUT_LIMIT)
