@@ -56,7 +56,8 @@ interface DocWidget extends Widget {
   context: {
     path: string;
     ready: Promise<void>;
-    model: { contentChanged?: { connect(fn: () => void): void } };
+    model: { contentChanged?: { connect(fn: () => void): void }; dirty?: boolean };
+    revert?(): Promise<void>;
   };
   contentHeader: BoxPanel;
   content: { widgets?: CellLike[] };
@@ -331,10 +332,31 @@ class DocReview {
     const verb = { keep: 'Kept', undo: 'Undid', redo: 'Redid' }[action];
     this.status.textContent =
       `${verb} ${done} change${done === 1 ? '' : 's'}` + (refused.length ? `; refused: ${refused.join('; ')}` : '');
+    if (done && !isNotebook(this.widget)) {
+      await this.reloadText();
+    }
     this.seen = '';
     await this.tracker.refreshAll();
     if (focused >= 0 || this.bar.node.contains(document.activeElement)) {
       this.refocus(Math.max(focused, 0));
+    }
+  }
+
+  /**
+   * Nothing tells an open text editor that the server wrote its file (without collaboration, and with it
+   * the room did not reload within 15 s in the browser test): load it again, as "Reload from Disk" does,
+   * unless the user has unsaved edits there (they stay; JupyterLab asks on their next save). A notebook's
+   * tab is edited by the server directly.
+   */
+  private async reloadText(): Promise<void> {
+    const { context } = this.widget;
+    if (context.model.dirty || !context.revert) {
+      return;
+    }
+    try {
+      await context.revert();
+    } catch {
+      // the file went away meanwhile: the editor keeps what it shows
     }
   }
 

@@ -261,9 +261,17 @@ def run_file_review(page, lab, shot, axe, mode: str, model_server) -> None:
         time.sleep(0.1)
     page.locator(f"{BAR}:visible", has_text="1 change to review").wait_for()
     assert view.locator(".jp-nbagent-review-hunk").count() == 1
+    wait_editor(page, "c = 3")  # the open editor shows the file as it is now, with or without collaboration
     press(page, "Alt+r")
     deadline = time.monotonic() + 15
     while (lab.root / name).read_text() != "a = 10\nb = 2\nc = 30\n":
         assert time.monotonic() < deadline, (lab.root / name).read_text()
         time.sleep(0.1)
     page.locator(f"{BAR}:visible", has_text="2 changes to review").wait_for()
+    wait_editor(page, "c = 30")
+
+
+def wait_editor(page, last_line: str) -> None:
+    """The text file's editor (CodeMirror: its lines' text joined) ends with ``last_line``."""
+    page.wait_for_function("(last) => [...document.querySelectorAll('.jp-FileEditor .cm-content')]"
+                           ".some(e => e.textContent.endsWith(last))", arg=last_line, timeout=15_000)
