@@ -43,7 +43,7 @@ def _connect() -> list[Any]:
     info = server_client.link_info()
     if info is None or server_client.connect() is None:
         return []
-    server = _server_info(info.get("pid"))
+    server = server_client.server_info(info.get("pid"))
     if server is None:
         log.info("the Jupyter server's info file was not found: no kernel tools (notebook tools still go there)")
         return []
@@ -54,15 +54,3 @@ def _connect() -> list[Any]:
 
     tools = kernel_toolset(token_kernels(str(server["url"]), token), choose=True).tools
     return [t for t in tools if t.name in KERNEL_TOOLS]
-
-
-def _server_info(pid: Any) -> dict[str, Any] | None:
-    """The running server's own info (url, token), written by jupyter_server for the process ``pid``."""
-    try:
-        from jupyter_server.serverapp import list_running_servers
-    except ImportError:
-        return None
-    for server in list_running_servers():
-        if server.get("pid") == pid and isinstance(server.get("url"), str):
-            return server
-    return None

@@ -201,6 +201,19 @@ def link_info(env: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     return _read_info((os.environ if env is None else env).get(ENV_VAR))
 
 
+def server_info(pid: Any) -> dict[str, Any] | None:
+    """The running Jupyter server's own info (url, token), written by jupyter_server for the process
+    ``pid`` (the one in the link file); None when there is none or Jupyter is not installed."""
+    try:
+        from jupyter_server.serverapp import list_running_servers
+    except ImportError:
+        return None
+    for server in list_running_servers():
+        if server.get("pid") == pid and isinstance(server.get("url"), str):
+            return server
+    return None
+
+
 def disconnect() -> None:
     with _LOCK:
         for store in _CONNECTED:
