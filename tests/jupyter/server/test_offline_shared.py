@@ -3,12 +3,11 @@ nbagent's extension asks that server for its offline model instead of starting a
 
 from __future__ import annotations
 
-import asyncio
-import time
 
 import psutil
 import pytest
 
+from .kernel_run import run_in_kernel
 from .live_helpers import start_kernel, write_notebook
 
 pytest.importorskip("llama_cpp", reason="needs jupyter-nbagent[local] (llama-cpp-python)")
@@ -22,32 +21,6 @@ def llama_servers() -> list[psutil.Process]:
             if "nbagent.model.llama_format" in " ".join(p.cmdline())]
 
 
-async def run_in_kernel(jp_serverapp, kernel_id: str, code: str, timeout: float = 240) -> str:
-    """Run ``code`` in the kernel and return what it printed (stdout and stderr)."""
-    client = jp_serverapp.kernel_manager.get_kernel(kernel_id).client()
-    client.start_channels()
-    try:
-        msg_id = client.execute(code)
-        out, deadline = [], time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                msg = await asyncio.wait_for(client.get_iopub_msg(), 5)
-            except asyncio.TimeoutError:
-                continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "stream":
-                out.append(content["text"])
-            elif kind == "error":
-                out.append("\n".join(content["traceback"]))
-            elif kind == "status" and content["execution_state"] == "idle":
-                return "".join(out)
-        raise AssertionError(f"the kernel did not finish in {timeout} s: {''.join(out)}")
-    finally:
-        client.stop_channels()
-
-
 async def test_a_kernels_agent_uses_the_servers_offline_model(jp_serverapp, jp_root_dir, jp_fetch, monkeypatch):
     from nbagent.model import local
 
@@ -55,7 +28,8 @@ async def test_a_kernels_agent_uses_the_servers_offline_model(jp_serverapp, jp_r
     monkeypatch.setenv("NBAGENT_VIEW", "text")
     write_notebook(jp_root_dir, "q.ipynb", [("code", "x = 1")])
     kernel_id = await start_kernel(jp_fetch, "q.ipynb")
-    printed = await run_in_kernel(jp_serverapp, kernel_id, "%load_ext nbagent\n%agent --wait Say hello in five words")
+    printed = await run_in_kernel(jp_serverapp, kernel_id, "%load_ext nbagent\n%agent --wait Say hello in five words",
+                                  timeout=240)
     servers = llama_servers()
     assert len(servers) == 1, [p.cmdline() for p in servers]
     assert servers[0].ppid() == psutil.Process().pid, "the server's, not the kernel's"

@@ -4,15 +4,14 @@ through the launcher's relay to ZeroMQ's ipc sockets), but the hosts the user al
 
 from __future__ import annotations
 
-import asyncio
 import http.server
 import json
 import socket
 import threading
-import time
 
 import pytest
 
+from .kernel_run import run_in_kernel
 from .live_helpers import write_notebook
 from nbagent.workspace import sandbox as sb
 from nbagent.workspace.sandbox_kernel import KERNEL_NAME, kernel_json
@@ -55,31 +54,6 @@ def host_servers(monkeypatch):
     other.close()
 
 
-async def _run(jp_serverapp, kernel_id: str, code: str, timeout: float = 60) -> str:
-    client = jp_serverapp.kernel_manager.get_kernel(kernel_id).client()
-    client.start_channels()
-    try:
-        await client.wait_for_ready(timeout=timeout)
-        msg_id = client.execute(code)
-        out, deadline = [], time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                msg = await asyncio.wait_for(client.get_iopub_msg(), 5)
-            except asyncio.TimeoutError:
-                continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if msg["msg_type"] == "stream":
-                out.append(msg["content"]["text"])
-            elif msg["msg_type"] == "error":
-                out.append("\n".join(msg["content"]["traceback"]))
-            elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-                return "".join(out)
-        raise AssertionError(f"the kernel did not finish in {timeout} s: {''.join(out)}")
-    finally:
-        client.stop_channels()
-
-
 async def test_a_server_started_sandbox_kernel_has_no_network_but_the_allowed_hosts(
         sandbox_kernelspec, host_servers, jp_serverapp, jp_root_dir, jp_fetch):
     allowed, other = host_servers
@@ -97,11 +71,11 @@ async def test_a_server_started_sandbox_kernel_has_no_network_but_the_allowed_ho
         f"print('proxy:', urllib.request.urlopen('http://127.0.0.1:{allowed}/', timeout=10).read().decode())\n"
         "print('interfaces:', sorted(n for _, n in socket.if_nameindex()))\n"
     )
-    printed = await _run(jp_serverapp, kernel_id, code)
+    printed = await run_in_kernel(jp_serverapp, kernel_id, code)
     assert "direct: connected" not in printed and "direct: " in printed, printed
     assert "proxy: allowed host says hi" in printed, printed
     assert "interfaces: ['lo']" in printed  # a network namespace of its own
     assert (jp_root_dir / "inside.txt").read_text() == "ok"
-    again = await _run(jp_serverapp, kernel_id, "x = 41\nprint(x + 1)")  # the session keeps working
+    again = await run_in_kernel(jp_serverapp, kernel_id, "x = 41\nprint(x + 1)")  # the session keeps working
     assert again.strip() == "42"
     await jp_fetch("api", "kernels", kernel_id, method="DELETE")
