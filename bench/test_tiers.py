@@ -46,7 +46,7 @@ def run_tier(name: str, workers: int, durations: int, cores: int) -> dict:
     argv = [str(ROOT / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:randomly", "-m", expression,
             f"--durations={durations}", "tests"]
     if parallel and workers:
-        argv += ["-n", str(workers), "--dist", "loadfile"]
+        argv += ["-n", str(workers), "--dist", "loadfile", "--no-loadscope-reorder"]
     load_before, cpu_before, start = os.getloadavg()[0], _cpu(), time.monotonic()
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
     wall, cpu = time.monotonic() - start, _cpu() - cpu_before

@@ -5,14 +5,17 @@
 # a test that starts a process anyway fails there and names the marker it lacks (tests/conftest.py).
 # Tests without a browser or llama.cpp (and --fast) run on $NBAGENT_TEST_WORKERS pytest-xdist workers (default 2, one a
 # core here; 0: in this process), a test file on one worker (its module-scoped server, kernel or cluster is
-# started once); the browser and llama.cpp tests run after them, alone: each drives a whole JupyterLab or a
-# model server, and side by side they would only wait on each other and on their timeouts.
+# started once), the longest files first (tests/conftest.py, LONGEST_FIRST). The browser and llama.cpp tests
+# run after them, one at a time: each drives a whole JupyterLab or a model server, and side by side they would
+# only wait on each other and on their timeouts. They leave about a third of the two cores idle (waiting on
+# Chromium and the lab), so the light tiers (pyright, Jupyter AI, TypeScript, nbval) run beside them, their
+# output printed afterwards under their headings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 WORKERS=${NBAGENT_TEST_WORKERS:-2}
 PARALLEL=()
-if [ "$WORKERS" != "0" ]; then PARALLEL=(-n "$WORKERS" --dist loadfile); fi
+if [ "$WORKERS" != "0" ]; then PARALLEL=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder); fi
 status=0
 
 if [ "${1:-}" = "--fast" ]; then
@@ -22,33 +25,49 @@ if [ "${1:-}" = "--fast" ]; then
     --ignore=tests/browser --ignore=tests/jupyter/server/hub --ignore=tests/install "$@" tests
 fi
 
-echo "== pyright (basic) over src/"
-.venv/bin/pyright || status=$?
-
 echo "== python tests without a browser or llama.cpp (${WORKERS} workers)"
 $PY -m pytest -q -p no:randomly --durations=10 "${PARALLEL[@]}" -m "not (browser or llama)" tests || status=$?
 
-echo "== python tests with llama.cpp or a browser (one at a time)"
-$PY -m pytest -q -p no:randomly --durations=10 -m "browser or llama" tests || status=$?
+LIGHT=$(mktemp -d)
+trap 'rm -rf "$LIGHT"' EXIT
+LIGHT_TIERS=()
+# `light NAME HEADING COMMAND...`: run COMMAND in the background, its output and exit status kept in $LIGHT.
+light() {
+  local name=$1 heading=$2
+  shift 2
+  LIGHT_TIERS+=("$name")
+  echo "$heading" > "$LIGHT/$name.heading"
+  ( set +e; "$@" > "$LIGHT/$name.log" 2>&1; echo $? > "$LIGHT/$name.rc" ) &
+}
 
+light pyright "== pyright (basic) over src/" .venv/bin/pyright
 # Jupyter AI 3 cannot be installed beside nbagent's [mcp] extra: its end-to-end test runs in .venv-jai
 # (scripts/setup.sh; in .venv it skips itself).
-echo "== Jupyter AI persona, end to end (tests/jupyter/ai in .venv-jai)"
 if [ -x .venv-jai/bin/python ]; then
-  .venv-jai/bin/python -m pytest -q tests/jupyter/ai || status=$?
+  light jai "== Jupyter AI persona, end to end (tests/jupyter/ai in .venv-jai)" \
+    .venv-jai/bin/python -m pytest -q tests/jupyter/ai
 else
   echo "no .venv-jai: run scripts/setup.sh" >&2
   status=1
 fi
-
 if [ -f labextension/package.json ] && [ -d labextension/node_modules ]; then
-  echo "== typescript unit tests"
-  (cd labextension && npm test --silent) || status=$?
+  light typescript "== typescript unit tests" bash -c "cd labextension && npm test --silent"
+fi
+if ls notebooks/*.ipynb >/dev/null 2>&1; then
+  light nbval "== example notebooks (nbval)" $PY -m pytest -q --nbval notebooks \
+    --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 fi
 
-if ls notebooks/*.ipynb >/dev/null 2>&1; then
-  echo "== example notebooks (nbval)"
-  $PY -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider \
-    || status=$?
-fi
+echo "== python tests with llama.cpp or a browser (one at a time; ${LIGHT_TIERS[*]} beside them)"
+$PY -m pytest -q -p no:randomly --durations=10 -m "browser or llama" tests || status=$?
+wait
+
+for name in "${LIGHT_TIERS[@]}"; do
+  cat "$LIGHT/$name.heading" "$LIGHT/$name.log"
+  rc=$(cat "$LIGHT/$name.rc" 2>/dev/null || echo 1)
+  if [ "$rc" != "0" ]; then
+    echo "($name exited with $rc)"
+    status=$rc
+  fi
+done
 exit $status

@@ -139,10 +139,39 @@ from nbagent.workspace.sandbox import current as _probe_sandbox  # noqa: E402
 _probe_sandbox()
 
 
+# The files that took longest without a browser (seconds on 2 workers, from --junitxml, December 2026):
+# handed to the pytest-xdist workers first (scripts/test.sh runs with --no-loadscope-reorder, which keeps
+# this order), so that the two workers end together instead of one running a 35 s file alone at the end.
+# A stale list only schedules worse; it never changes what runs.
+LONGEST_FIRST = (
+    "jupyter/server/test_remote_kernel_undo.py",  # 37 s
+    "evals/public/test_public_benchmarks.py",  # 36 s
+    "evals/test_builtin_suite.py",  # 35 s
+    "jupyter/server/hub/test_jupyterhub.py",  # 25 s
+    "mcp/test_mcp_client.py",  # 24 s
+    "acp/test_client_capabilities.py",  # 23 s
+    "jupyter/server/test_mcp_kernel.py",  # 21 s
+    "acp/test_acp_agent.py",  # 21 s
+    "evals/test_harness.py",  # 17 s
+    "jupyter/server/test_api_properties.py",  # 17 s
+    "cli/test_cli.py",  # 16 s
+    "tools/notebook/test_notebook_check.py",  # 15 s
+    "store/test_kill_mid_write.py",  # 15 s
+    "install/test_wheel.py",  # 13 s
+)
+
+
+def _where(item) -> str:
+    """The test file's path under tests/ ("" for a file elsewhere, e.g. a notebook under nbval)."""
+    tests = CHECKOUT / "tests"
+    return item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
+
+
 def pytest_collection_modifyitems(config, items):
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(_where(item), len(rank)))  # stable: a file's tests stay together
     for item in items:
-        where = item.path.relative_to(CHECKOUT / "tests").as_posix() if item.path.is_relative_to(
-            CHECKOUT / "tests") else ""
+        where = _where(item)
         for folder, marker in _SLOW_FOLDERS.items():
             if where.startswith(folder + "/"):
                 item.add_marker(marker)

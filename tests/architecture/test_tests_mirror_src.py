@@ -61,3 +61,13 @@ def test_the_cross_cutting_and_data_folders_exist():
 def test_the_rule_catches_a_stray_folder():
     assert _mirrors_src("jupyter/kernel") and _mirrors_src("tools/shell") and _mirrors_src("store")
     assert not _mirrors_src("kernel") and not _mirrors_src("tools_shell") and not _mirrors_src("wire")
+
+
+def test_the_files_scheduled_first_exist():
+    """tests/conftest.py hands its LONGEST_FIRST files to the workers first: a file moved or renamed there
+    would silently go back to the end of the queue."""
+    from tests.conftest import LONGEST_FIRST
+
+    missing = [path for path in LONGEST_FIRST if not (TESTS / path).is_file()]
+    assert not missing, f"LONGEST_FIRST names files that are not under tests/: {missing}"
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)

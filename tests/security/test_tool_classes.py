@@ -82,6 +82,7 @@ def shell_bridge():
     shell = InteractiveShell.instance()
     shell.user_ns["x"] = 41
     yield bridge_from_shell(shell)
+    InteractiveShell.clear_instance()  # one shell per process: the next test's must not hold this x
 
 
 @pytest.mark.process  # git and rg; a tool classed wrongly would start a kernel here

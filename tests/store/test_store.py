@@ -217,3 +217,28 @@ def test_a_missing_or_corrupt_message_is_named_on_resume(store):
     with pytest.raises(StoreError, match="message 2 is missing"):
         store.load(session.id)
     assert store.fork(session.id, 1).messages == [message_at(0), message_at(1)]  # the way on
+
+
+def test_a_step_with_its_usage_and_tool_calls_is_one_transaction(store):
+    """During a turn, the usage and tool-call records wait for the step's append and share its commit;
+    outside one, a usage is written at once, record and totals together. Never an empty transaction:
+    it takes the database's write lock all the same (one per step was a tenth of the loop's SQLite work)."""
+    session = store.create(model="m")
+    began: list[str] = []
+    session.backend.db.conn.set_trace_callback(lambda sql: began.append(sql) if sql.startswith("BEGIN") else None)
+    session.begin_turn("go")
+    session.defer_records = True
+    session.append([{"role": "user", "content": "go"}])
+    for i in range(3):
+        session.add_usage(100 + i, 5, 0.001)
+        session.add_tool_call({"call_id": f"call_{i}", "name": "noop", "arguments": {}, "status": "done",
+                               "duration_ms": 1.0})
+        session.append([message_at(2 * i), message_at(2 * i + 1)])
+    session.defer_records = False
+    session.add_usage(7, 1, None)
+    assert len(began) == 1 + 1 + 3 + 1  # begin_turn, the prompt, three steps, the usage after the turn
+    loaded = store.load(session.id)
+    assert (loaded.input_tokens, loaded.output_tokens) == (100 + 101 + 102 + 7, 16)
+    with sqlite3.connect(store.path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM usage").fetchone()[0] == 4
+        assert conn.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0] == 3

@@ -117,12 +117,13 @@ class Session:
         self.image_tokens += image_tokens
         if cost is not None:
             self.cost = (self.cost or 0.0) + cost
-        with self._batch():
-            self._record(self.backend.add_usage, {
-                "turn": self.turns, "input_tokens": input_tokens, "output_tokens": output_tokens,
-                "cached_tokens": cached_tokens, "image_tokens": image_tokens, "cost": cost,
-            })
-            self._record(self._save_totals, None)
+        # The record and the new totals in one transaction: now, or (during a turn) with the next step's
+        # append. No transaction of its own around them: an empty one still takes the write lock.
+        self._pending.append((self.backend.add_usage, {
+            "turn": self.turns, "input_tokens": input_tokens, "output_tokens": output_tokens,
+            "cached_tokens": cached_tokens, "image_tokens": image_tokens, "cost": cost,
+        }))
+        self._record(self._save_totals, None)
 
     def _save_totals(self, session_id: str, _record: Any) -> None:
         self.backend.update_session(

@@ -32,6 +32,7 @@ def scale(values, factor=2):
 @pytest.fixture
 def shell():
     sh = InteractiveShell.instance()
+    sh.reset()  # the instance may be an earlier test's, with its names (the shell is one per process)
     result = sh.run_cell(SETUP)
     assert result.success
     yield sh
