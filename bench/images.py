@@ -206,9 +206,12 @@ alone is about the whole 30 ms goal on a 2-core machine, so this is the part a c
 
 def guard() -> list[tuple[str, float, str, bool]]:
     """The figures bench/guard.py shows (CPU ms, medians of 9; about 8 s): each image's time to the
-    step, and the part of it beyond Pillow's PNG decode and the base64. Where the decode alone takes
-    the whole goal on this machine (a ceiling: zlib's inflate is most of it, docs/tools.md "Images"),
-    the total is judged by the part nbagent owns, and the goal column says so with the decode's time.
+    step, and the part of it beyond Pillow's PNG decode and the base64. Where the decode leaves less
+    than nbagent's own 20 ms of the 30 ms goal on this machine (a ceiling: a PNG has no shortcut, it is
+    inflated whole, and zlib's inflate is most of it, docs/tools.md "Images"), the total is judged by
+    the part nbagent owns, and the goal column says so with the decode's time. (Judging by "the decode
+    alone reaches the goal" made the 300-dpi line chart, whose decode takes 27-36 ms here, pass or miss
+    by which side of 30 ms its decode fell on.)
     The session's prefix share is left out (deterministic, and slow to run: `main` prints it)."""
     rows = []
     for name, raw in (("2 MB PNG", heatmap_png()), ("300-dpi line chart", line_chart_png())):
@@ -216,7 +219,7 @@ def guard() -> list[tuple[str, float, str, bool]]:
         floor = st["decode"] + st["base64"]
         beyond = max(0.0, r["cpu"] - floor)
         beyond_ok = beyond <= BEYOND_DECODE_GOAL_MS
-        ceiling = floor >= TIME_GOAL_MS
+        ceiling = floor + BEYOND_DECODE_GOAL_MS > TIME_GOAL_MS
         goal = f"<= {TIME_GOAL_MS:.0f} ms" + (f" (ceiling: decode {floor:.0f} ms)" if ceiling else "")
         rows.append((f"image prepare, {name} (CPU ms)", r["cpu"], goal,
                      r["cpu"] <= TIME_GOAL_MS or (ceiling and beyond_ok)))

@@ -205,3 +205,17 @@ def _read_only(fn):
     from nbagent import function_tool
 
     return function_tool(fn, read_only=True)
+
+
+def test_a_turn_that_fails_at_its_first_request_still_keeps_its_prompt(make_agent, agent_workspace):
+    """The turn's start (its count, the prompt, the prompt history) is written while the first request is
+    on its way; a request that fails still leaves all three stored, in the turn's end."""
+    from nbagent.store.sessions import SessionStore
+    from nbagent.testing.replies import Fail
+
+    agent = make_agent(Fail(500, "the model is down"))
+    result = agent.run("summarise the sales")
+    assert result.reason == "error"
+    stored = SessionStore(agent_workspace).load(agent.session_id)
+    assert stored.turns == 1 and stored.messages[0]["content"].startswith("summarise the sales")
+    assert agent.runtime.state.prompts()[-1] == "summarise the sales"

@@ -108,3 +108,23 @@ def test_a_burst_of_clients_connecting_at_once_is_served_at_once():
             conn.close()
     assert failures == [] and len(waits) == n
     assert max(waits) < 0.9, sorted(waits)[-5:]
+
+
+def test_the_prompt_cache_counts_the_longest_prefix_any_earlier_prompt_shared():
+    """As OpenAI reports it: whole 128-token blocks (512 characters here) of the longest prefix an earlier
+    prompt had, nothing under 1,024 tokens; one pass over the request, however many came before."""
+    from nbagent.testing.wire_common import PromptCache, openai_cached_tokens
+
+    cache = PromptCache()
+    system = "s" * 6000
+    first = system + "a" * 3000
+    assert cache.shared_chars(first) == 0
+    assert cache.shared_chars("z" * 9000) == 0  # another prompt between: the first is still there
+    again = system + "a" * 1100 + "b" * 5000
+    assert cache.shared_chars(again) == 6656  # 6,000 + 1,100 shared, cut to whole 512-character blocks
+    # what the exact shared length would have been reported as, the same
+    assert openai_cached_tokens(6656, len(again) // 4) == openai_cached_tokens(7100, len(again) // 4) == 1664
+    assert cache.shared_chars(again) == len(again) // 512 * 512  # all of it, but the last partial block
+    assert cache.shared_chars("s" * 4095) == 3584  # a prefix of a longer prompt seen before
+    assert openai_cached_tokens(3584, 4095 // 4) == 0  # under 1,024 tokens: nothing cached
+    assert cache.shared_chars("\ud800 lone surrogate " * 100) == 0  # what json.dumps may pass through

@@ -242,3 +242,22 @@ def test_a_step_with_its_usage_and_tool_calls_is_one_transaction(store):
     with sqlite3.connect(store.path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM usage").fetchone()[0] == 4
         assert conn.execute("SELECT COUNT(*) FROM tool_calls").fetchone()[0] == 3
+
+
+def test_a_prompt_written_soon_waits_for_a_failed_write_and_goes_in_with_the_next(store):
+    """Session.append_soon: the prompt is in the log at once and in the database with the next write. A
+    write that fails (here a real SQLite trigger refusing it) loses nothing: the next one carries it."""
+    session = store.create(model="m")
+    session.defer_records = True
+    session.begin_turn("go")
+    session.append_soon([{"role": "user", "content": "go"}])
+    assert session.messages[-1]["content"] == "go" and store.load(session.id).messages == []
+    conn = session.backend.db.conn
+    conn.execute("CREATE TEMP TRIGGER refuse BEFORE INSERT ON messages BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+    with pytest.raises(StoreError):
+        session.flush()
+    conn.execute("DROP TRIGGER refuse")
+    session.append([message_at(0), message_at(1)])
+    loaded = store.load(session.id)
+    assert [m["content"] for m in loaded.messages[:1]] == ["go"] and len(loaded.messages) == 3
+    assert loaded.turns == 1 and loaded.title == "go"

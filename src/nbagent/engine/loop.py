@@ -9,6 +9,7 @@ session (durable) before the next model call.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable
 
@@ -16,7 +17,7 @@ import orjson
 
 from .. import events as ev
 from ..errors import ModelError
-from ..model.base import (Model, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo)
+from ..model.base import (AFTER_SEND, Model, ModelRequest, ReasoningChunk, ResponseDone, TextChunk, ToolCallArgs, ToolCallBegin, UsageInfo)
 from ..model.cost import cost_of
 from .profiles import FULL, Profile
 from .open_in_jupyter import without_context
@@ -26,6 +27,8 @@ from .vision import REFUSED_KIND, Vision
 from ..images.window import windowed
 from ..model.served_context import ServedContext
 from ..tools.runner import ToolRunner
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -72,6 +75,10 @@ class Loop:
         self.served: ServedContext | None = None
         """The context the server really serves (nbagent.model.served_context), once it said."""
         self._warned_fit: int | None = None
+        self._unwritten_start = False
+        self.while_sending: list[Callable[[], None]] = []
+        """Writes for the turn about to start that need not delay its first request (the prompt history):
+        run with the turn's own start while that request is on the way, or at the turn's end."""
         self._fixed: tuple[tuple[str, tuple[str, ...]], int] | None = None
         self.vision = Vision()
         """Whether requests carry images (nbagent.engine.vision); it remembers an endpoint's refusal."""
@@ -89,6 +96,7 @@ class Loop:
         if not self.profile.live_context:  # the small profile: the words typed, nothing a toy model repeats
             prompt = without_context(prompt)
         state = TurnState(turn_id)
+        self.session.defer_records = True  # records ride along with each step's commit
         self.session.begin_turn(prompt)
         self.emit(ev.TurnStart(prompt=prompt, session_id=self.session.id, title=self.session.title,
                                turn_id=turn_id))
@@ -96,12 +104,14 @@ class Loop:
             self.guard.begin_turn(self.session.turns, turn_id)
         if self.before_prompt is not None:
             self._count(self.before_prompt(turn_id))
-        self.session.defer_records = True  # records ride along with each step's commit
         body = f"{prompt}\n\n{attached.text}" if attached is not None and attached.text else prompt
         message: dict[str, Any] = {"role": "user", "content": with_note(body, self.context.turn_note(prompt, turn_id))}
         if attached is not None and attached.images:
             message["images"] = [i.to_dict() for i in attached.images]
-        self._append([message])
+        # The turn's start is written while its first request is on the way (_call_model), not before it.
+        self.session.append_soon([message])
+        self._count([message])
+        self._unwritten_start = True
         try:
             reason = await self._steps(state)
         except asyncio.CancelledError:
@@ -134,6 +144,11 @@ class Loop:
 
     async def _call_model(self, state: TurnState) -> dict[str, Any]:
         request = self._request(state.turn_id, state.steps)
+        if self._unwritten_start:
+            # Once the request is written (the HTTP client's hook), so that the commits of the turn's start
+            # overlap the model's answer instead of delaying the request; a model with no HTTP request (or
+            # an answer faster than the hook) has them at its first chunk (_stream).
+            AFTER_SEND.set(self._write_start)
         try:
             return await self._stream(request, state)
         except ModelError as exc:
@@ -157,6 +172,8 @@ class Loop:
         done: ResponseDone | None = None
         emit, tid = self.emit, state.turn_id
         async for chunk in self.model.stream(request):
+            if self._unwritten_start:
+                self._write_start()
             if isinstance(chunk, TextChunk):
                 streamed.append(chunk.text)
                 state.partial["content"] += chunk.text
@@ -314,7 +331,24 @@ class Loop:
             self._append([{"role": "assistant", "content": partial["content"]}])
         state.partial = None
 
+    def _write_start(self) -> None:
+        """The turn's start made durable: its count and prompt (Session.append_soon, one commit with the
+        records waiting), then ``while_sending`` (the prompt history). Once a turn; a failure is logged and
+        what waited stays for the next step's append, which meets the same store and fails the turn."""
+        if not self._unwritten_start:
+            return
+        self._unwritten_start = False
+        try:
+            self.session.flush()
+            for write in self.while_sending:
+                write()
+        except Exception:  # noqa: BLE001 - on the event loop, outside the turn: said, not raised
+            log.exception("the turn's start could not be written")
+        finally:
+            self.while_sending = []
+
     def _end(self, state: TurnState, reason: ev.TurnEndReason) -> ev.TurnEnd:
+        self._write_start()  # a turn that ended before its first request
         self.session.defer_records = False
         self.session.flush()
         if self.guard is not None:

@@ -148,7 +148,7 @@ class AgentRuntime:
         # stored state names (set here: a session switch builds a new loop).
         self.loop.before_request = self.stored_commands.confirm
         # The served context's probe (two requests to a local server) runs while the turn gets ready.
-        served = asyncio.ensure_future(self._served_context())
+        served = asyncio.ensure_future(self._served_context()) if self._will_ask_served() else None
         if not self._problems_reported:
             # A corrupt or newer database leaves the session in memory: say so once, plainly.
             self._problems_reported = True
@@ -158,18 +158,23 @@ class AgentRuntime:
                 self.emit(ev.Checkpoint(action="diverged", files=self._diverged, turn_id=turn_id))
                 self._diverged = []
         try:
-            self.state.remember_prompt(prompt)
+            self.loop.while_sending.append(lambda: self.state.remember_prompt(prompt))
             self.knowledge.begin_turn(prompt, turn_id)
-            if self.profile.knowledge:
-                await self.knowledge.prepare_turn()
+            if self.profile.knowledge and (later := await self.knowledge.prepare_turn()) is not None:
+                self.loop.while_sending.append(later)
             await self.start_mcp(turn_id)
             self.request_context.begin_turn()
-            self.loop.served = await served
+            if served is not None:
+                self.loop.served = await served
         finally:
-            served.cancel()  # an abort while the turn got ready: no probe left behind (a no-op once done)
+            if served is not None:
+                served.cancel()  # an abort while the turn got ready: no probe left behind (a no-op once done)
         return await self.loop.run_turn(prompt, turn_id, attached)
 
     _ask_served = True
+
+    def _will_ask_served(self) -> bool:
+        return getattr(self.model, "served_context", None) is not None and self._ask_served
 
     async def _served_context(self) -> Any:
         """The context a local server serves (nbagent.model.served_context): asked at each turn's start

@@ -73,20 +73,25 @@ class TurnKnowledge:
         if self.config.memory:
             self.relevant.begin_turn(prompt)
 
-    async def prepare_turn(self) -> None:
+    async def prepare_turn(self) -> Callable[[], None] | None:
         """Refresh the repo map for this turn (instruction files were re-read by begin_turn).
 
         The map is rebuilt in a thread each turn; a turn uses the newest finished one. Only the
         first turn waits for it, at most MAP_FIRST_WAIT seconds (a cold map of a big repository
-        can take seconds; the cache makes the next builds cheap).
+        can take seconds; the cache makes the next builds cheap). Later turns get the rebuild back, to
+        start once their request is on its way (Loop.while_sending): it would not be used by this one,
+        and a thread started now takes the interpreter while the request is being made.
         """
-        if self.config.repo_map:
-            future = self._refresh_map()
-            if self._map_text is None:
-                try:
-                    await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), MAP_FIRST_WAIT)
-                except (asyncio.TimeoutError, Exception):
-                    pass
+        if not self.config.repo_map:
+            return None
+        if self._map_text is not None:
+            return self._refresh_map
+        future = self._refresh_map()
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), MAP_FIRST_WAIT)
+        except (asyncio.TimeoutError, Exception):
+            pass
+        return None
 
     def instructions_block(self) -> str:
         return self.instructions.block() if self.config.instructions else ""

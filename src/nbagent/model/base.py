@@ -10,8 +10,16 @@ An adapter turns them into Chat Completions messages or Responses input items.
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Protocol, runtime_checkable
+from typing import Any, AsyncIterator, Callable, Protocol, runtime_checkable
+
+AFTER_SEND: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("nbagent_after_send",
+                                                                                      default=None)
+"""Set by the loop around a model call: an adapter that sends an HTTP request calls it (on the event loop)
+once the request's body has gone out, while the model reads it (nbagent.model.openai_common's hook), for
+work that need not delay the request: the turn's first commits. The loop runs it itself at the first chunk
+when no adapter did."""
 
 
 @dataclass

@@ -17,11 +17,13 @@ import ssl
 from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable
 from urllib.parse import urlparse
 
+import httpx2  # the openai SDK's HTTP library (its DefaultAsyncHttpxClient is an httpx2.AsyncClient)
 import openai
 import orjson
 from openai._streaming import SSEDecoder  # the SDK's SSE reader: the stream is parsed as the SDK parses it
 
 from ..errors import ModelError
+from .base import AFTER_SEND
 from ..render.redaction import public_url
 
 RETRYABLE = {"rate_limit", "server", "connection"}
@@ -43,11 +45,36 @@ def make_client(config) -> openai.AsyncOpenAI:
     # The TLS context is the process's one: building it reads the system's CA store, 20-25 ms of CPU
     # per agent, which many agents (a batch, a server's sessions) would otherwise pay each.
     http_client = openai.DefaultAsyncHttpxClient(verify=shared_ssl_context(os.environ.get("SSL_CERT_FILE"),
-                                                                           os.environ.get("SSL_CERT_DIR")))
+                                                                           os.environ.get("SSL_CERT_DIR")),
+                                                 event_hooks={"request": [_when_sent]})
     return openai.AsyncOpenAI(
         base_url=config.base_url, api_key=config.api_key or "not-needed",
         timeout=config.request_timeout, max_retries=0, http_client=http_client,
     )
+
+
+async def _when_sent(request: httpx2.Request) -> None:
+    """The client's request hook: hand AFTER_SEND's function to the body, which schedules it when read
+    to the end, that is once the whole request is written (the next wait is for the answer)."""
+    then = AFTER_SEND.get()
+    if then is not None:
+        AFTER_SEND.set(None)
+        request.stream = _ThenStream(request.stream, then)
+
+
+class _ThenStream(httpx2.AsyncByteStream):
+    def __init__(self, stream: Any, then: Callable[[], None]):
+        self._stream, self._then = stream, then
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._stream:
+            yield chunk
+        asyncio.get_running_loop().call_soon(self._then)
+
+    async def aclose(self) -> None:
+        close = getattr(self._stream, "aclose", None)
+        if close is not None:
+            await close()
 
 
 @functools.lru_cache(maxsize=4)

@@ -77,29 +77,37 @@ class Session:
         durable in the backend before this returns."""
         start = len(self.log)
         self.log.extend(messages)
-        with self._batch():
-            self._flush_records()
-            self.backend.append_messages(self.id, start, messages, self.turns)
+        self._write(lambda: self.backend.append_messages(self.id, start, messages, self.turns))
+
+    def append_soon(self, messages: list[dict[str, Any]]) -> None:
+        """Add ``messages`` to the log now and to the backend with the next write (``flush`` or a step's
+        append): the prompt, which the loop writes while its request is on the way, not before it."""
+        start, turns = len(self.log), self.turns
+        self.log.extend(messages)
+        self._pending.append((lambda session_id, _: self.backend.append_messages(session_id, start, messages, turns),
+                              None))
 
     def flush(self) -> None:
-        """Write tool-call and usage records still waiting for a step (at a turn's end)."""
+        """Write what is still waiting (records, a prompt) in one transaction (at a turn's end)."""
         if self._pending:
-            with self._batch():
-                self._flush_records()
+            self._write(None)
 
     def _record(self, write, record: Any) -> None:
         self._pending.append((write, record))
         if not self.defer_records:
             self.flush()
 
-    def _batch(self):
+    def _write(self, then) -> None:
+        """What waits, then ``then()``, in one transaction; what waited is dropped only once it committed
+        (a failed write leaves it for the next one, so a step is never written without the ones before)."""
+        pending = list(self._pending)
         batch = getattr(self.backend, "batch", None)
-        return batch() if batch is not None else contextlib.nullcontext()
-
-    def _flush_records(self) -> None:
-        pending, self._pending = self._pending, []
-        for write, record in pending:
-            write(self.id, record)
+        with batch() if batch is not None else contextlib.nullcontext():
+            for write, record in pending:
+                write(self.id, record)
+            if then is not None:
+                then()
+        del self._pending[:len(pending)]
 
     def begin_turn(self, prompt: str) -> None:
         self.turns += 1
@@ -107,7 +115,8 @@ class Session:
         if not self.title:
             self.title = _title_from(prompt)
             changes["title"] = self.title
-        self.backend.update_session(self.id, **changes)
+        # With the prompt's transaction when the loop defers records (one commit for both), else now.
+        self._record(lambda session_id, fields: self.backend.update_session(session_id, **fields), changes)
 
     def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None, cached_tokens: int = 0,
                   image_tokens: int = 0) -> None:

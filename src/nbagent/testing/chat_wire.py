@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from itertools import zip_longest
-from typing import Any
+from typing import Any, Callable
 
 from nbagent.testing.replies import Reply
 from nbagent.testing.wire_common import (
@@ -21,12 +21,14 @@ from nbagent.testing.wire_common import (
 )
 
 
-def chat_stream(reply: Reply, body: dict[str, Any], opts: WireOptions) -> list[SSE]:
+def chat_stream(reply: Reply, body: dict[str, Any], opts: WireOptions,
+                cached: Callable[[], int] | None = None) -> list[SSE]:
     """The SSE events of a streamed answer, ending with `data: [DONE]`.
 
     Order: a role chunk, reasoning deltas, content deltas, tool-call deltas (interleaved by index
     when there are several), a finish chunk, then the usage chunk (`choices: []`) when the client
-    asked for it with stream_options.include_usage and the server sends usage at all.
+    asked for it with stream_options.include_usage and the server sends usage at all; it is counted when
+    sent. ``cached``: the prompt cache's count for this request, when the reply scripts none.
     """
     include_usage = opts.usage and bool((body.get("stream_options") or {}).get("include_usage"))
     base = {
@@ -51,7 +53,7 @@ def chat_stream(reply: Reply, body: dict[str, Any], opts: WireOptions) -> list[S
     events += [chunk({"tool_calls": [d]}) for d in tool_call_deltas(reply, opts)]
     events.append(chunk({}, finish_reason(reply)))
     if include_usage:
-        events.append(SSE({**base, "choices": [], "usage": chat_usage(reply, body)}))
+        events.append(SSE(lambda: {**base, "choices": [], "usage": chat_usage(reply, body, cached)}))
     events.append(SSE("[DONE]"))
     return events
 
@@ -77,7 +79,8 @@ def tool_call_deltas(reply: Reply, opts: WireOptions) -> list[dict[str, Any]]:
     return [d for turn in zip_longest(*per_call) for d in turn if d is not None]
 
 
-def chat_completion(reply: Reply, body: dict[str, Any], opts: WireOptions) -> dict[str, Any]:
+def chat_completion(reply: Reply, body: dict[str, Any], opts: WireOptions,
+                    cached: Callable[[], int] | None = None) -> dict[str, Any]:
     """The `chat.completion` object of a non-streamed answer."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
     if reply.reasoning:
@@ -98,18 +101,18 @@ def chat_completion(reply: Reply, body: dict[str, Any], opts: WireOptions) -> di
         "choices": [choice],
     }
     if opts.usage:
-        completion["usage"] = chat_usage(reply, body)
+        completion["usage"] = chat_usage(reply, body, cached)
     return completion
 
 
-def chat_usage(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+def chat_usage(reply: Reply, body: dict[str, Any], cached: Callable[[], int] | None = None) -> dict[str, Any]:
     prompt = [body.get("messages"), body.get("tools")]
     input_tokens, output_tokens, reasoning_tokens = usage_counts(reply, prompt)
     return {
         "prompt_tokens": input_tokens,
         "completion_tokens": output_tokens,
         "total_tokens": input_tokens + output_tokens,
-        "prompt_tokens_details": {"cached_tokens": cached_count(reply, input_tokens), "audio_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": cached_count(reply, input_tokens, cached), "audio_tokens": 0},
         "completion_tokens_details": {
             "reasoning_tokens": reasoning_tokens,
             "audio_tokens": 0,

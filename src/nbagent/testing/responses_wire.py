@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import Any
+from typing import Any, Callable
 
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.wire_common import (
@@ -38,7 +38,8 @@ class _Events:
         self.events.append(SSE(payload, event=type_))
 
 
-def responses_stream(reply: Reply, body: dict[str, Any], opts: WireOptions) -> list[SSE]:
+def responses_stream(reply: Reply, body: dict[str, Any], opts: WireOptions,
+                     cached: Callable[[], int] | None = None) -> list[SSE]:
     """response.created, response.in_progress, the events of each output item, then
     response.completed (or response.incomplete when the reply's finish_reason is "length")."""
     out = _Events()
@@ -49,15 +50,16 @@ def responses_stream(reply: Reply, body: dict[str, Any], opts: WireOptions) -> l
     for index, (kind, part) in enumerate(_planned_items(reply)):
         item = _stream_item(out, index, kind, part, body, opts.chunk_size)
         items.append(item)
-    final = _finish(response, reply, body, opts, items)
+    final = _finish(response, reply, body, opts, items, cached)
     out.emit(f"response.{final['status']}", response=final)
     return out.events
 
 
-def responses_object(reply: Reply, body: dict[str, Any], opts: WireOptions) -> dict[str, Any]:
+def responses_object(reply: Reply, body: dict[str, Any], opts: WireOptions,
+                     cached: Callable[[], int] | None = None) -> dict[str, Any]:
     """The `response` object of a non-streamed answer."""
     items = [_done_item(kind, part, body) for kind, part in _planned_items(reply)]
-    return _finish(_response_shell(body, opts), reply, body, opts, items)
+    return _finish(_response_shell(body, opts), reply, body, opts, items, cached)
 
 
 def _planned_items(reply: Reply) -> list[tuple[str, Any]]:
@@ -203,7 +205,8 @@ def _response_shell(body: dict[str, Any], opts: WireOptions) -> dict[str, Any]:
 
 
 def _finish(
-    shell: dict[str, Any], reply: Reply, body: dict[str, Any], opts: WireOptions, items: list[dict]
+    shell: dict[str, Any], reply: Reply, body: dict[str, Any], opts: WireOptions, items: list[dict],
+    cached: Callable[[], int] | None = None,
 ) -> dict[str, Any]:
     truncated = finish_reason(reply) == "length"
     final = {**shell, "output": items, "status": "incomplete" if truncated else "completed"}
@@ -211,16 +214,16 @@ def _finish(
     if truncated:
         final["incomplete_details"] = {"reason": "max_output_tokens"}
     if opts.usage:
-        final["usage"] = responses_usage(reply, body)
+        final["usage"] = responses_usage(reply, body, cached)
     return final
 
 
-def responses_usage(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+def responses_usage(reply: Reply, body: dict[str, Any], cached: Callable[[], int] | None = None) -> dict[str, Any]:
     prompt = [body.get("instructions"), body.get("input"), body.get("tools")]
     input_tokens, output_tokens, reasoning_tokens = usage_counts(reply, prompt)
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": cached_count(reply, input_tokens), "cache_write_tokens": 0},
+        "input_tokens_details": {"cached_tokens": cached_count(reply, input_tokens, cached), "cache_write_tokens": 0},
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
         "total_tokens": input_tokens + output_tokens,

@@ -21,6 +21,7 @@ twice by default, each retry taking the next scripted item; use max_retries=0 to
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
 import sys
@@ -37,7 +38,7 @@ from nbagent.testing.fim_wire import completions_object, completions_stream, inf
 from nbagent.testing.replies import BreakStream, Fail, Recorded, Reply, Scripted, Slow, Stall, as_scripted
 from nbagent.testing.responses_wire import responses_object, responses_stream
 from nbagent.testing.served import ServedContext
-from nbagent.testing.wire_common import SSE, WireOptions, common_prefix, now, openai_cached_tokens, prompt_text
+from nbagent.testing.wire_common import SSE, PromptCache, WireOptions, now, openai_cached_tokens, prompt_text
 
 Streamer = Callable[[Reply, dict[str, Any], WireOptions], list[SSE]]
 Completer = Callable[[Reply, dict[str, Any], WireOptions], dict[str, Any]]
@@ -151,7 +152,7 @@ class ScriptedServer:
         """Report cached prompt tokens as OpenAI does (False: always 0)."""
         self.serves = serves
         """Answer Ollama's or llama.cpp's context endpoints (nbagent.testing.served); None: 404 them."""
-        self._prompts: deque[str] = deque(maxlen=64)
+        self._cache = PromptCache()
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -206,8 +207,7 @@ class ScriptedServer:
         """What this request finds in the prompt cache, which then holds its prompt too."""
         text = prompt_text(body)
         with self._lock:
-            shared = max((common_prefix(text, p) for p in self._prompts), default=0)
-            self._prompts.append(text)
+            shared = self._cache.shared_chars(text)
         return openai_cached_tokens(shared, len(text) // 4) if self.prompt_cache else 0
 
     def _next(self, body: dict[str, Any]) -> Scripted | None:
@@ -360,15 +360,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_recorded(item)
         _, stream, complete = route
         reply, plan = _unwrap(item)
-        cached = self.owner.cached_tokens(body)
-        if reply.cached_tokens is None:
-            reply = replace(reply, cached_tokens=cached)
+        # The prompt cache is asked when the usage is sent, at the end, as a provider counts it; once.
+        cached = functools.lru_cache(maxsize=1)(lambda: self.owner.cached_tokens(body))
         if self.owner.serves is not None:
             self.owner.serves.loaded = True
         if body.get("stream"):
-            self._send_stream(stream(reply, body, self.owner.options), plan, record)
+            self._send_stream(stream(reply, body, self.owner.options, cached), plan, record)
         else:
-            self._send_whole(complete(reply, body, self.owner.options), plan)
+            self._send_whole(complete(reply, body, self.owner.options, cached), plan)
 
     def _record(self, body: Any, api: str | None, raw: bytes = b"") -> RecordedRequest:
         headers = {k.lower(): v for k, v in self.headers.items()}
