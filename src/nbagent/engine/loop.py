@@ -79,7 +79,8 @@ class Loop:
         self.while_sending: list[Callable[[], None]] = []
         """Writes for the turn about to start that need not delay its first request (the prompt history):
         run with the turn's own start while that request is on the way, or at the turn's end."""
-        self._fixed: tuple[tuple[str, tuple[str, ...]], int] | None = None
+        self._fixed: tuple[tuple[str, tuple[str, ...]], list, int] | None = None
+        """For _fixed_tokens: (system prompt and tool names, the tool list last seen, their tokens)."""
         self.vision = Vision()
         """Whether requests carry images (nbagent.engine.vision); it remembers an endpoint's refusal."""
         self._cut: int | None = None
@@ -224,10 +225,14 @@ class Loop:
     def _fixed_tokens(self, system: str, tools: list[dict[str, Any]]) -> int:
         """The system prompt's and the tools' share of a request (about four characters a token);
         computed again only when they change, which within a session is rare."""
+        fixed = self._fixed
+        if fixed is not None and fixed[0][0] is system and fixed[1] is tools:  # the same objects: at once
+            return fixed[2]
         key = (system, tuple(t["name"] for t in tools))
-        if self._fixed is None or self._fixed[0] != key:
-            self._fixed = (key, (len(system) + len(orjson.dumps(tools))) // 4)
-        return self._fixed[1]
+        if fixed is None or fixed[0] != key:
+            fixed = (key, tools, (len(system) + len(orjson.dumps(tools))) // 4)
+        self._fixed = (key, tools, fixed[2])
+        return fixed[2]
 
     def _history_budget(self, fixed: int) -> int:
         """Tokens the history may take before pruning: the configured threshold, and below the

@@ -262,6 +262,8 @@ class Registry:
         self.toolsets = {ts.name: ts for ts in toolsets}
         self.enabled = tuple(n for n in enabled if n in self.toolsets)
         self._tools: dict[str, Tool] = {}
+        self._specs: list[dict[str, Any]] | None = None
+        """specs() as last built: the same list until the tools change (each model call asks for it)."""
         for ts in toolsets:
             on = ts.name in always_on if always_on is not None else ts.always_on
             if on or ts.name in enabled:
@@ -281,6 +283,7 @@ class Registry:
     def replace_tools(self, toolset: str, tools: list[Tool]) -> None:
         """Swap the tools of ``toolset`` (an MCP server's, once listed); other tool sets stay."""
         self._tools = {n: t for n, t in self._tools.items() if t.toolset != toolset}
+        self._specs = None
         self.toolsets[toolset].tools = tools
         for t in tools:
             t.toolset = toolset
@@ -292,6 +295,7 @@ class Registry:
         if t.name in self._tools:
             raise ToolRegistrationError(f"two tools are named {t.name!r}")
         self._tools[t.name] = t
+        self._specs = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -306,7 +310,11 @@ class Registry:
         return list(self._tools)
 
     def specs(self) -> list[dict[str, Any]]:
-        return [t.spec() for t in self._tools.values()]
+        """The tools as the model sees them, in order: one list, built again only when the tools change
+        (callers read it, never change it; the loop's request sizing keys on its identity)."""
+        if self._specs is None:
+            self._specs = [t.spec() for t in self._tools.values()]
+        return self._specs
 
 
 def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
