@@ -40,9 +40,12 @@ from nbagent.testing.responses_wire import responses_object, responses_stream
 from nbagent.testing.served import ServedContext
 from nbagent.testing.wire_common import SSE, PromptCache, WireOptions, now, openai_cached_tokens, prompt_text
 
-Streamer = Callable[[Reply, dict[str, Any], WireOptions], list[SSE]]
-Completer = Callable[[Reply, dict[str, Any], WireOptions], dict[str, Any]]
+Streamer = Callable[..., list[SSE]]
+"""(reply, body, options[, cached]) -> the events; ``cached`` for the APIs in _PROMPT_CACHED."""
+Completer = Callable[..., dict[str, Any]]
 
+_PROMPT_CACHED = {"chat", "responses"}
+"""The APIs whose usage reports cached prompt tokens (their wire functions take the cache's count)."""
 _ROUTES: dict[str, tuple[str, Streamer, Completer]] = {
     "/v1/chat/completions": ("chat", chat_stream, chat_completion),
     "/v1/responses": ("responses", responses_stream, responses_object),
@@ -364,10 +367,11 @@ class _Handler(BaseHTTPRequestHandler):
         cached = functools.lru_cache(maxsize=1)(lambda: self.owner.cached_tokens(body))
         if self.owner.serves is not None:
             self.owner.serves.loaded = True
+        extra = (cached,) if route[0] in _PROMPT_CACHED else ()
         if body.get("stream"):
-            self._send_stream(stream(reply, body, self.owner.options, cached), plan, record)
+            self._send_stream(stream(reply, body, self.owner.options, *extra), plan, record)
         else:
-            self._send_whole(complete(reply, body, self.owner.options, cached), plan)
+            self._send_whole(complete(reply, body, self.owner.options, *extra), plan)
 
     def _record(self, body: Any, api: str | None, raw: bytes = b"") -> RecordedRequest:
         headers = {k.lower(): v for k, v in self.headers.items()}
