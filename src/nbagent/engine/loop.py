@@ -76,7 +76,7 @@ class Loop:
         """The context the server really serves (nbagent.model.served_context), once it said."""
         self._warned_fit: int | None = None
         self._unwritten_start = False
-        self.while_sending: list[Callable[[], None]] = []
+        self.while_sending: list[Callable[[], object]] = []
         """Writes for the turn about to start that need not delay its first request (the prompt history):
         run with the turn's own start while that request is on the way, or at the turn's end."""
         self._fixed: tuple[tuple[str, tuple[str, ...]], list, int] | None = None

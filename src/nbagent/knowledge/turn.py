@@ -73,7 +73,7 @@ class TurnKnowledge:
         if self.config.memory:
             self.relevant.begin_turn(prompt)
 
-    async def prepare_turn(self) -> Callable[[], None] | None:
+    async def prepare_turn(self) -> Callable[[], object] | None:
         """Refresh the repo map for this turn (instruction files were re-read by begin_turn).
 
         The map is rebuilt in a thread each turn; a turn uses the newest finished one. Only the
