@@ -53,3 +53,27 @@ def test_copy_cap_gives_a_clear_error_and_no_partial_checkpoint(tmp_path):
     (root / "small.txt").write_text("s")
     assert cp.end_turn() is None
     assert cp.list() == []
+
+
+@pytest.mark.parametrize("in_git", [False, True], ids=["copy", "git"])
+def test_the_copy_a_jupyter_save_is_writing_is_not_a_change_of_the_turn(tmp_path, in_git):
+    """jupyter_server saves through ``.~<name>`` beside the file: a turn that ends while the user's save
+    (or the live notebook's) is under way lists the notebook alone, and undo leaves Jupyter's copy be."""
+    import subprocess
+
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "work.ipynb").write_text("before\n")
+    if in_git:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    cp = make(root)
+    cp.begin_turn(1, "t1")
+    cp.before_change()
+    (root / "work.ipynb").write_text("after\n")
+    (root / ".~work.ipynb").write_text("after, being saved\n")
+    entry = cp.end_turn()
+    assert cp.store.kind == ("git" if in_git else "copy")
+    assert entry.files == ["work.ipynb"]
+    cp.undo()
+    assert (root / "work.ipynb").read_text() == "before\n"
+    assert (root / ".~work.ipynb").read_text() == "after, being saved\n"

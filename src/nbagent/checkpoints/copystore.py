@@ -55,9 +55,9 @@ class CopyStore:
 
     # ----- snapshots ---------------------------------------------------------------------
     def snapshot(self) -> str:
-        from ..workspace.walker import list_files  # pathspec/ripgrep: only needed outside a repository
+        from ..workspace.walker import is_jupyter_save_copy, list_files  # only needed outside a repository
 
-        files = [f for f in list_files(self.root, ".") if not f.endswith(TEMP_SUFFIX)]
+        files = [f for f in list_files(self.root, ".") if not f.endswith(TEMP_SUFFIX) and not is_jupyter_save_copy(f)]
         cache = self._load_cache()
         stats = [(rel, self._stat(rel)) for rel in files]
         stats = [(rel, st) for rel, st in stats if st is not None]

@@ -20,7 +20,7 @@ from typing import Iterator
 from .gitrepo import CheckpointError, GitRepo, write_if_changed as _write_text
 from ..workspace.state_dir import STATE_DIR, open_lock_file
 from ..workspace.tempfiles import SUFFIX as TEMP_SUFFIX
-from ..workspace.walker import JUPYTER_STATE
+from ..workspace.walker import JUPYTER_SAVE_PREFIX, JUPYTER_STATE
 from .model import Change, Entry
 
 GITLINK = "160000"
@@ -36,8 +36,9 @@ class GitStore:
         # nbagent's own state never goes in a snapshot. Through the private info/exclude, not an
         # exclude pathspec: git add refuses a pathspec naming a path the user's .gitignore ignores.
         # Nor do the temporary files of an atomic write cut by a kill (nbagent.workspace.tempfiles sweeps them).
-        # Jupyter's own state (a collaboration database, its save checkpoints) is never restored either.
-        jupyter = "".join(f"{name}\n" for name in JUPYTER_STATE)
+        # Jupyter's own state (a collaboration database, its save checkpoints, the copy a save is
+        # writing) is never restored either.
+        jupyter = "".join(f"{name}\n" for name in JUPYTER_STATE) + f"{JUPYTER_SAVE_PREFIX}*\n"
         _write_text(repo.private / "info" / "exclude", f"/{self.prefix}{STATE_DIR}/\n*{TEMP_SUFFIX}\n{jupyter}")
 
     # ----- snapshots ---------------------------------------------------------------------

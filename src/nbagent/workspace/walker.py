@@ -46,6 +46,13 @@ JUPYTER_STATE = (
     # Jupyter's contents manager keeps its own copy of each saved notebook here
     ".ipynb_checkpoints")
 ALWAYS_SKIPPED = (".git", STATE_DIR, *JUPYTER_STATE)
+JUPYTER_SAVE_PREFIX = ".~"
+"""jupyter_server's atomic save writes ``.~<name>`` beside a file for the moment it saves it: a checkpoint
+taken then must not count it as a file the turn changed (a browser test caught ``.~work.ipynb``)."""
+
+
+def is_jupyter_save_copy(path: str) -> bool:
+    return os.path.basename(path).startswith(JUPYTER_SAVE_PREFIX)
 
 
 @lru_cache(maxsize=1)
