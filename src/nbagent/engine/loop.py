@@ -226,13 +226,12 @@ class Loop:
         """The system prompt's and the tools' share of a request (about four characters a token);
         computed again only when they change, which within a session is rare."""
         fixed = self._fixed
-        if fixed is not None and fixed[0][0] is system and fixed[1] is tools:  # the same objects: at once
+        if fixed is not None and fixed[1] is tools and fixed[0][0] is system:  # the same objects: at once
             return fixed[2]
         key = (system, tuple(t["name"] for t in tools))
-        if fixed is None or fixed[0] != key:
-            fixed = (key, tools, (len(system) + len(orjson.dumps(tools))) // 4)
-        self._fixed = (key, tools, fixed[2])
-        return fixed[2]
+        tokens = fixed[2] if fixed is not None and fixed[0] == key else (len(system) + len(orjson.dumps(tools))) // 4
+        self._fixed = (key, tools, tokens)
+        return tokens
 
     def _history_budget(self, fixed: int) -> int:
         """Tokens the history may take before pruning: the configured threshold, and below the
