@@ -33,7 +33,7 @@ from nbagent import events as ev
 from nbagent.testing.replies import Call, Reply
 from nbagent.testing.scripted import ScriptedModel
 
-from peers import TOOL_TIME, history, noop, now  # the same tool, history and clock as the peers get
+from peers import TOOL_TIME, fresh_heap, history, noop, now  # the same tool, history and clock as the peers get
 
 class TimedModel(ScriptedModel):
     """A ScriptedModel that adds up the time spent inside its own stream."""
@@ -62,6 +62,7 @@ def one_session(steps: int, prior: int, persist: bool) -> float:
         try:
             if prior:
                 agent.session.append(history(prior))
+            fresh_heap()
             TOOL_TIME[0] = 0.0
             started = now()
             result = agent.run("go")

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
+import functools
 import threading
-from typing import Any, Coroutine
+from typing import Any, Callable, Coroutine
 
 MAX_WORKERS = 256
 """Threads the pool may grow to. A blocking call can take long (a shell command, an approval that
@@ -48,3 +50,26 @@ def in_background(coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
     _BACKGROUND.add(task)
     task.add_done_callback(_BACKGROUND.discard)
     return task
+
+
+BLOCKED_WAIT = 0.002
+"""How long ``run_in_pool`` holds its loop, blocked, before it awaits the call instead (seconds)."""
+
+
+async def run_in_pool(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``asyncio.to_thread`` for a loop of one agent's own (engine.agent._LoopThread): ``fn`` in the
+    shared pool, with the caller's context, and the loop first waits for it blocked, up to BLOCKED_WAIT.
+
+    Why: a quick call (most tool calls) is back before then, and its result then needs no wake-up of
+    the loop through its self-pipe and no second pass of it: 0.03-0.08 ms a call instead of 0.13 on a
+    2-core VM (medians of 2,000 calls of a function that returns at once). Holding an agent's own loop for
+    2 ms delays nothing a person sees; never use it on a loop others share (the Jupyter server's).
+    """
+    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    future = shared_pool().submit(call)
+    try:
+        return future.result(BLOCKED_WAIT)
+    except TimeoutError:
+        if future.done():  # fn's own TimeoutError, or it ended just after the wait: its outcome either way
+            return future.result()
+    return await asyncio.wrap_future(future)

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from .. import events as ev
 from .approvals import DENIED_BY_THE_USER, Approvals
 from ..errors import CommandKilled, ToolError
+from ..workers import run_in_pool
 from .base import Tool
 from .context import ToolContext
 
@@ -101,7 +102,7 @@ class ToolRunner:
         if tool.is_async:
             result = await tool.fn(*args, **arguments)
         else:
-            result = await asyncio.to_thread(tool.fn, *args, **arguments)
+            result = await run_in_pool(tool.fn, *args, **arguments)  # the agent's own loop
         return result if isinstance(result, str) else _to_text(result)
 
     def _finish(self, call, arguments, status, output, started, turn_id,
