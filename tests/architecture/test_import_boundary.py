@@ -5,6 +5,7 @@ at most one documented exception."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import pathlib
 import subprocess
@@ -33,7 +34,9 @@ def test_core_imports_no_front_end_library():
     assert out.stdout.strip() == "", f"the core imported: {out.stdout.strip()}"
 
 
+@functools.cache
 def _gen_internals():
+    """scripts/gen_internals.py, loaded once: its parsed modules are kept between the tests."""
     path = CHECKOUT / "scripts" / "gen_internals.py"
     spec = importlib.util.spec_from_file_location("gen_internals", path)
     module = importlib.util.module_from_spec(spec)
