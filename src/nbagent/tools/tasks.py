@@ -224,7 +224,9 @@ class TaskManager:
         code = self._exit_code(task)
         if code is None and self._running(task):
             return TaskState("running", None, time.time() - task.started_at)
-        code = code if code is not None else self._read_exit(task.id)  # the trap may have just written it
+        # Asked again: the trap may have just written it, or the waiter reaped the shell between the two
+        # looks above (its returncode is set before it writes the file: read as "lost" once under load).
+        code = code if code is not None else self._exit_code(task)
         ended = task.ended_at or _mtime(self.exit_path(task.id)) or time.time()
         status = "stopped" if task.stopped_at else ("exited" if code is not None else "lost")
         return TaskState(status, code, max(0.0, ended - task.started_at))
