@@ -13,6 +13,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
+# Python may cache bytecode here (.gitignore'd __pycache__/): with PYTHONDONTWRITEBYTECODE=1, as set on these
+# machines, every pytest worker and every process a test starts (kernels, servers, CLI runs, eval checks)
+# compiled nbagent and the test modules again: 0.2 s of CPU a process that imports nbagent, 3-4 s a worker.
+unset PYTHONDONTWRITEBYTECODE
 WORKERS=${NBAGENT_TEST_WORKERS:-2}
 PARALLEL=()
 if [ "$WORKERS" != "0" ]; then PARALLEL=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder); fi

@@ -6,7 +6,9 @@ one ``make_agent`` factory for every folder (a folder may override ``agent_works
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -167,6 +169,24 @@ def _where(item) -> str:
     return item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _earlier_objects_frozen():
+    """Tests run on a frozen heap: what was alive before the module (the imported modules, the collected
+    tests, what earlier modules kept; half a million objects a worker) is collected once and frozen,
+    so the full collections during the tests (IPython's reset makes one; the interpreter its own)
+    walk only what the module made. They took 5-17 s of a worker's fast run before. Checked at each
+    module because a batch (nbagent.batching.heap) thaws the whole heap when it ends."""
+    if gc.get_freeze_count() == 0:
+        gc.collect()
+        gc.freeze()
+    yield
+    widgets = sys.modules.get("ipywidgets")
+    if widgets is not None:
+        # ipywidgets keeps every widget in its registry until it is closed: a module's views would
+        # stay alive to the end of the run
+        widgets.Widget.close_all()
+
+
 def pytest_collection_modifyitems(config, items):
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(_where(item), len(rank)))  # stable: a file's tests stay together
@@ -233,14 +253,18 @@ def _forget_shells_at_exit() -> None:
     """Each InteractiveShell a test made registered its exit work with atexit (save the history, reset
     the namespace, a full garbage collection): hundreds of them made the run wait 38 s after its last
     test. Their homes are temporary, so that work is left undone."""
-    import sys
-
     shell_module = sys.modules.get("IPython.core.interactiveshell")
     if shell_module is None:
         return
     import atexit
-    import gc
 
+    gc.unfreeze()  # the shells of earlier modules are in the frozen generation
+    shell_class = shell_module.InteractiveShell
     for obj in gc.get_objects():
-        if isinstance(obj, shell_module.InteractiveShell):
+        # type(), not isinstance(): isinstance asks the object its __class__, and openai's module-level
+        # client proxies answer that by importing every resource of the SDK (1.5 s a process).
+        if issubclass(type(obj), shell_class):
             atexit.unregister(obj.atexit_operations)
+    # Frozen again: the interpreter's full collections as it exits skip the frozen generation (they
+    # took 4-7 s of a worker's exit over a million objects, with the controller waiting on it).
+    gc.freeze()

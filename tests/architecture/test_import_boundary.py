@@ -45,6 +45,17 @@ def _gen_internals():
     return module
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _forget_the_parsed_modules_afterwards():
+    """The syntax trees of every module are hundreds of thousands of objects: kept for the rest of the
+    run, each full garbage collection of the pytest worker walked them again (seconds over a run)."""
+    yield
+    if _gen_internals.cache_info().currsize:
+        _gen_internals()._parse_version.cache_clear()
+        _gen_internals.cache_clear()
+    sys.modules.pop("gen_internals", None)
+
+
 def test_every_folder_has_a_layer():
     gen = _gen_internals()
     assert gen.unplaced_folders() == []

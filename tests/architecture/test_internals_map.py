@@ -64,6 +64,15 @@ EXTERNAL = {"Path", "Any", "asyncio", "os", "json", "sqlite3", "concurrent", "ty
 """Names of Python itself the page uses in signatures; everything else must be nbagent's."""
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _forget_the_syntax_trees_afterwards():
+    """Every module's syntax tree, kept for the rest of the run, is hundreds of thousands of objects
+    that each full garbage collection of the pytest worker walks again (seconds over a run)."""
+    yield
+    for cached in (_trees, _universe, _parameters):
+        cached.cache_clear()
+
+
 @lru_cache(maxsize=None)
 def _trees() -> dict[str, ast.Module]:
     """Module name -> its syntax tree: nbagent's modules, and gen_internals (the page names its tables)."""
