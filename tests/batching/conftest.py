@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import subprocess
 from pathlib import Path
@@ -53,3 +54,11 @@ def model_server():
 def model_options(model_server) -> dict:
     return {"model": "scripted-model", "base_url": model_server.url, "api_key": "sk-test", "max_retries": 0,
             "memory": False}
+
+
+@pytest.fixture
+def thawed_heap():
+    """The test starts as a process that never froze its heap (the test run freezes it: tests/conftest.py)."""
+    gc.unfreeze()
+    yield
+    gc.freeze()

@@ -180,7 +180,7 @@ def test_the_workspace_database_is_opened_once_a_batch_and_copies_keep_no_journa
 
 
 @pytest.mark.process
-def test_tasks_run_with_the_heap_from_before_the_batch_frozen(repo, model_options, monkeypatch):
+def test_tasks_run_with_the_heap_from_before_the_batch_frozen(repo, model_options, monkeypatch, thawed_heap):
     """A full pass of the cycle collector during a batch walks only what the batch made (batching.heap)."""
     import gc
 

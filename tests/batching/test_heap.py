@@ -6,7 +6,11 @@ import gc
 import threading
 import weakref
 
+import pytest
+
 from nbagent.batching.heap import frozen_heap
+
+pytestmark = pytest.mark.usefixtures("thawed_heap")
 
 
 class Node:
@@ -50,3 +54,14 @@ def test_overlapping_uses_share_one_freeze_that_ends_with_the_last():
     release.set()
     thread.join(10)
     assert gc.get_freeze_count() == 0
+
+
+def test_a_heap_the_process_froze_before_the_batch_is_frozen_again_after_it():
+    garbage = Node()
+    gone = weakref.ref(garbage)
+    gc.freeze()  # as nbagent's Jupyter server does at start-up
+    del garbage
+    with frozen_heap():
+        pass
+    assert gc.get_freeze_count() > 0  # frozen again: the host's full collections still skip its objects
+    assert gone() is None  # the garbage the freezes held back was collected first

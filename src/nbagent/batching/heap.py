@@ -7,7 +7,8 @@ interpreter of bench/batch.py 164,000 of them, 105-120 ms of CPU with the interp
 which all of the batch's agents stand still; a kernel holding a user's data has many more. With the
 objects from before the batch frozen (``gc.freeze``), the pass only walks what the batch made: 15-27
 ms for 64 tasks' garbage. The freeze ends with the last batch running in the process, and the
-collector then sees everything again. A Dask worker's interpreter is frozen the same way for as long
+collector then sees everything again; unless the process had frozen its heap before the batch, which
+then stays frozen. A Dask worker's interpreter is frozen the same way for as long
 as a batch runs on its cluster (``freeze`` and ``thaw`` through ``client.run``).
 """
 
@@ -20,6 +21,7 @@ from typing import Iterator
 
 _LOCK = threading.Lock()
 _running = 0
+_frozen_before = False  # the process had frozen its heap itself (nbagent's Jupyter server does at start-up)
 
 
 @contextlib.contextmanager
@@ -39,9 +41,10 @@ def frozen_heap() -> Iterator[None]:
 
 def freeze() -> None:
     """Start a frozen stretch (or join the one running); each call needs its ``thaw``."""
-    global _running
+    global _running, _frozen_before
     with _LOCK:
         if _running == 0:
+            _frozen_before = gc.get_freeze_count() > 0
             gc.freeze()
         _running += 1
 
@@ -55,3 +58,8 @@ def thaw() -> None:
         _running -= 1
         if _running == 0:
             gc.unfreeze()
+            if _frozen_before:
+                # A heap the process froze before the batch stays frozen after it: the freeze cannot
+                # be taken back in part, so what is alive now is frozen again, the garbage collected first.
+                gc.collect()
+                gc.freeze()
