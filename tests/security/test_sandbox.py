@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import uuid
 from pathlib import Path
@@ -286,10 +287,12 @@ def test_the_sandboxed_kernelspec_confines_a_live_kernel(tmp_path, fake_home, mo
 
 
 @needs_bwrap
-def test_nbagent_checked_out_under_tmp_stays_whole_inside_the_sandbox(tmp_path, monkeypatch):
+def test_nbagent_checked_out_under_tmp_stays_whole_inside_the_sandbox(request, monkeypatch):
     """A checkout under /tmp (CI's clean clone, an editable install there): the sandbox's /tmp is new, and
     keeping only a part of the package made ``nbagent`` a namespace package without ``nbagent.evals``,
     so every eval check and a sandboxed kernel's ``%load_ext nbagent`` failed."""
+    tmp_path = Path(tempfile.mkdtemp(dir="/tmp"))  # under /tmp itself, wherever the run's temporary folders are
+    request.addfinalizer(lambda: shutil.rmtree(tmp_path, ignore_errors=True))
     src = tmp_path / "src"
     shutil.copytree(Path(sb.__file__).resolve().parent.parent, src / "nbagent",
                     ignore=shutil.ignore_patterns("__pycache__", "labextension"))
