@@ -31,13 +31,14 @@ if [ -z "${TMPDIR:-}" ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] \
   export TMPDIR
   CLEANUP+=("$TMPDIR")
 fi
-if [ "${1:-}" = "--fast" ]; then WORKERS=${NBAGENT_TEST_WORKERS:-2}; else WORKERS=${NBAGENT_TEST_WORKERS:-3}; fi
+FAST=0
+if [ "${1:-}" = "--fast" ]; then FAST=1; shift; fi
+WORKERS=${NBAGENT_TEST_WORKERS:-$((FAST ? 2 : 3))}
 PARALLEL=()
 if [ "$WORKERS" != "0" ]; then PARALLEL=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder); fi
 status=0
 
-if [ "${1:-}" = "--fast" ]; then
-  shift
+if [ "$FAST" = 1 ]; then
   NBAGENT_TEST_FAST=1 $PY -m pytest -q -p no:randomly "${PARALLEL[@]}" \
     -m "not (process or kernel or server or browser or llama or integration)" \
     --ignore=tests/browser --ignore=tests/jupyter/server/hub --ignore=tests/install "$@" tests || status=$?

@@ -175,15 +175,19 @@ def _earlier_objects_frozen():
     tests, what earlier modules kept; half a million objects a worker) is collected once and frozen,
     so the full collections during the tests (IPython's reset makes one; the interpreter its own)
     walk only what the module made. They took 5-17 s of a worker's fast run before. Checked at each
-    module because a batch (nbagent.batching.heap) thaws the whole heap when it ends."""
+    module, so that a test which thawed the heap and left it so costs only its own module."""
     if gc.get_freeze_count() == 0:
         gc.collect()
         gc.freeze()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _widgets_closed_afterwards():
+    """ipywidgets keeps every widget in its registry until it is closed: a module's views and their
+    widgets (22,000 comms in a fast run) would stay alive, and walked, to the end of the run."""
     yield
     widgets = sys.modules.get("ipywidgets")
     if widgets is not None:
-        # ipywidgets keeps every widget in its registry until it is closed: a module's views would
-        # stay alive to the end of the run
         widgets.Widget.close_all()
 
 
